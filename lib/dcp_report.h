@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_report.h - building output safely: a growable byte buffer, terminal-
+ * safe quoting of names, JSON strings (with the {"bytes": base64} form for
+ * names that are not UTF-8), and Prometheus label escaping.
+ *
+ * The library never writes to a stream itself; commands fill a dcp_buf and
+ * write it, so that output stays whole-line and errors are theirs to report.
+ */
+#ifndef DCP_REPORT_H
+#define DCP_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct dcp_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	bool oom; /* an allocation failed: contents are truncated */
+};
+
+#define DCP_BUF_INIT { NULL, 0, 0, false }
+
+/* dcp_buf_free - release the buffer's memory and reset it to empty. */
+void dcp_buf_free(struct dcp_buf *b);
+
+/* dcp_buf_reset - empty the buffer, keeping its memory. */
+static inline void dcp_buf_reset(struct dcp_buf *b) { b->len = 0; }
+
+/*
+ * Append raw bytes / a C string / one char / printf-formatted text.
+ * On allocation failure the buffer sets ->oom and drops the data; callers
+ * check ->oom once, when they flush.
+ */
+void dcp_buf_add(struct dcp_buf *b, const void *p, size_t n);
+void dcp_buf_puts(struct dcp_buf *b, const char *s);
+void dcp_buf_putc(struct dcp_buf *b, char c);
+void dcp_buf_printf(struct dcp_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * dcp_buf_write - write the whole buffer to FD (retrying short writes and
+ * EINTR) and empty it.  Returns 0 or -errno (-EPIPE, -ENOSPC...).
+ */
+int dcp_buf_write(struct dcp_buf *b, int fd);
+
+/* dcp_utf8_valid - true when the N bytes at S are well-formed UTF-8. */
+bool dcp_utf8_valid(const char *s, size_t n);
+
+/*
+ * dcp_buf_quote - append name S (N bytes) so that a terminal shows it
+ * without interpreting anything: C0 controls, DEL, C1 controls and bytes
+ * that are not UTF-8 become \n \t \e \xHH escapes, a backslash becomes \\.
+ * Printable UTF-8 is copied as it is.
+ */
+void dcp_buf_quote(struct dcp_buf *b, const char *s, size_t n);
+
+/* dcp_needs_quote - true when dcp_buf_quote() would change S. */
+bool dcp_needs_quote(const char *s, size_t n);
+
+/*
+ * dcp_buf_json_str - append a JSON value for a name: a JSON string when S is
+ * valid UTF-8 (with \" \\ \n \uXXXX escapes), otherwise the object
+ * {"bytes":"<base64 of the raw bytes>"} so no byte is lost.
+ */
+void dcp_buf_json_str(struct dcp_buf *b, const char *s, size_t n);
+
+/* dcp_buf_base64 - append the standard base64 (RFC 4648, padded) of S. */
+void dcp_buf_base64(struct dcp_buf *b, const void *s, size_t n);
+
+/*
+ * dcp_buf_prom_label - append S escaped as a Prometheus label value
+ * (\\, \", \n); bytes that are not UTF-8 become \xHH text.
+ */
+void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n);
+
+#endif

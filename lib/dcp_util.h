@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* dcp_util.h - strict parsing of numbers and durations, errno names. */
+#ifndef DCP_UTIL_H
+#define DCP_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * dcp_parse_u64 - parse a whole decimal number in [MIN, MAX].
+ * No sign, no leading or trailing garbage or blanks, no empty string.
+ * Returns 0 and stores *OUT; -EINVAL for malformed text; -ERANGE when the
+ * value does not fit or lies outside [MIN, MAX].
+ */
+int dcp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/*
+ * dcp_parse_percent - parse a percentage 0..100, with an optional fraction
+ * ("95", "99.5") and an optional trailing '%'.  Returns 0 or -EINVAL/-ERANGE.
+ */
+int dcp_parse_percent(const char *s, double *out);
+
+/*
+ * dcp_parse_duration_ns - parse a duration: a whole number with a unit
+ * suffix ns, us, ms, s, m (no suffix means seconds).  Returns 0 and stores
+ * nanoseconds in *OUT, or -EINVAL/-ERANGE.
+ */
+int dcp_parse_duration_ns(const char *s, uint64_t *out);
+
+/*
+ * dcp_errno_name - the symbolic name of an errno value ("EAGAIN"), or
+ * "E<number>" for an unknown one.  Returns a static or thread-local string.
+ */
+const char *dcp_errno_name(int err);
+
+/* dcp_now_ns - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t dcp_now_ns(void);
+
+#endif

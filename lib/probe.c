@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/* probe.c - RESOLVE_CACHED classification and feature detection. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dcp_probe.h"
+
+/* Old userspace headers: the ABI values are fixed by the kernel. */
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
+
+struct dcp_open_how {
+	unsigned long long flags;
+	unsigned long long mode;
+	unsigned long long resolve;
+};
+
+static const char *const state_names[DCP_NSTATES] = {
+	[DCP_CACHED] = "cached",
+	[DCP_NEGATIVE] = "negative",
+	[DCP_MISS] = "miss",
+	[DCP_ERROR] = "error",
+};
+
+const char *dcp_state_name(enum dcp_state st)
+{
+	if ((unsigned)st >= DCP_NSTATES)
+		return NULL;
+	return state_names[st];
+}
+
+int dcp_state_parse(const char *name)
+{
+	for (int i = 0; i < DCP_NSTATES; i++)
+		if (strcmp(name, state_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+enum dcp_state dcp_state_of_errno(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return DCP_CACHED;
+	case ENOENT:
+		return DCP_NEGATIVE;
+	case EAGAIN:
+		return DCP_MISS;
+	default:
+		return DCP_ERROR;
+	}
+}
+
+int dcp_openat2(int dirfd, const char *path, unsigned long long flags,
+		unsigned long long mode, unsigned long long resolve)
+{
+	struct dcp_open_how how = {
+		.flags = flags,
+		.mode = mode,
+		.resolve = resolve,
+	};
+	long fd;
+
+	do
+		fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+bool dcp_errno_unsupported(int err)
+{
+	if (err < 0)
+		err = -err;
+	return err == ENOSYS || err == EINVAL;
+}
+
+int dcp_probe_support(void)
+{
+	/* "/" is pinned in every dcache, so only the kernel can fail this. */
+	int fd = dcp_openat2(AT_FDCWD, "/", O_PATH | O_CLOEXEC, 0,
+			     RESOLVE_CACHED);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (fd == -ENOSYS || fd == -EINVAL || fd == -EPERM)
+		return fd;
+	/* Anything else about "/" is odd, but says nothing against probing. */
+	return 0;
+}
+
+const char *dcp_unsupported_reason(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ENOSYS:
+		return "this kernel has no openat2(2) system call (or a filter hides it); dcprobe needs Linux 5.12 or later";
+	case EINVAL:
+		return "this kernel's openat2(2) does not know RESOLVE_CACHED; dcprobe needs Linux 5.12 or later";
+	case EPERM:
+		return "openat2(2) is blocked on this system (a seccomp filter or security module refuses it)";
+	default:
+		return "this system cannot answer RESOLVE_CACHED probes";
+	}
+}
+
+static unsigned long long nofollow(unsigned flags)
+{
+	return (flags & DCP_FOLLOW) ? 0 : O_NOFOLLOW;
+}
+
+int dcp_probe_at(int dirfd, const char *path, unsigned flags)
+{
+	int fd = dcp_openat2(dirfd, path, O_PATH | O_CLOEXEC | nofollow(flags),
+			     0, RESOLVE_CACHED);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* Never block on a FIFO, never acquire a controlling terminal. */
+static unsigned long long open_flags(unsigned flags)
+{
+	unsigned long long f = O_CLOEXEC | nofollow(flags);
+
+	if (flags & DCP_OPATH)
+		return f | O_PATH;
+	return f | O_RDONLY | O_NOCTTY | O_NONBLOCK;
+}
+
+int dcp_open_cached(int dirfd, const char *path, unsigned flags)
+{
+	return dcp_openat2(dirfd, path, open_flags(flags), 0, RESOLVE_CACHED);
+}
+
+int dcp_open_blocking(int dirfd, const char *path, unsigned flags)
+{
+	int fd;
+
+	do
+		fd = openat(dirfd, path, (int)open_flags(flags));
+	while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : fd;
+}
+
+int dcp_tally_status(const struct dcp_tally *t, unsigned flags)
+{
+	if (t->n[DCP_ERROR] ||
+	    ((flags & DCP_NEGATIVE_IS_ERROR) && t->n[DCP_NEGATIVE]))
+		return DCP_EXIT_ERROR;
+	if (t->n[DCP_MISS])
+		return DCP_EXIT_COLD;
+	return DCP_EXIT_OK;
+}

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/* report.c - output buffers, terminal-safe quoting, JSON and label escaping. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dcp_report.h"
+
+void dcp_buf_free(struct dcp_buf *b)
+{
+	free(b->data);
+	*b = (struct dcp_buf)DCP_BUF_INIT;
+}
+
+static bool buf_reserve(struct dcp_buf *b, size_t extra)
+{
+	size_t want, cap;
+	char *p;
+
+	if (b->oom)
+		return false;
+	if (extra <= b->cap - b->len)
+		return true;
+	want = b->len + extra;
+	if (want < b->len) {
+		b->oom = true;
+		return false;
+	}
+	cap = b->cap ? b->cap : 256;
+	while (cap < want)
+		cap = cap * 2 > cap ? cap * 2 : want;
+	p = realloc(b->data, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->data = p;
+	b->cap = cap;
+	return true;
+}
+
+void dcp_buf_add(struct dcp_buf *b, const void *p, size_t n)
+{
+	if (!n || !buf_reserve(b, n))
+		return;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+void dcp_buf_puts(struct dcp_buf *b, const char *s)
+{
+	dcp_buf_add(b, s, strlen(s));
+}
+
+void dcp_buf_putc(struct dcp_buf *b, char c)
+{
+	if (buf_reserve(b, 1))
+		b->data[b->len++] = c;
+}
+
+void dcp_buf_printf(struct dcp_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !buf_reserve(b, (size_t)n + 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+int dcp_buf_write(struct dcp_buf *b, int fd)
+{
+	size_t off = 0;
+
+	while (off < b->len) {
+		ssize_t w = write(fd, b->data + off, b->len - off);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		off += (size_t)w;
+	}
+	b->len = 0;
+	return b->oom ? -ENOMEM : 0;
+}
+
+/*
+ * Length of the well-formed UTF-8 sequence at S (at most N bytes), and its
+ * code point in *CP; 0 when the bytes are not UTF-8 (overlong forms,
+ * surrogates and values past U+10FFFF included).
+ */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	uint32_t c = s[0], min;
+	size_t len;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	} else if ((c & 0xe0) == 0xc0) {
+		len = 2, c &= 0x1f, min = 0x80;
+	} else if ((c & 0xf0) == 0xe0) {
+		len = 3, c &= 0x0f, min = 0x800;
+	} else if ((c & 0xf8) == 0xf0) {
+		len = 4, c &= 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+bool dcp_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t cp;
+
+	for (size_t i = 0; i < n;) {
+		if (u[i] < 0x80) {
+			i++;
+			continue;
+		}
+		size_t len = utf8_seq(u + i, n - i, &cp);
+		if (!len)
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+/*
+ * Code points a terminal must not receive raw: C0, DEL, C1 (which include
+ * CSI and OSC introducers), and the bidirectional overrides and isolates
+ * that reorder what is shown.
+ */
+static bool cp_unsafe(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||
+	       (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e || cp == 0x200f;
+}
+
+static const char hexdig[] = "0123456789abcdef";
+
+static void put_hex_byte(struct dcp_buf *b, unsigned char c)
+{
+	char e[4] = { '\\', 'x', hexdig[c >> 4], hexdig[c & 15] };
+
+	dcp_buf_add(b, e, 4);
+}
+
+bool dcp_needs_quote(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t cp;
+
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(u + i, n - i, &cp);
+
+		if (!len || cp_unsafe(cp) || cp == '\\')
+			return true;
+		i += len;
+	}
+	return false;
+}
+
+void dcp_buf_quote(struct dcp_buf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t run = 0; /* start of the current run of bytes copied as is */
+	uint32_t cp;
+
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(u + i, n - i, &cp);
+
+		if (len && !cp_unsafe(cp) && cp != '\\') {
+			i += len;
+			continue;
+		}
+		dcp_buf_add(b, s + run, i - run);
+		if (!len) {
+			put_hex_byte(b, u[i]);
+			len = 1;
+		} else if (cp == '\\') {
+			dcp_buf_add(b, "\\\\", 2);
+		} else if (cp == '\n') {
+			dcp_buf_add(b, "\\n", 2);
+		} else if (cp == '\t') {
+			dcp_buf_add(b, "\\t", 2);
+		} else if (cp == '\r') {
+			dcp_buf_add(b, "\\r", 2);
+		} else if (cp == 0x1b) {
+			dcp_buf_add(b, "\\e", 2);
+		} else if (cp < 0x100) {
+			put_hex_byte(b, (unsigned char)cp);
+		} else {
+			dcp_buf_printf(b, "\\u%04x", (unsigned)cp);
+		}
+		i += len;
+		run = i;
+	}
+	dcp_buf_add(b, s + run, n - run);
+}
+
+void dcp_buf_base64(struct dcp_buf *b, const void *p, size_t n)
+{
+	static const char tbl[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *s = p;
+	char out[4];
+
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16;
+		size_t left = n - i;
+
+		if (left > 1)
+			v |= (uint32_t)s[i + 1] << 8;
+		if (left > 2)
+			v |= s[i + 2];
+		out[0] = tbl[(v >> 18) & 63];
+		out[1] = tbl[(v >> 12) & 63];
+		out[2] = left > 1 ? tbl[(v >> 6) & 63] : '=';
+		out[3] = left > 2 ? tbl[v & 63] : '=';
+		dcp_buf_add(b, out, 4);
+	}
+}
+
+void dcp_buf_json_str(struct dcp_buf *b, const char *s, size_t n)
+{
+	size_t run = 0;
+
+	if (!dcp_utf8_valid(s, n)) {
+		dcp_buf_puts(b, "{\"bytes\":\"");
+		dcp_buf_base64(b, s, n);
+		dcp_buf_puts(b, "\"}");
+		return;
+	}
+	dcp_buf_putc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		const char *esc = NULL;
+		char u[7];
+
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+			continue;
+		dcp_buf_add(b, s + run, i - run);
+		switch (c) {
+		case '"': esc = "\\\""; break;
+		case '\\': esc = "\\\\"; break;
+		case '\n': esc = "\\n"; break;
+		case '\t': esc = "\\t"; break;
+		case '\r': esc = "\\r"; break;
+		case '\b': esc = "\\b"; break;
+		case '\f': esc = "\\f"; break;
+		default:
+			u[0] = '\\', u[1] = 'u', u[2] = '0', u[3] = '0';
+			u[4] = hexdig[c >> 4], u[5] = hexdig[c & 15], u[6] = 0;
+			esc = u;
+		}
+		dcp_buf_puts(b, esc);
+		run = i + 1;
+	}
+	dcp_buf_add(b, s + run, n - run);
+	dcp_buf_putc(b, '"');
+}
+
+void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t cp;
+
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(u + i, n - i, &cp);
+
+		if (!len) {
+			/* A label value is UTF-8 text: show the byte as text. */
+			dcp_buf_puts(b, "\\\\x");
+			dcp_buf_putc(b, hexdig[u[i] >> 4]);
+			dcp_buf_putc(b, hexdig[u[i] & 15]);
+			i++;
+			continue;
+		}
+		if (cp == '\\')
+			dcp_buf_add(b, "\\\\", 2);
+		else if (cp == '"')
+			dcp_buf_add(b, "\\\"", 2);
+		else if (cp == '\n')
+			dcp_buf_add(b, "\\n", 2);
+		else
+			dcp_buf_add(b, s + i, len);
+		i += len;
+	}
+}
