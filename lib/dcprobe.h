@@ -21,5 +21,8 @@
 #include "dcp_probe.h"
 #include "dcp_util.h"
 #include "dcp_report.h"
+#include "dcp_pathlist.h"
+#include "dcp_walk.h"
+#include "dcp_progress.h"
 
 #endif

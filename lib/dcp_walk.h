@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_walk.h - the parallel tree walker shared by dcache-probe and warm.
+ *
+ * The walker lists directories with getdents64 and hands every entry to a
+ * visitor callback *before* doing anything else to it, so a probe in the
+ * visitor sees the entry exactly as the walk found it.  Work is relative to
+ * open directory descriptors (no full-path lookups, no PATH_MAX limit);
+ * directory descriptors are recycled when the descriptor budget runs low.
+ *
+ * Callbacks run concurrently on the worker threads; e->worker tells which
+ * (0 .. dcp_walk_threads()-1), so per-thread state needs no locking.
+ * All entries of one directory are visited by one thread, in order.
+ */
+#ifndef DCP_WALK_H
+#define DCP_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct dcp_walk;
+
+/* A directory being walked, as callbacks see it. */
+struct dcp_dir {
+	const struct dcp_dir *parent; /* NULL for a root */
+	int depth;		      /* 0 for a root */
+	dev_t dev;		      /* from fstat of the open directory */
+	ino_t ino;
+	void *data;		      /* opts.dir_data_size bytes, zeroed */
+};
+
+/* One entry handed to the visitor. */
+struct dcp_entry {
+	int dirfd;	   /* the parent's descriptor; AT_FDCWD for a root */
+	const char *name;  /* relative to dirfd; a root's path as given */
+	const char *path;  /* full path for output (NUL-terminated, any length) */
+	size_t pathlen;
+	const struct dcp_dir *dir; /* the parent directory; NULL for a root */
+	unsigned char type; /* DT_* from getdents64; DT_UNKNOWN for roots */
+	ino_t ino;	   /* d_ino; 0 for roots */
+	int depth;	   /* 0 for a root */
+	unsigned worker;   /* index of the calling thread */
+	size_t root;	   /* index of the root, in the order added */
+};
+
+/* What the visitor returns. */
+enum {
+	DCP_WALK_DESCEND = 0, /* list this entry if it is a directory */
+	DCP_WALK_PRUNE = 1,   /* do not descend into it */
+	DCP_WALK_ABORT = 2,   /* stop the whole walk as soon as possible */
+};
+
+/* dcp_walk_opts.flags */
+enum {
+	DCP_WALK_FOLLOW = 1 << 0,	/* -L: follow every symlink (cycles detected) */
+	DCP_WALK_FOLLOW_ROOTS = 1 << 1, /* -H: follow symlinks given as roots */
+	DCP_WALK_XDEV = 1 << 2,		/* -x: stay on each root's filesystem */
+	DCP_WALK_INODE_ORDER = 1 << 3,	/* visit a directory's entries by inode */
+};
+
+struct dcp_walk_opts {
+	unsigned flags;
+	unsigned threads;   /* worker threads; 0 = one per online CPU */
+	int max_depth;	    /* deepest depth listed; -1 unlimited, 0 = roots only */
+	const char *const *excludes; /* fnmatch(3) globs, NULL-terminated: matched
+				      * against the name, or against the full
+				      * path when the glob contains a '/'.  An
+				      * excluded entry is neither visited nor
+				      * descended into. */
+	size_t dir_data_size; /* bytes of per-directory user data (dcp_dir.data) */
+
+	/*
+	 * visit - called once per entry (roots included), before the walker
+	 * touches it.  Returns DCP_WALK_DESCEND, DCP_WALK_PRUNE or DCP_WALK_ABORT.
+	 */
+	int (*visit)(const struct dcp_entry *e, void *arg);
+	/*
+	 * error - the walk could not go on at E: ERR is the positive errno of
+	 * opening or listing a directory (EACCES, ENOENT for an entry that
+	 * vanished, EMFILE...), of finding a DT_UNKNOWN entry's type, or ELOOP
+	 * for a directory cycle under DCP_WALK_FOLLOW.  Optional.
+	 */
+	void (*error)(const struct dcp_entry *e, int err, void *arg);
+	/*
+	 * dir_done - directory D and everything below it are finished; PATH
+	 * is its path.  Calls are serialised (one at a time), children before
+	 * their parent, so D->data may be added into D->parent->data without
+	 * locking.  Optional.
+	 */
+	void (*dir_done)(const struct dcp_dir *d, const char *path, size_t pathlen,
+			 void *arg);
+	void *arg;
+};
+
+/*
+ * dcp_walk_new - start a walk: spawns the worker threads, which wait for
+ * roots.  Returns 0 and stores the walk in *OUT, or -errno.
+ */
+int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out);
+
+/*
+ * dcp_walk_add - queue one root PATH (copied).  May block while many
+ * roots are queued, so that a long path list streams in flat memory.
+ * Returns 0, or -ECANCELED once the walk was aborted.
+ */
+int dcp_walk_add(struct dcp_walk *w, const char *path);
+
+/*
+ * dcp_walk_finish - wait until every queued root is walked, stop the
+ * threads and free the walk.  Returns 0, -ECANCELED when a visitor
+ * aborted, or the -errno of a failure of the walker itself (-ENOMEM).
+ */
+int dcp_walk_finish(struct dcp_walk *w);
+
+/* dcp_walk_threads - how many worker threads the walk runs. */
+unsigned dcp_walk_threads(const struct dcp_walk *w);
+
+/*
+ * dcp_walk - convenience: walk NROOTS paths with OPTS and finish.
+ * Returns as dcp_walk_finish().
+ */
+int dcp_walk(const char *const *roots, size_t nroots,
+	     const struct dcp_walk_opts *opts);
+
+#endif
