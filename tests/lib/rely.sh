@@ -1,0 +1,79 @@
+# shellcheck shell=bash
+# rely.sh - helpers for the reliability suites (faults, limits, hostile trees,
+# valgrind).  Source after fixture.sh.
+
+: "${DCP_BUILD:?DCP_BUILD must name the build directory}"
+FI=$DCP_BUILD/tests/faultinject
+WALKPRINT=$DCP_BUILD/tests/walkprint
+# Generous: the machine is shared, and a hang is what we are looking for.
+: "${RELY_TIMEOUT:=120}"
+
+# have CMD - the command is built (the suites cover each command once it exists).
+have() { [ -x "$DCP_BIN/$1" ]; }
+
+# sanitized - this build uses ASan/UBSan (no valgrind, no small ulimit -v).
+sanitized() { grep -q '^DCP_SANITIZE:BOOL=ON' "$DCP_BUILD/CMakeCache.txt" 2>/dev/null; }
+
+RELY_TMP=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-rely.XXXXXX") || exit 2
+chmod 0755 "$RELY_TMP"
+OUTF=$RELY_TMP/stdout
+ERRF=$RELY_TMP/stderr
+
+# runf CMD... - like run, but keeps the raw bytes in $OUTF and $ERRF (NULs
+# and trailing newlines included) and wraps the command in a timeout: RC 124
+# means it hung.
+runf() {
+	timeout -k 10 "$RELY_TIMEOUT" "$@" >"$OUTF" 2>"$ERRF" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+	RC=$?
+	OUT=$(tr -d '\0' <"$OUTF")
+	ERR=$(cat "$ERRF")
+}
+
+# nlines FILE - number of lines (a last line without newline counts).
+nlines() { awk 'END { print NR }' "$1"; }
+
+# ctl_check FILE... - prints nothing when every file is text a terminal
+# shows without interpreting anything: valid UTF-8 (names that are not are
+# escaped), no C0 control other than \n and \t, no DEL, no C1 control
+# (CSI, OSC...), no bidirectional override; otherwise prints the first
+# offence.
+ctl_check() {
+	python3 - "$@" <<'EOF'
+import sys
+UNSAFE = set(range(0x20)) - {0x0a, 0x09} | set(range(0x7f, 0xa0)) \
+    | set(range(0x202a, 0x202f)) | set(range(0x2066, 0x206a)) | {0x200e, 0x200f}
+for name in sys.argv[1:]:
+    data = open(name, "rb").read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        print("%s: not UTF-8 at offset %d: %r" % (name, e.start, data[max(0, e.start - 20):e.start + 20]))
+        sys.exit(0)
+    for i, c in enumerate(text):
+        if ord(c) in UNSAFE:
+            print("%s: U+%04X at character %d: %r" % (name, ord(c), i, text[max(0, i - 20):i + 20]))
+            sys.exit(0)
+EOF
+}
+
+# json_lines_check FILE - prints nothing when every line is a JSON object
+# with a "type"; otherwise the first bad line.
+json_lines_check() {
+	python3 - "$1" <<'EOF'
+import json, sys
+for n, line in enumerate(open(sys.argv[1], "rb"), 1):
+    try:
+        obj = json.loads(line.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        print("line %d is not JSON: %s: %r" % (n, e, line[:200]))
+        break
+    if not isinstance(obj, dict) or "type" not in obj:
+        print("line %d has no type: %r" % (n, line[:200]))
+        break
+EOF
+}
+
+rely_cleanup() {
+	[ -n "$RELY_TMP" ] && rm -rf "$RELY_TMP"
+	RELY_TMP=
+}
