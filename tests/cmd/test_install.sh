@@ -110,7 +110,10 @@ test_pkg_config_builds_a_program() {
 		pkg-config --cflags --libs dcprobe) || fail "pkg-config failed"
 	# The .pc file is relocatable: it finds headers and library in DESTDIR.
 	assertContains "$flags" "$DEST"
-	cc -std=c11 -Wall -Wextra -Werror "$DCP_SRC/tests/example/example.c" \
+	# A sanitized build installs a sanitized library: link it the same way.
+	local san=
+	grep -q '^DCP_SANITIZE:BOOL=ON' "$DCP_BUILD/CMakeCache.txt" && san=-fsanitize=address,undefined
+	cc -std=c11 -Wall -Wextra -Werror $san "$DCP_SRC/tests/example/example.c" \
 		$(PKG_CONFIG_PATH=$DEST/usr/lib/pkgconfig pkg-config --cflags --libs dcprobe) -o "$bin" ||
 		fail "the example does not build against the installed library"
 	local out
