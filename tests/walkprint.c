@@ -6,7 +6,11 @@
  * (built into build/tests, never installed) so the hostile-tree suites can
  * exercise lib/walk.c and lib/report.c directly, besides the commands.
  *
- *   walkprint [-L] [-j] [-t THREADS] ROOT...
+ *   walkprint [-L] [-j] [-p|-s] [-t THREADS] ROOT...
+ *
+ * -p probes every entry in the walker (DCP_WALK_PROBE, batched through
+ * io_uring where it can) and -s the same with plain openat2 calls
+ * (DCP_WALK_PROBE_SYNC); each line then starts with the state.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,7 +24,7 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dcp_buf out = DCP_BUF_INIT, err = DCP_BUF_INIT;
-static bool json;
+static bool json, probe;
 static unsigned long long entries, errors;
 static int write_failed;
 
@@ -46,8 +50,15 @@ static int visit(const struct dcp_entry *e, void *arg)
 	if (json) {
 		dcp_buf_puts(&out, "{\"type\":\"entry\",\"path\":");
 		dcp_buf_json_str(&out, e->path, e->pathlen);
-		dcp_buf_printf(&out, ",\"depth\":%d,\"dtype\":%u}\n", e->depth, e->type);
+		dcp_buf_printf(&out, ",\"depth\":%d,\"dtype\":%u", e->depth, e->type);
+		if (probe)
+			dcp_buf_printf(&out, ",\"state\":\"%s\",\"errno\":\"%s\"",
+				       dcp_state_name(dcp_state_of_errno(e->probe)),
+				       e->probe ? dcp_errno_name(e->probe) : "");
+		dcp_buf_puts(&out, "}\n");
 	} else {
+		if (probe)
+			dcp_buf_printf(&out, "%s\t", e->probe ? dcp_errno_name(e->probe) : "cached");
 		dcp_buf_quote(&out, e->path, e->pathlen);
 		dcp_buf_putc(&out, '\n');
 	}
@@ -72,7 +83,7 @@ int main(int argc, char **argv)
 	struct dcp_walk_opts o = { .max_depth = -1, .visit = visit, .error = on_error };
 	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "Ljt:")) != -1) {
+	while ((opt = getopt(argc, argv, "Ljpst:")) != -1) {
 		switch (opt) {
 		case 'L':
 			o.flags |= DCP_WALK_FOLLOW;
@@ -80,16 +91,24 @@ int main(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'p':
+			o.flags |= DCP_WALK_PROBE;
+			probe = true;
+			break;
+		case 's':
+			o.flags |= DCP_WALK_PROBE | DCP_WALK_PROBE_SYNC;
+			probe = true;
+			break;
 		case 't':
 			o.threads = (unsigned)atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: walkprint [-L] [-j] [-t THREADS] ROOT...\n");
+			fprintf(stderr, "usage: walkprint [-L] [-j] [-p|-s] [-t THREADS] ROOT...\n");
 			return 64;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: walkprint [-L] [-j] [-t THREADS] ROOT...\n");
+		fprintf(stderr, "usage: walkprint [-L] [-j] [-p|-s] [-t THREADS] ROOT...\n");
 		return 64;
 	}
 	ret = dcp_walk((const char *const *)argv + optind, (size_t)(argc - optind), &o);

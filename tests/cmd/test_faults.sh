@@ -166,4 +166,30 @@ test_getdents_eio_is_reported() {
 	fi
 }
 
+# The walker's batched probes (lib/batch.c) go through io_uring; when
+# io_uring is refused at any step they fall back to openat2 calls with the
+# very same answers.  A cold and a half-warm tree, so that every state shows.
+# (Not io_uring_enter=EINTR: a permanent EINTR is no real kernel, and a
+# transient one is rightly retried.)
+test_batch_probe_falls_back_with_same_answers() {
+	local fault base
+	for fault in io_uring_setup=EPERM io_uring_setup=ENOSYS io_uring_enter=EPERM \
+		io_uring_enter=EBUSY io_uring_register=EINVAL; do
+		fixture_cold "$MNT"
+		ls -l "$MNT/tree" "$MNT/tree/a" >/dev/null
+		stat "$MNT/tree/absent" >/dev/null 2>&1
+		runf "$WALKPRINT" -p -t 1 "$MNT/tree"
+		assertEquals "walkprint -p: exit ($ERR)" 0 "$RC"
+		base=$(sort "$OUTF")
+		assertContains "some entries are cached" "$base" "cached	$MNT/tree/a/f1"
+		assertContains "some entries miss" "$base" "EAGAIN	$MNT/tree/c/g1"
+		fixture_cold "$MNT"
+		ls -l "$MNT/tree" "$MNT/tree/a" >/dev/null
+		stat "$MNT/tree/absent" >/dev/null 2>&1
+		runf "$FI" "$fault" -- "$WALKPRINT" -p -t 1 "$MNT/tree"
+		assertEquals "walkprint -p under $fault: exit ($ERR)" 0 "$RC"
+		assertEquals "walkprint -p under $fault: same answers" "$base" "$(sort "$OUTF")"
+	done
+}
+
 . "$SHUNIT2"
