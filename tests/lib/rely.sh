@@ -22,8 +22,14 @@ ERRF=$RELY_TMP/stderr
 # runf CMD... - like run, but keeps the raw bytes in $OUTF and $ERRF (NULs
 # and trailing newlines included) and wraps the command in a timeout: RC 124
 # means it hung.
+# A shell function as CMD (as_nobody) gets the timeout inside it.
 runf() {
-	timeout -k 10 "$RELY_TIMEOUT" "$@" >"$OUTF" 2>"$ERRF" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+	local pre=()
+	if declare -F "$1" >/dev/null; then
+		pre=("$1")
+		shift
+	fi
+	"${pre[@]}" timeout -k 10 "$RELY_TIMEOUT" "$@" >"$OUTF" 2>"$ERRF" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
 	RC=$?
 	OUT=$(tr -d '\0' <"$OUTF")
 	ERR=$(cat "$ERRF")
@@ -77,3 +83,34 @@ rely_cleanup() {
 	[ -n "$RELY_TMP" ] && rm -rf "$RELY_TMP"
 	RELY_TMP=
 }
+
+# paths_check MODE FILE DIR - prints nothing when the paths in FILE are
+# exactly the entries below DIR (DIR included), each once; otherwise what is
+# missing or extra.  MODE: json (objects with a "path": a string, or
+# {"bytes": base64}), nul (NUL-terminated paths, as from -0).
+paths_check() {
+	python3 - "$@" <<'PY'
+import base64, collections, json, os, sys
+mode, name, root = sys.argv[1:4]
+want = collections.Counter([os.fsencode(root)])
+for d, dirs, files in os.walk(os.fsencode(root)):
+    want.update(os.path.join(d, x) for x in dirs + files)
+got = collections.Counter()
+data = open(name, "rb").read()
+if mode == "nul":
+    got.update(p for p in data.split(b"\0") if p)
+else:
+    for line in data.splitlines():
+        obj = json.loads(line)
+        p = obj.get("path")
+        if p is None or obj.get("type") in ("summary", "error", "warning"):
+            continue
+        got[base64.b64decode(p["bytes"]) if isinstance(p, dict) else p.encode("utf-8", "surrogateescape")] += 1
+missing, extra = want - got, got - want
+if missing or extra:
+    print("missing %d %r; extra %d %r" % (len(missing), list(missing)[:3], len(extra), list(extra)[:3]))
+PY
+}
+
+# count_lines_with FILE TEXT - lines of FILE that contain TEXT.
+count_lines_with() { grep -cF -- "$2" "$1"; }
