@@ -166,8 +166,7 @@ test_walking_commands_deeper_than_path_max() {
 		assertEquals "warm: exit ($ERR)" 0 "$RC"
 		fixture_cold "$MNT"
 		runf warm -r "$MNT/deep"
-		runf "$WALKPRINT" -p "$MNT/deep"
-		assertEquals "warm warmed every level, past PATH_MAX" 0 "$(grep -vc '^cached' "$OUTF")"
+		assertEquals "warm warmed every level, past PATH_MAX" "$NDEEP" "$(cached_count "$MNT/deep")"
 	fi
 	# A path argument past PATH_MAX is refused by the kernel: a clear error.
 	runf cachedopen "$(find "$MNT/deep" -name bottom)"
@@ -192,15 +191,20 @@ test_million_entries_one_directory() {
 	echo "  created $n entries in $((t1 - t0)) s"
 	runf "$WALKPRINT" -p "$TMPFS/big"
 	assertEquals "walkprint -p: exit" 0 "$RC"
-	assertEquals "walkprint -p: every entry, all cached" $((n + 1)) "$(count_lines_with "$OUTF" "cached	")"
+	assertEquals "walkprint -p: every entry" $((n + 1)) "$(nlines "$OUTF")"
+	# tmpfs is all in the dcache, but a mount or umount anywhere on the
+	# machine (other test runs) makes a concurrent RCU walk fail: a few
+	# spurious EAGAIN, never another state (test_concurrent_mounts_...).
+	assertEquals "walkprint -p: only cached or EAGAIN" 0 "$(grep -vc '^cached	\|^EAGAIN	' "$OUTF")"
+	assertEquals "walkprint -p: all cached (in one of 3 runs)" $((n + 1)) "$(cached_count "$TMPFS/big")"
 	if have dcache-probe; then
 		t0=$(date +%s)
 		runf dcache-probe -r "$TMPFS/big"
 		echo "  dcache-probe -r: $(($(date +%s) - t0)) s"
-		assertEquals "dcache-probe: all cached ($ERR)" 0 "$RC"
+		assertTrue "dcache-probe: exit 0, or 1 for a spurious miss ($ERR)" "[ $RC -le 1 ]"
 		assertEquals "dcache-probe: every entry" $((n + 1)) "$(count_lines_with "$OUTF" "$TMPFS/big")"
 		runf dcache-probe -r -s "$TMPFS/big"
-		assertEquals "dcache-probe -s: exit" 0 "$RC"
+		assertTrue "dcache-probe -s: exit" "[ $RC -le 1 ]"
 	fi
 	if have warm; then
 		t0=$(date +%s)
@@ -232,8 +236,7 @@ test_hundred_thousand_cold_entries_ext4() {
 		fixture_cold "$big"
 		runf warm -r "$big/many"
 		assertEquals "warm: exit ($ERR)" 0 "$RC"
-		runf "$WALKPRINT" -p "$big/many"
-		assertEquals "warm warmed every entry" $((n + 1)) "$(count_lines_with "$OUTF" "cached	")"
+		assertEquals "warm warmed every entry" $((n + 1)) "$(cached_count "$big/many")"
 	fi
 }
 
@@ -256,7 +259,9 @@ walk_mutating() {
 			assertEquals "$name walk $i: JSON" "" "$(json_lines_check "$OUTF")"
 		fi
 		grep -q SENTINEL "$OUTF" "$ERRF" && SEEN_SENTINEL=$((SEEN_SENTINEL + 1))
-		if grep -q "No such file or directory\|ENOENT" "$ERRF" "$OUTF"; then
+		# (A probe answer "negative"/ENOENT on stdout is a result, not a
+		# walk error: only stderr reports vanished entries.)
+		if grep -q "No such file or directory\|ENOENT" "$ERRF"; then
 			SEEN_ENOENT=$((SEEN_ENOENT + 1))
 			assertEquals "$name walk $i: a vanished entry makes exit 2" 2 "$RC"
 		fi
@@ -312,6 +317,30 @@ test_tree_mutated_while_walked() {
 	assertEquals "the mutator ran to the end" 0 $?
 	echo "  mutator rounds: $(cat "$RELY_TMP/rounds")"
 	MUTATOR=
+}
+
+# A mount or umount anywhere on the machine bumps the global mount_lock
+# seqcount, and an RCU path walk that overlaps it cannot complete: under
+# RESOLVE_CACHED it fails with EAGAIN although every dentry is cached.  The
+# error is always on the safe side: a spurious "miss", never a wrong
+# "cached" or another errno, and a new probe answers "cached" again.
+test_concurrent_mounts_give_only_spurious_misses() {
+	local tm=$RELY_TMP/churn n=200000 spurious
+	TMPFS=$(mktemp -d "$RELY_TMP/tmpfs.XXXXXX")
+	mkdir -p "$tm"
+	mount -t tmpfs -o nr_inodes=$((n + 100)),mode=0755 tmpfs "$TMPFS" || { fail "tmpfs"; return; }
+	mkdir "$TMPFS/d"
+	$MKTREE many "$TMPFS/d" $n >/dev/null
+	(for i in $(seq 200); do mount -t tmpfs none "$tm" && umount "$tm"; done) &
+	runf "$WALKPRINT" -s "$TMPFS/d"
+	wait
+	assertEquals "every entry" $((n + 1)) "$(nlines "$OUTF")"
+	assertEquals "only cached or EAGAIN" 0 "$(grep -vc '^cached	\|^EAGAIN	' "$OUTF")"
+	spurious=$(grep -c '^EAGAIN	' "$OUTF")
+	echo "  spurious misses during 400 mount operations: $spurious of $((n + 1))"
+	assertEquals "a new probe finds them cached: the misses were spurious" $((n + 1)) \
+		"$(cached_count "$TMPFS/d")"
+	umount "$TMPFS"
 }
 
 # --- unprivileged runs over unreadable directories -------------------------

@@ -114,3 +114,15 @@ PY
 
 # count_lines_with FILE TEXT - lines of FILE that contain TEXT.
 count_lines_with() { grep -cF -- "$2" "$1"; }
+
+# cached_count DIR [TRIES] - how many entries below DIR (DIR included) the
+# walker's probe finds cached in at least one of TRIES runs (default 3).
+# A probe never warms anything, so a real miss stays a miss in every run;
+# a spurious one (a mount anywhere on the machine during the RCU walk,
+# see test_hostile.sh) does not repeat.
+cached_count() {
+	local i tries=${2:-3}
+	for ((i = 0; i < tries; i++)); do
+		timeout -k 10 "$RELY_TIMEOUT" "$WALKPRINT" -p "$1" 2>/dev/null | grep '^cached	'
+	done | sort -u | wc -l
+}
