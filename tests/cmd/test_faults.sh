@@ -27,7 +27,7 @@ oneTimeSetUp() {
 oneTimeTearDown() { rely_cleanup; }
 
 setUp() {
-	fixture_cold "$MNT" || fail "cannot remount fixture"
+	cold "$MNT" || fail "cannot remount fixture"
 }
 
 # The main path of each command, as "NAME ARGS...".  warm-check is warm
@@ -53,7 +53,7 @@ expectation() {
 }
 
 # Numbers (fds, latencies, timings) vary from run to run.
-normalise() { sed -E 's/[0-9]+(\.[0-9]+)?/N/g' <<<"$1"; }
+normalise() { sed -E "s/[0-9]+(\.[0-9]+)?/N/g" <<<"$1" | sort; }
 
 check_fault() { # NAME FAULT
 	local name=$1 fault=$2 cmd args exp base_rc base_out
@@ -61,11 +61,12 @@ check_fault() { # NAME FAULT
 	have "$cmd" || { echo "  (pending: $cmd not built yet)"; return 0; }
 	exp=$(expectation "$name" "$fault")
 	if [ "$exp" = same ]; then
-		# Same coldness for both runs: the fault-free run first, cold.
+		# Same coldness for both runs (an earlier command may have warmed).
+		cold "$MNT"
 		# shellcheck disable=SC2086
 		runf "$cmd" $args
 		base_rc=$RC base_out=$(normalise "$OUT")
-		fixture_cold "$MNT"
+		cold "$MNT"
 	fi
 	# shellcheck disable=SC2086
 	runf "$FI" "$fault" -- "$cmd" $args
@@ -175,7 +176,7 @@ test_batch_probe_falls_back_with_same_answers() {
 	local fault base
 	for fault in io_uring_setup=EPERM io_uring_setup=ENOSYS io_uring_enter=EPERM \
 		io_uring_enter=EBUSY io_uring_register=EINVAL; do
-		fixture_cold "$MNT"
+		cold "$MNT"
 		ls -l "$MNT/tree" "$MNT/tree/a" >/dev/null
 		stat "$MNT/tree/absent" >/dev/null 2>&1
 		runf "$WALKPRINT" -p -t 1 "$MNT/tree"
@@ -183,7 +184,7 @@ test_batch_probe_falls_back_with_same_answers() {
 		base=$(sort "$OUTF")
 		assertContains "some entries are cached" "$base" "cached	$MNT/tree/a/f1"
 		assertContains "some entries miss" "$base" "EAGAIN	$MNT/tree/c/g1"
-		fixture_cold "$MNT"
+		cold "$MNT"
 		ls -l "$MNT/tree" "$MNT/tree/a" >/dev/null
 		stat "$MNT/tree/absent" >/dev/null 2>&1
 		runf "$FI" "$fault" -- "$WALKPRINT" -p -t 1 "$MNT/tree"

@@ -164,7 +164,7 @@ test_walking_commands_deeper_than_path_max() {
 	if have warm; then
 		runf warm -r "$MNT/deep"
 		assertEquals "warm: exit ($ERR)" 0 "$RC"
-		fixture_cold "$MNT"
+		cold "$MNT"
 		runf warm -r "$MNT/deep"
 		assertEquals "warm warmed every level, past PATH_MAX" "$NDEEP" "$(cached_count "$MNT/deep")"
 	fi
@@ -220,20 +220,20 @@ test_hundred_thousand_cold_entries_ext4() {
 	big=$(fixture_new 256 -N $((n + 5000))) || { fail "fixture"; return; }
 	mkdir "$big/many"
 	$MKTREE many "$big/many" $n >/dev/null || fail "mktree many"
-	fixture_cold "$big"
+	cold "$big"
 	ls -d "$big/many" >/dev/null
 	runf "$WALKPRINT" -p "$big/many"
 	assertEquals "walkprint -p: exit" 0 "$RC"
 	assertEquals "every cold file misses" $n "$(count_lines_with "$OUTF" "EAGAIN	")"
 	if have dcache-probe; then
-		fixture_cold "$big"
+		cold "$big"
 		ls -d "$big/many" >/dev/null
 		runf dcache-probe -r "$big/many"
 		assertEquals "dcache-probe: cold is exit 1 ($ERR)" 1 "$RC"
 		assertEquals "dcache-probe: every entry" $((n + 1)) "$(count_lines_with "$OUTF" "$big/many")"
 	fi
 	if have warm; then
-		fixture_cold "$big"
+		cold "$big"
 		runf warm -r "$big/many"
 		assertEquals "warm: exit ($ERR)" 0 "$RC"
 		assertEquals "warm warmed every entry" $((n + 1)) "$(cached_count "$big/many")"

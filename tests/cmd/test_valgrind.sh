@@ -75,7 +75,7 @@ test_unit_tests_under_valgrind() {
 }
 
 test_walker_under_valgrind() {
-	fixture_cold "$MNT"
+	cold "$MNT"
 	ls -l "$T" "$T/a" >/dev/null
 	vg 0 "$WALKPRINT" -t 2 "$T"
 	vg 0 "$WALKPRINT" -j -t 3 "$T"
@@ -109,7 +109,7 @@ test_dcache_probe_under_valgrind() {
 
 test_warm_under_valgrind() {
 	have warm || { echo "  (pending: warm not built yet)"; return 0; }
-	fixture_cold "$MNT"
+	cold "$MNT"
 	vg 0 warm -r -v "$T"
 	vg 0 warm -r --json "$T"
 	vg 0 warm -r --prometheus "$T"
@@ -122,7 +122,7 @@ test_warm_under_valgrind() {
 
 test_uring_open_under_valgrind() {
 	have uring-open || { echo "  (pending: uring-open not built yet)"; return 0; }
-	fixture_cold "$MNT"
+	cold "$MNT"
 	vg 1 uring-open "$FILE"
 	vg 0 uring-open "$FILE"
 	vg 0 uring-open --json -n 5 "$FILE" "$T/c/g1"
