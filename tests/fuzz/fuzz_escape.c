@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "dcprobe.h"
+#include "json_check.h"
 
 #define ASSERT(c) do { if (!(c)) __builtin_trap(); } while (0)
 
@@ -215,6 +216,7 @@ static void check_json(const char *in, size_t n, const char *s, size_t len)
 
 	ASSERT(dec);
 	ASSERT(len > 0);
+	ASSERT(json_valid(s, len)); /* the whole value, by a general parser */
 	check_terminal_safe(s, len);
 	if (s[0] == '"') {
 		ASSERT(dcp_utf8_valid(in, n));
