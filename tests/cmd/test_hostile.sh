@@ -186,7 +186,8 @@ test_million_entries_one_directory() {
 		{ fail "cannot mount tmpfs"; return; }
 	mkdir "$TMPFS/big"
 	t0=$(date +%s)
-	$MKTREE many "$TMPFS/big" $n >/dev/null || fail "mktree many"
+	# Hostile names, so that the progress line below shows some.
+	$MKTREE many "$TMPFS/big" $n 1 >/dev/null || fail "mktree many"
 	t1=$(date +%s)
 	echo "  created $n entries in $((t1 - t0)) s"
 	runf "$WALKPRINT" -p "$TMPFS/big"
@@ -205,6 +206,13 @@ test_million_entries_one_directory() {
 		assertEquals "dcache-probe: every entry" $((n + 1)) "$(count_lines_with "$OUTF" "$TMPFS/big")"
 		runf dcache-probe -r -s "$TMPFS/big"
 		assertTrue "dcache-probe -s: exit" "[ $RC -le 1 ]"
+		# The progress line names the path being walked: quoted too.
+		# Allowed: the line's own "\r ESC [ K" prefix.
+		runf dcache-probe -r --progress "$TMPFS/big" "$TMPFS/big"
+		assertContains "a progress line was shown" "$ERR" "paths, "
+		sed 's/\r\x1b\[K/\n/g; s/\r/\n/g' "$ERRF" >"$ERRF.lines"
+		assertEquals "progress lines: nothing raw but their own prefix" "" "$(ctl_check "$ERRF.lines")"
+		assertContains "progress shows hostile paths quoted" "$(cat "$ERRF.lines")" '\e[31m\xff'
 	fi
 	if have warm; then
 		t0=$(date +%s)

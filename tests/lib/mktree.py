@@ -13,8 +13,10 @@
   mktree.py deep DIR BYTES
       one chain of 255-byte directory names whose full path is longer than
       BYTES (past PATH_MAX), built with directory descriptors
-  mktree.py many DIR COUNT
-      COUNT empty regular files in one directory (mknod: one syscall each)
+  mktree.py many DIR COUNT [HOSTILE]
+      COUNT empty regular files in one directory (mknod: one syscall each);
+      with HOSTILE=1 each name holds an OSC retitle, a CSI and a byte that
+      is not UTF-8
   mktree.py list DIR
       print every path below DIR (DIR included) as JSON list of base64
       strings, the expected set for a walk: os.walk without following links
@@ -133,11 +135,12 @@ def deep(root, nbytes):
     return n + 1
 
 
-def many(root, count):
+def many(root, count, hostile=0):
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     mode = stat.S_IFREG | 0o644
+    fmt = b"\x1b]0;pwn\x07%07d\x1b[31m\xff" if hostile else b"%07d"
     for i in range(count):
-        os.mknod("%07d" % i, mode, dir_fd=fd)
+        os.mknod(fmt % i, mode, dir_fd=fd)
     os.close(fd)
     return count
 
