@@ -119,6 +119,24 @@ test_uring_open_hostile_arguments() {
 	assertEquals "uring-open --json: JSON" "" "$(json_lines_check "$OUTF")"
 }
 
+# On a real terminal (a pty from script(1)): stdout and stderr both go to
+# it, as a person would see them.  The pty turns "\n" into "\r\n" and
+# progress lines start with "\r ESC [ K": both are taken out before the
+# check; nothing else may be a control character.
+test_on_a_terminal() {
+	local cmds=("cachedopen $H/*" "$WALKPRINT $H")
+	have dcache-probe && cmds+=("dcache-probe -r $H" "dcache-probe -r -L $H")
+	have warm && cmds+=("warm -r -v $H" "warm -r --check $H")
+	have uring-open && cmds+=("uring-open $H/*")
+	ls -l "$H" >/dev/null
+	for c in "${cmds[@]}"; do
+		TERM=xterm timeout -k 10 "$RELY_TIMEOUT" script -q -e -c "$c" /dev/null </dev/null >"$OUTF" 2>&1
+		assertNotEquals "$c: no hang on a terminal" 124 $?
+		sed 's/\r\x1b\[K//g; s/\r$//; s/\r/\n/g' "$OUTF" >"$OUTF.lines"
+		assertEquals "$c on a terminal" "" "$(ctl_check "$OUTF.lines")"
+	done
+}
+
 # --- the walking commands ------------------------------------------------
 
 test_dcache_probe_hostile_tree() {
