@@ -33,9 +33,18 @@ fixture_require() {
 		echo "SKIP: cold-cache fixtures need root and loop devices ($why)" >&2
 		exit 77
 	fi
-	FIXTURE_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-fixture.XXXXXX") || exit 2
-	chmod 0755 "$FIXTURE_ROOT"   # unprivileged tests walk through it
-	trap fixture_cleanup EXIT
+	# shunit2 takes over the EXIT trap, so the suite runs as a child of
+	# this shell, which cleans up once the child is gone, however it ended.
+	if [ -z "${DCP_FIXTURE_CHILD:-}" ]; then
+		local rc
+		FIXTURE_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-fixture.XXXXXX") || exit 2
+		chmod 0755 "$FIXTURE_ROOT"   # unprivileged tests walk through it
+		trap 'fixture_cleanup' EXIT
+		trap 'exit 130' INT TERM
+		DCP_FIXTURE_CHILD=1 FIXTURE_ROOT=$FIXTURE_ROOT bash "$0"
+		rc=$?
+		exit $rc
+	fi
 }
 
 # fixture_new [SIZE_MB [MKFS_ARGS...]] - make, mount and print a fixture's mount point.
