@@ -555,21 +555,22 @@ static int bench(void)
 		dcp_buf_printf(&out,
 			       "{\"type\":\"bench\",\"mode\":\"%s\",\"depth\":%u,\"opens\":%llu,"
 			       "\"inline\":%llu,\"punted\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s,"
-			       "\"elapsed_ns\":%llu,\"elapsed_ms\":%.3f",
+			       "\"elapsed_ns\":%llu,\"elapsed_ms\":%.3f,\"cpu_ms\":%.3f",
 			       mode, env.depth, (unsigned long long)b.opens,
 			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
 			       (unsigned long long)b.missed, (unsigned long long)b.failed,
 			       dcp_uring_exact(ring) ? "true" : "false",
-			       (unsigned long long)b.elapsed_ns, b.elapsed_ns / 1e6);
+			       (unsigned long long)b.elapsed_ns, b.elapsed_ns / 1e6, b.cpu_ns / 1e6);
 		if (trace)
 			dcp_buf_printf(&out, ",\"kernel_punted\":%llu,\"disagreements\":%llu",
 				       (unsigned long long)kpunted, (unsigned long long)disagree);
 		dcp_buf_printf(&out, "}\n{\"type\":\"summary\",\"opens\":%llu,\"status\":%d}\n",
 			       (unsigned long long)b.opens, status);
 	} else if (!env.quiet) {
-		dcp_buf_printf(&out, "%s: %llu opens in %.3f ms (depth %u): %llu inline, "
+		dcp_buf_printf(&out, "%s: %llu opens in %.3f ms, %.3f ms CPU (depth %u): %llu inline, "
 			       "%llu punted, %llu EAGAIN, %llu failed\n",
-			       mode, (unsigned long long)b.opens, b.elapsed_ns / 1e6, env.depth,
+			       mode, (unsigned long long)b.opens, b.elapsed_ns / 1e6, b.cpu_ns / 1e6,
+			       env.depth,
 			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
 			       (unsigned long long)b.missed, (unsigned long long)b.failed);
 		if (trace)

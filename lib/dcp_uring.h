@@ -103,6 +103,7 @@ struct dcp_uring_batch {
 	uint64_t missed;     /* of which returned -EAGAIN (RESOLVE_CACHED) */
 	uint64_t failed;     /* of which returned another error */
 	uint64_t elapsed_ns; /* first submit to last completion */
+	uint64_t cpu_ns;     /* CPU time of the process meanwhile, io-wq workers included */
 	int first_error;     /* -errno of the first failed open (not EAGAIN) */
 	size_t first_error_index;
 };
