@@ -26,5 +26,6 @@
 #include "dcp_pathlist.h"
 #include "dcp_walk.h"
 #include "dcp_progress.h"
+#include "dcp_batch.h"
 
 #endif
