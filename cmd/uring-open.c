@@ -636,6 +636,9 @@ int main(int argc, char **argv)
 				open_one(env.paths[i], ++seq, flags, &t);
 		summary(&t);
 		status = status_of(&t);
+		free(t.all.ns);
+		free(t.lat[0].ns);
+		free(t.lat[1].ns);
 	}
 	if (trace) {
 		ret = dcp_trace_stop(trace);

@@ -74,9 +74,12 @@ static int find_root(const char **root)
 static int pick_event(struct dcp_trace *t, int ev, const char *const *names)
 {
 	for (; *names; names++) {
-		snprintf(t->enable[ev], sizeof(t->enable[ev]),
-			 "%s/events/io_uring/%s/enable", t->dir, *names);
-		if (access(t->enable[ev], W_OK) == 0) {
+		char path[sizeof(t->enable[ev])];
+
+		snprintf(path, sizeof(path), "%s/events/io_uring/%s/enable",
+			 t->dir, *names);
+		if (access(path, W_OK) == 0) {
+			memcpy(t->enable[ev], path, sizeof(path));
 			t->names[ev] = *names;
 			return 0;
 		}
