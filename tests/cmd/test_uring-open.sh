@@ -317,6 +317,37 @@ test_io_uring_disabled() {
 	assertEquals "restored" 0 "$RC"
 }
 
+# Killed while a request blocks (a FIFO opened without nonblock): the
+# tracefs instance still goes away.
+test_trace_instance_removed_on_signal() {
+	[ -n "$HAVE_TRACE" ] || startSkipping
+	local pid i rc
+	uring-open --trace --flags rdonly "$MNT/fifo" >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 100); do
+		[ -d "$TRACEFS/instances/dcprobe-$pid" ] && break
+		sleep 0.05
+	done
+	assertTrue "the instance exists while it runs" "[ -d '$TRACEFS/instances/dcprobe-$pid' ]"
+	sleep 0.2
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	assertEquals "killed by SIGTERM" 143 "$rc"
+	assertFalse "the instance is gone" "[ -d '$TRACEFS/instances/dcprobe-$pid' ]"
+}
+
+# No tracefs mounted (in a private mount namespace): a clear message, exit 3.
+test_trace_needs_tracefs() {
+	command -v unshare >/dev/null || startSkipping
+	run unshare -m sh -c 'umount -l /sys/kernel/tracing 2>/dev/null
+		umount -l /sys/kernel/debug 2>/dev/null
+		exec "$0" --trace /' "$DCP_BIN/uring-open"
+	assertEquals 3 "$RC"
+	assertEquals "" "$OUT"
+	assertContains "$ERR" "--trace needs tracefs: mount it with 'mount -t tracefs nodev /sys/kernel/tracing'"
+}
+
 test_trace_needs_root() {
 	run as_nobody "$DCP_BIN/uring-open" --trace /
 	assertEquals 3 "$RC"
