@@ -24,6 +24,7 @@
 static struct env {
 	uint64_t count;
 	unsigned depth;
+	bool depth_given;
 	bool json;
 	bool quiet;
 	bool trace;
@@ -147,6 +148,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (dcp_parse_u64(arg, 1, 4096, &v) < 0)
 			argp_error(state, "invalid depth '%s' (a whole number from 1 to 4096)", arg);
 		env.depth = (unsigned)v;
+		env.depth_given = true;
 		break;
 	case '0':
 		env.nul = true;
@@ -167,6 +169,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--bench takes its paths from LIST, not from the command line");
 		if (!env.bench && !env.npaths)
 			argp_error(state, "no PATH given");
+		if (!env.bench && (env.depth_given || env.nul))
+			argp_error(state, "--depth and --null apply only to --bench");
 		if (env.bench && env.count != 1)
 			argp_error(state, "-n does not apply to --bench (run it again instead)");
 		if (env.quiet && env.json)
@@ -216,66 +220,52 @@ static const char *verdict_name(enum dcp_uring_verdict v)
 	return v == DCP_URING_INLINE ? "inline" : "punted";
 }
 
-/* Per-verdict latencies, for the summary. */
-struct lat {
-	uint64_t *ns;
-	size_t n, cap;
-};
-
-static void lat_add(struct lat *l, uint64_t ns)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		uint64_t *p = realloc(l->ns, cap * sizeof(*p));
-
-		if (!p)
-			error(DCP_EXIT_ERROR, ENOMEM, "latency table");
-		l->ns = p;
-		l->cap = cap;
-	}
-	l->ns[l->n++] = ns;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static const double quantiles[] = { 0, 50, 99, 100 };
 static const char *const quantile_names[] = { "min", "median", "p99", "max" };
 
-static void lat_text(const char *label, struct lat *l)
+static void quantiles(struct dcp_latency *l, uint64_t q[4])
 {
+	struct dcp_latency_summary s;
+
+	dcp_latency_summarize(l, &s);
+	q[0] = s.min;
+	q[1] = s.median;
+	q[2] = s.p99;
+	q[3] = s.max;
+}
+
+static void lat_text(const char *label, struct dcp_latency *l)
+{
+	uint64_t q[4];
+
 	if (!l->n)
 		return;
-	qsort(l->ns, l->n, sizeof(*l->ns), cmp_u64);
+	quantiles(l, q);
 	dcp_buf_printf(&err, "%-7s", label);
 	for (int i = 0; i < 4; i++)
-		dcp_buf_printf(&err, " %s %.1f", quantile_names[i],
-			       dcp_percentile(l->ns, l->n, quantiles[i]) / 1e3);
+		dcp_buf_printf(&err, " %s %.1f", quantile_names[i], q[i] / 1e3);
 	dcp_buf_puts(&err, " us\n");
 }
 
-static void lat_json(const char *key, struct lat *l)
+static void lat_json(const char *key, struct dcp_latency *l)
 {
+	uint64_t q[4];
+
 	dcp_buf_printf(&out, ",\"%s\":", key);
 	if (!l->n) {
 		dcp_buf_puts(&out, "null");
 		return;
 	}
-	qsort(l->ns, l->n, sizeof(*l->ns), cmp_u64);
+	quantiles(l, q);
 	for (int i = 0; i < 4; i++)
 		dcp_buf_printf(&out, "%c\"%s\":%.3f", i ? ',' : '{', quantile_names[i],
-			       dcp_percentile(l->ns, l->n, quantiles[i]) / 1e3);
+			       q[i] / 1e3);
 	dcp_buf_putc(&out, '}');
 }
 
 struct totals {
 	uint64_t opens, inlined, punted, forced, cold, failed, disagree;
 	bool inexact; /* some ring had no DEFER_TASKRUN */
-	struct lat all, lat[2];
+	struct dcp_latency all, lat[2];
 };
 
 /* What the kernel's tracepoints say about request SEQ. */
@@ -409,8 +399,9 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 		close(r.res);
 
 	t->opens++;
-	lat_add(&t->all, r.latency_ns);
-	lat_add(&t->lat[r.verdict], r.latency_ns);
+	if (dcp_latency_add(&t->all, r.latency_ns) < 0 ||
+	    dcp_latency_add(&t->lat[r.verdict], r.latency_ns) < 0)
+		error(DCP_EXIT_ERROR, ENOMEM, "latency table");
 	if (r.verdict == DCP_URING_INLINE)
 		t->inlined++;
 	else
@@ -606,7 +597,10 @@ static void start_trace(void)
 
 int main(int argc, char **argv)
 {
-	struct totals t = { 0 };
+	struct totals t = {
+		.all = DCP_LATENCY_INIT,
+		.lat = { DCP_LATENCY_INIT, DCP_LATENCY_INIT },
+	};
 	char flags[256];
 	uint64_t seq = 0;
 	int ret, status;
@@ -636,9 +630,9 @@ int main(int argc, char **argv)
 				open_one(env.paths[i], ++seq, flags, &t);
 		summary(&t);
 		status = status_of(&t);
-		free(t.all.ns);
-		free(t.lat[0].ns);
-		free(t.lat[1].ns);
+		dcp_latency_free(&t.all);
+		dcp_latency_free(&t.lat[0]);
+		dcp_latency_free(&t.lat[1]);
 	}
 	if (trace) {
 		ret = dcp_trace_stop(trace);

@@ -147,7 +147,7 @@ const char *dcp_uring_unsupported_reason(int err);
 /*
  * dcp_open_flags_parse - parse a comma-separated list of open(2) flag
  * names, lower case without the O_ prefix: rdonly wronly rdwr creat excl
- * trunc append nonblock nofollow directory path cloexec noctty noatime
+ * trunc append nonblock nofollow directory path noctty cloexec noatime
  * sync dsync direct tmpfile largefile.  At most one access mode.
  * Returns 0 and stores the flags, or -EINVAL and points *BAD (if not NULL)
  * at the offending name in S.
@@ -160,11 +160,5 @@ int dcp_open_flags_parse(const char *s, unsigned long long *flags,
  * separated, into BUF of SIZE bytes (always terminated).  Returns BUF.
  */
 char *dcp_open_flags_format(unsigned long long flags, char *buf, size_t size);
-
-/*
- * dcp_percentile - the P-th percentile (0..100, nearest rank) of the N
- * values in SORTED (ascending).  Returns 0 for N == 0.
- */
-uint64_t dcp_percentile(const uint64_t *sorted, size_t n, double p);
 
 #endif

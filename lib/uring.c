@@ -338,7 +338,7 @@ static const struct {
 	{ "trunc", O_TRUNC },	    { "append", O_APPEND },
 	{ "nonblock", O_NONBLOCK }, { "nofollow", O_NOFOLLOW },
 	{ "directory", O_DIRECTORY }, { "path", O_PATH },
-	{ "cloexec", O_CLOEXEC },   { "noctty", O_NOCTTY },
+	{ "noctty", O_NOCTTY },	    { "cloexec", O_CLOEXEC },
 	{ "noatime", O_NOATIME },   { "sync", O_SYNC },
 	{ "dsync", O_DSYNC },	    { "direct", O_DIRECT },
 };
@@ -399,21 +399,4 @@ char *dcp_open_flags_format(unsigned long long flags, char *buf, size_t size)
 			break;
 	}
 	return buf;
-}
-
-uint64_t dcp_percentile(const uint64_t *sorted, size_t n, double p)
-{
-	double exact = p / 100.0 * (double)n;
-	size_t rank;
-
-	if (!n)
-		return 0;
-	rank = (size_t)exact;
-	if ((double)rank < exact)
-		rank++;
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return sorted[rank - 1];
 }

@@ -116,6 +116,8 @@ test_flags() {
 	assertEquals 2 "$RC"
 	assertEquals "EEXIST punted True" "$(json_get '" ".join(str(objs[0][k]) for k in ("errno","verdict","forced"))' <<<"$OUT")"
 	assertEquals "wronly,creat,excl" "$(json_get 'objs[0]["flags"]' <<<"$OUT")"
+	run uring-open --json "$MNT/d/new"
+	assertEquals "the default flags" "rdonly,nonblock,noctty,cloexec" "$(json_get 'objs[0]["flags"]' <<<"$OUT")"
 	cat "$MNT/nanorc" >/dev/null
 	run uring-open --flags rdonly,directory "$MNT/nanorc"
 	assertEquals 2 "$RC"
@@ -379,6 +381,10 @@ test_usage_errors() {
 	assertEquals 64 "$RC"
 	run uring-open -q --json /
 	assertEquals 64 "$RC"
+	run uring-open --depth 8 /
+	assertEquals "--depth without --bench" 64 "$RC"
+	run uring-open -0 /
+	assertEquals "--null without --bench" 64 "$RC"
 	run uring-open --help
 	assertEquals 0 "$RC"
 	assertContains "$OUT" "DEFER_TASKRUN"

@@ -20,6 +20,8 @@ static void test_flags(void)
 	CHECK_INT(dcp_open_flags_parse("rdwr,creat,trunc,cloexec", &f, NULL), 0);
 	CHECK_INT(f, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC);
 	CHECK_STR(dcp_open_flags_format(f, buf, sizeof(buf)), "rdwr,creat,trunc,cloexec");
+	CHECK_INT(dcp_open_flags_parse("rdonly,nonblock,noctty,cloexec", &f, NULL), 0);
+	CHECK_STR(dcp_open_flags_format(f, buf, sizeof(buf)), "rdonly,nonblock,noctty,cloexec");
 	CHECK_INT(dcp_open_flags_parse("wronly,tmpfile", &f, NULL), 0);
 	CHECK_STR(dcp_open_flags_format(f, buf, sizeof(buf)), "wronly,tmpfile");
 	CHECK_INT(dcp_open_flags_parse("directory,path,nofollow", &f, NULL), 0);
@@ -34,19 +36,6 @@ static void test_flags(void)
 	/* A short buffer is truncated, never overrun. */
 	dcp_open_flags_format(O_RDWR | O_CREAT, buf, 6);
 	CHECK(strlen(buf) < 6);
-}
-
-static void test_percentile(void)
-{
-	const uint64_t v[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
-
-	CHECK_INT(dcp_percentile(v, 0, 50), 0);
-	CHECK_INT(dcp_percentile(v, 10, 0), 1);
-	CHECK_INT(dcp_percentile(v, 10, 50), 5);
-	CHECK_INT(dcp_percentile(v, 10, 99), 10);
-	CHECK_INT(dcp_percentile(v, 10, 100), 10);
-	CHECK_INT(dcp_percentile(v, 1, 99), 1);
-	CHECK_INT(dcp_percentile(v, 3, 50), 2);
 }
 
 static void test_reasons(void)
@@ -70,7 +59,6 @@ int main(void)
 	int ret;
 
 	test_flags();
-	test_percentile();
 	test_reasons();
 
 	ret = dcp_uring_support(true);
