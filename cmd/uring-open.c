@@ -263,7 +263,7 @@ static void lat_json(const char *key, struct dcp_latency *l)
 }
 
 struct totals {
-	uint64_t opens, inlined, punted, forced, cold, failed, disagree;
+	uint64_t opens, inlined, punted, forced, cold, eagain, failed, disagree;
 	bool inexact; /* some ring had no DEFER_TASKRUN */
 	struct dcp_latency all, lat[2];
 };
@@ -406,11 +406,15 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 		t->inlined++;
 	else
 		t->punted++;
-	if (r.verdict == DCP_URING_PUNTED && dcp_uring_forced_async(&env.how))
-		t->forced++;
-	else if (r.verdict == DCP_URING_PUNTED || r.res == -EAGAIN)
+	/* A forced punt says nothing about the cache; RESOLVE_CACHED's EAGAIN does. */
+	bool forced = r.verdict == DCP_URING_PUNTED && dcp_uring_forced_async(&env.how);
+	bool missed = r.res == -EAGAIN && env.how.cached;
+
+	t->forced += forced;
+	t->eagain += missed;
+	if ((r.verdict == DCP_URING_PUNTED && !forced) || missed)
 		t->cold++;
-	if (r.res < 0 && r.res != -EAGAIN)
+	if (r.res < 0 && !missed)
 		t->failed++;
 	if (out.len > 65536)
 		flush();
@@ -431,10 +435,11 @@ static void summary(struct totals *t)
 	if (env.json) {
 		dcp_buf_printf(&out,
 			       "{\"type\":\"summary\",\"opens\":%llu,\"inline\":%llu,\"punted\":%llu,"
-			       "\"forced\":%llu,\"failed\":%llu,\"exact\":%s",
+			       "\"forced\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s",
 			       (unsigned long long)t->opens, (unsigned long long)t->inlined,
 			       (unsigned long long)t->punted, (unsigned long long)t->forced,
-			       (unsigned long long)t->failed, exact ? "true" : "false");
+			       (unsigned long long)t->eagain, (unsigned long long)t->failed,
+			       exact ? "true" : "false");
 		if (trace)
 			dcp_buf_printf(&out, ",\"disagreements\":%llu",
 				       (unsigned long long)t->disagree);
@@ -446,9 +451,10 @@ static void summary(struct totals *t)
 	}
 	if (env.quiet || t->opens < 2)
 		return;
-	dcp_buf_printf(&err, "%llu opens: %llu inline, %llu punted, %llu failed\n",
+	dcp_buf_printf(&err, "%llu opens: %llu inline, %llu punted, %llu EAGAIN, %llu failed\n",
 		       (unsigned long long)t->opens, (unsigned long long)t->inlined,
-		       (unsigned long long)t->punted, (unsigned long long)t->failed);
+		       (unsigned long long)t->punted, (unsigned long long)t->eagain,
+		       (unsigned long long)t->failed);
 	lat_text("all", &t->all);
 	lat_text("inline", &t->lat[DCP_URING_INLINE]);
 	lat_text("punted", &t->lat[DCP_URING_PUNTED]);

@@ -72,9 +72,13 @@ test_cached_cold_is_eagain_not_punted() {
 	assertEquals "$MNT/nanorc: Resource temporarily unavailable" "$ERR"
 	run uring-open --cached -n 3 --json "$MNT/nanorc"
 	assertEquals "still cold: nothing did the I/O" 1 "$RC"
-	assertEquals "0 3" "$(json_get '"%d %d" % (objs[-1]["punted"], objs[-1]["inline"])' <<<"$OUT")"
+	assertEquals "0 3 3 0" "$(json_get '"%d %d %d %d" % (objs[-1]["punted"], objs[-1]["inline"], objs[-1]["eagain"], objs[-1]["failed"])' <<<"$OUT")"
 	assertEquals "['EAGAIN']" "$(json_get 'sorted(set(o["errno"] for o in objs[:-1]))' <<<"$OUT")"
 	assertEquals "openat2" "$(json_get 'objs[0]["op"]' <<<"$OUT")"
+	# Forced to io-wq, RESOLVE_CACHED still refuses to do I/O.
+	run uring-open --cached --async --json "$MNT/nanorc"
+	assertEquals "EAGAIN is cold even when forced" 1 "$RC"
+	assertEquals "punted EAGAIN" "$(json_get 'objs[0]["verdict"] + " " + objs[0]["errno"]' <<<"$OUT")"
 	ls -l "$MNT/nanorc" >/dev/null
 	run uring-open --cached "$MNT/nanorc"
 	assertEquals "cached after ls" 0 "$RC"
@@ -150,7 +154,7 @@ test_repeat_summary() {
 	run uring-open -n 5 "$MNT/nanorc"
 	assertEquals 1 "$RC"
 	assertEquals "punted inline inline inline inline" "$(awk '{ print $1 }' <<<"$OUT" | xargs)"
-	assertContains "$ERR" "5 opens: 4 inline, 1 punted, 0 failed"
+	assertContains "$ERR" "5 opens: 4 inline, 1 punted, 0 EAGAIN, 0 failed"
 	assertContains "$ERR" "all     min "
 	assertContains "$ERR" " median "
 	assertContains "$ERR" " p99 "
