@@ -309,7 +309,7 @@ const char *dcp_uring_unsupported_reason(int err)
 {
 	switch (err < 0 ? -err : err) {
 	case ENOSYS:
-		return "io_uring is not available: this kernel has no io_uring_setup(2), or a seccomp filter hides it";
+		return "io_uring is not available: this kernel has no io_uring system calls, or a seccomp filter hides them";
 	case EPERM:
 	case EACCES:
 		switch (io_uring_disabled()) {
