@@ -83,6 +83,7 @@ enum {
 	OPT_BENCH,
 	OPT_DEPTH,
 	OPT_NO_DEFER,
+	OPT_DIRECT,
 };
 
 static const struct argp_option options[] = {
@@ -102,6 +103,8 @@ static const struct argp_option options[] = {
 	  "Open every path of LIST (a file, - for stdin) with a queue of requests in flight", 0 },
 	{ "depth", OPT_DEPTH, "N", 0, "With --bench: requests in flight (default 32)", 0 },
 	{ "null", '0', NULL, 0, "With --bench: LIST is NUL-separated (find -print0)", 0 },
+	{ "direct", OPT_DIRECT, NULL, 0,
+	  "With --bench: open into fixed-file slots (direct descriptors), no close calls", 0 },
 	{ "no-defer", OPT_NO_DEFER, NULL, 0,
 	  "Use a plain ring without DEFER_TASKRUN, as before Linux 6.1: the verdict is then a race", 0 },
 	{ 0 },
@@ -156,6 +159,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_DEFER:
 		env.no_defer = true;
 		break;
+	case OPT_DIRECT:
+		env.how.direct = true;
+		break;
 	case ARGP_KEY_ARG:
 		if (!*arg)
 			argp_error(state, "an empty PATH names nothing");
@@ -169,8 +175,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--bench takes its paths from LIST, not from the command line");
 		if (!env.bench && !env.npaths)
 			argp_error(state, "no PATH given");
-		if (!env.bench && (env.depth_given || env.nul))
-			argp_error(state, "--depth and --null apply only to --bench");
+		if (!env.bench && (env.depth_given || env.nul || env.how.direct))
+			argp_error(state, "--depth, --null and --direct apply only to --bench");
 		if (env.bench && env.count != 1)
 			argp_error(state, "-n does not apply to --bench (run it again instead)");
 		if (env.quiet && env.json)
@@ -550,10 +556,11 @@ static int bench(void)
 		status = DCP_EXIT_OK;
 	if (env.json) {
 		dcp_buf_printf(&out,
-			       "{\"type\":\"bench\",\"mode\":\"%s\",\"depth\":%u,\"opens\":%llu,"
+			       "{\"type\":\"bench\",\"mode\":\"%s\",\"direct\":%s,\"depth\":%u,\"opens\":%llu,"
 			       "\"inline\":%llu,\"punted\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s,"
 			       "\"elapsed_ns\":%llu,\"elapsed_ms\":%.3f,\"cpu_ms\":%.3f",
-			       mode, env.depth, (unsigned long long)b.opens,
+			       mode, env.how.direct ? "true" : "false", env.depth,
+			       (unsigned long long)b.opens,
 			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
 			       (unsigned long long)b.missed, (unsigned long long)b.failed,
 			       dcp_uring_exact(ring) ? "true" : "false",
@@ -564,10 +571,10 @@ static int bench(void)
 		dcp_buf_printf(&out, "}\n{\"type\":\"summary\",\"opens\":%llu,\"status\":%d}\n",
 			       (unsigned long long)b.opens, status);
 	} else if (!env.quiet) {
-		dcp_buf_printf(&out, "%s: %llu opens in %.3f ms, %.3f ms CPU (depth %u): %llu inline, "
+		dcp_buf_printf(&out, "%s: %llu opens in %.3f ms, %.3f ms CPU (depth %u%s): %llu inline, "
 			       "%llu punted, %llu EAGAIN, %llu failed\n",
 			       mode, (unsigned long long)b.opens, b.elapsed_ns / 1e6, b.cpu_ns / 1e6,
-			       env.depth,
+			       env.depth, env.how.direct ? ", direct" : "",
 			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
 			       (unsigned long long)b.missed, (unsigned long long)b.failed);
 		if (trace)

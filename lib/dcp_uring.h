@@ -47,6 +47,8 @@ struct dcp_uring_how {
 	unsigned long long mode;  /* for O_CREAT / O_TMPFILE */
 	bool cached;		  /* IORING_OP_OPENAT2 with RESOLVE_CACHED */
 	bool async;		  /* IOSQE_ASYNC: punt without trying inline */
+	bool direct;		  /* dcp_uring_open_all() only: open into fixed-file
+				     slots (direct descriptors), nothing to close */
 };
 
 /* The outcome of one open. */
@@ -111,7 +113,10 @@ struct dcp_uring_batch {
 /*
  * dcp_uring_open_all - open the N PATHS through R with up to DEPTH
  * (1..R's entries) requests in flight, as an application would, closing
- * every descriptor as it completes.  Each completion is classified inline
+ * every descriptor as it completes (with HOW->direct, each open goes into
+ * a free slot of a fixed-file table of DEPTH slots, registered for the
+ * run, and replaces the file left there: no close calls; O_CLOEXEC is
+ * dropped, direct descriptors are not in the process's file table).  Each completion is classified inline
  * or punted as in dcp_uring_open(): what is in the CQ right after a submit
  * was posted inline during it; what a later wait brings was punted.  The
  * request of PATHS[i] has user_data I; when VERDICTS is not NULL,

@@ -82,23 +82,34 @@ bool dcp_uring_forced_async(const struct dcp_uring_how *how)
 	       (how->flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY)));
 }
 
-/* The how is copied by the kernel while the SQE is consumed, in submit. */
+/*
+ * The how is copied by the kernel while the SQE is consumed, in submit.
+ * SLOT >= 0 opens into that fixed-file slot (a direct descriptor).
+ */
 static void prep(struct io_uring_sqe *sqe, const char *path,
 		 const struct dcp_uring_how *how, struct open_how *oh,
-		 uint64_t user_data)
+		 uint64_t user_data, int slot)
 {
 	/* openat2(2) refuses a mode that the flags do not use. */
 	unsigned long long mode =
 		how->flags & (O_CREAT | (O_TMPFILE & ~O_DIRECTORY)) ? how->mode : 0;
+	/* Direct descriptors are not in the file table: no close-on-exec. */
+	unsigned long long flags = slot >= 0 ? how->flags & ~(unsigned long long)O_CLOEXEC
+					     : how->flags;
 
 	if (how->cached) {
-		oh->flags = how->flags;
+		oh->flags = flags;
 		oh->mode = mode;
 		oh->resolve = RESOLVE_CACHED;
-		io_uring_prep_openat2(sqe, how->dirfd, path, oh);
+		if (slot >= 0)
+			io_uring_prep_openat2_direct(sqe, how->dirfd, path, oh, (unsigned)slot);
+		else
+			io_uring_prep_openat2(sqe, how->dirfd, path, oh);
+	} else if (slot >= 0) {
+		io_uring_prep_openat_direct(sqe, how->dirfd, path, (int)flags,
+					    (mode_t)mode, (unsigned)slot);
 	} else {
-		io_uring_prep_openat(sqe, how->dirfd, path, (int)how->flags,
-				     (mode_t)mode);
+		io_uring_prep_openat(sqe, how->dirfd, path, (int)flags, (mode_t)mode);
 	}
 	if (how->async)
 		sqe->flags |= IOSQE_ASYNC;
@@ -142,7 +153,7 @@ int dcp_uring_open(struct dcp_uring *r, const char *path,
 	sqe = io_uring_get_sqe(&r->ring);
 	if (!sqe)
 		return -EBUSY;
-	prep(sqe, path, how, &oh, user_data);
+	prep(sqe, path, how, &oh, user_data, -1);
 
 	t0 = dcp_now_ns();
 	ret = submit(r, 1);
@@ -175,31 +186,46 @@ static uint64_t cpu_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Count, close and retire every completion visible now. */
-static unsigned reap(struct dcp_uring *r, enum dcp_uring_verdict v,
-		     unsigned char *verdicts, struct dcp_uring_batch *out)
+/* State of one dcp_uring_open_all() run. */
+struct batch {
+	struct dcp_uring *r;
+	unsigned char *verdicts;
+	struct dcp_uring_batch *out;
+	unsigned *free_slots; /* direct: fixed-file slots not in use */
+	unsigned nfree;
+	unsigned *slot_of;    /* direct: slot of request i */
+};
+
+/* Count, close (or free the slot of) and retire every completion visible now. */
+static unsigned reap(struct batch *b, enum dcp_uring_verdict v)
 {
+	struct dcp_uring_batch *out = b->out;
 	struct io_uring_cqe *cqe;
 	unsigned head, n = 0;
 
-	io_uring_for_each_cqe(&r->ring, head, cqe) {
+	io_uring_for_each_cqe(&b->r->ring, head, cqe) {
+		size_t i = (size_t)cqe->user_data;
+
 		n++;
-		if (verdicts)
-			verdicts[cqe->user_data] = (unsigned char)v;
+		if (b->verdicts)
+			b->verdicts[i] = (unsigned char)v;
+		if (b->slot_of)
+			b->free_slots[b->nfree++] = b->slot_of[i];
 		if (cqe->res >= 0) {
-			close(cqe->res);
+			if (!b->slot_of)
+				close(cqe->res);
 		} else if (cqe->res == -EAGAIN) {
 			out->missed++;
 		} else if (out->failed++ == 0) {
 			out->first_error = cqe->res;
-			out->first_error_index = (size_t)cqe->user_data;
+			out->first_error_index = i;
 		}
 		if (v == DCP_URING_INLINE)
 			out->inlined++;
 		else
 			out->punted++;
 	}
-	io_uring_cq_advance(&r->ring, n);
+	io_uring_cq_advance(&b->r->ring, n);
 	out->opens += n;
 	return n;
 }
@@ -208,6 +234,7 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 		       size_t n, unsigned depth, const struct dcp_uring_how *how,
 		       unsigned char *verdicts, struct dcp_uring_batch *out)
 {
+	struct batch b = { .r = r, .verdicts = verdicts, .out = out };
 	struct open_how *ohs;
 	size_t next = 0, inflight = 0;
 	uint64_t t0, c0;
@@ -216,10 +243,23 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 	memset(out, 0, sizeof(*out));
 	if (depth < 1 || depth > r->entries)
 		return -EINVAL;
-	/* One open_how per slot: each must live until its SQE is submitted. */
+	/* One open_how per SQE of a submit: each must live until it is consumed. */
 	ohs = calloc(depth, sizeof(*ohs));
 	if (!ohs)
 		return -ENOMEM;
+	if (how->direct) {
+		b.free_slots = calloc(depth, sizeof(*b.free_slots));
+		b.slot_of = calloc(n ? n : 1, sizeof(*b.slot_of));
+		if (!b.free_slots || !b.slot_of) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ret = io_uring_register_files_sparse(&r->ring, depth);
+		if (ret < 0)
+			goto out;
+		for (unsigned i = 0; i < depth; i++)
+			b.free_slots[b.nfree++] = depth - 1 - i;
+	}
 	c0 = cpu_now_ns();
 	t0 = dcp_now_ns();
 	while (next < n || inflight) {
@@ -227,10 +267,15 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 
 		while (next < n && inflight < depth) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+			int slot = -1;
 
 			if (!sqe)
 				break;
-			prep(sqe, paths[next], how, &ohs[queued], next);
+			if (b.slot_of) {
+				slot = (int)b.free_slots[--b.nfree];
+				b.slot_of[next] = (unsigned)slot;
+			}
+			prep(sqe, paths[next], how, &ohs[queued], next, slot);
 			next++;
 			inflight++;
 			queued++;
@@ -245,7 +290,7 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 		 * CQ was empty before it); io-wq completions wait, as task work,
 		 * for the next call that asks for events.
 		 */
-		inflight -= reap(r, DCP_URING_INLINE, verdicts, out);
+		inflight -= reap(&b, DCP_URING_INLINE);
 		if (queued && next < n && inflight < depth)
 			continue;
 		if (!inflight)
@@ -253,10 +298,15 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 		ret = wait_one(r);
 		if (ret < 0)
 			break;
-		inflight -= reap(r, DCP_URING_PUNTED, verdicts, out);
+		inflight -= reap(&b, DCP_URING_PUNTED);
 	}
 	out->elapsed_ns = dcp_now_ns() - t0;
 	out->cpu_ns = cpu_now_ns() - c0;
+	if (how->direct)
+		io_uring_unregister_files(&r->ring);
+out:
+	free(b.free_slots);
+	free(b.slot_of);
 	free(ohs);
 	return ret;
 }

@@ -7,7 +7,9 @@
 #
 # Usage: tests/bench/bench-uring-table.sh [BUILD_DIR]
 # Environment: FILES (10000), DIRS (100), RUNS (5), DEPTH (32),
-#              SHARES ("33 89 100").  Needs root and loop devices.
+#              SHARES ("33 89 100"), DIRECT (0; 1: open into direct
+#              descriptors instead of closing each fd).  Needs root and
+#              loop devices.
 #
 # Each run: remount the fixture (every dentry cold), stat the chosen share
 # of the files (a fixed pseudo-random selection), then time
@@ -27,6 +29,9 @@ DIRS=${DIRS:-100}
 RUNS=${RUNS:-5}
 DEPTH=${DEPTH:-32}
 SHARES=${SHARES:-33 89 100}
+DIRECT=${DIRECT:-0}
+direct=
+[ "$DIRECT" = 1 ] && direct=--direct
 per_dir=$(( (FILES + DIRS - 1) / DIRS ))
 
 mnt=$(fixture_new 128 -N $((FILES + DIRS + 64))) || exit 2
@@ -59,7 +64,7 @@ run() {
 	if [ -s "$work/sel.$share" ]; then
 		xargs -a "$work/sel.$share" -d '\n' stat --format=%i >/dev/null || exit 2
 	fi
-	json=$(uring-open --bench "$work/list" --depth "$DEPTH" $opt --json)
+	json=$(uring-open --bench "$work/list" --depth "$DEPTH" $opt $direct --json)
 	python3 -c '
 import json, sys
 b = [o for o in map(json.loads, sys.stdin) if o["type"] == "bench"][0]
@@ -93,4 +98,4 @@ for share in $SHARES; do
 		"$(awk -v a="$a" -v i="$i" 'BEGIN { print a / i }')" "$ca" "$ci" \
 		"$(awk -v a="$ca" -v i="$ci" 'BEGIN { print a / i }')" "$counts"
 done
-echo "medians of $RUNS cold runs, $FILES files, queue depth $DEPTH; kernel $(uname -r)" >&2
+echo "medians of $RUNS cold runs, $FILES files, queue depth $DEPTH${direct:+, direct descriptors}; kernel $(uname -r)" >&2

@@ -264,6 +264,11 @@ test_bench() {
 		assertEquals 1 "$RC"
 		assertEquals "bench summary" "$(json_types <<<"$OUT" | xargs)"
 		assertEquals "80 30 50 50 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("opens","inline","punted","kernel_punted","disagreements"))' <<<"$OUT")"
+		fixture_cold "$MNT"
+		for i in $(seq 1 80 | shuf -n 50); do stat "$MNT/many/f$i" >/dev/null; done
+		run uring-open --bench "$list" --depth 8 --direct --trace --json
+		assertEquals 1 "$RC"
+		assertEquals "direct" "80 50 30 30 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("opens","inline","punted","kernel_punted","disagreements"))' <<<"$OUT")"
 	fi
 	run uring-open --bench "$list"
 	assertEquals "all warm now" 0 "$RC"
@@ -272,6 +277,12 @@ test_bench() {
 	run uring-open --bench "$list" --async --json
 	assertEquals 0 "$RC"
 	assertEquals "async 0 80" "$(json_get '" ".join(str(objs[0][k]) for k in ("mode","inline","punted"))' <<<"$OUT")"
+	# Direct descriptors: 80 opens through 4 fixed-file slots, none fails.
+	run uring-open --bench "$list" --direct --depth 4 --json
+	assertEquals 0 "$RC"
+	assertEquals "True 80 80 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("direct","opens","inline","failed"))' <<<"$OUT")"
+	run uring-open --bench "$list" --direct --depth 4
+	assertContains "$OUT" "(depth 4, direct): 80 inline"
 	fixture_cold "$MNT"
 	run uring-open --bench - --cached --json <"$list"
 	assertEquals "RESOLVE_CACHED misses are EAGAIN" 1 "$RC"
@@ -389,6 +400,8 @@ test_usage_errors() {
 	assertEquals "--depth without --bench" 64 "$RC"
 	run uring-open -0 /
 	assertEquals "--null without --bench" 64 "$RC"
+	run uring-open --direct /
+	assertEquals "--direct without --bench" 64 "$RC"
 	run uring-open --help
 	assertEquals 0 "$RC"
 	assertContains "$OUT" "DEFER_TASKRUN"
