@@ -424,4 +424,21 @@ test_options_documented() {
 	done
 }
 
+# The bash completion completes options and --flags names after a comma.
+test_completion() {
+	local bc=/usr/share/bash-completion/bash_completion
+	[ -r "$bc" ] || startSkipping
+	complete_words() {
+		bash -c '. "$1"; . "$2"; shift 2
+			COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+			COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+			_uring_open 2>/dev/null; echo "${COMPREPLY[*]}"' _ "$bc" "$DCP_SRC/completions/uring-open" "$@"
+	}
+	assertEquals "--flags" "$(complete_words uring-open --fl)"
+	assertEquals "--direct" "$(complete_words uring-open --dir)"
+	assertEquals "rdonly,nonblock rdonly,nofollow rdonly,noctty rdonly,noatime" \
+		"$(complete_words uring-open --flags rdonly,no)"
+	assertEquals "trunc tmpfile" "$(complete_words uring-open --flags t)"
+}
+
 . "$SHUNIT2"
