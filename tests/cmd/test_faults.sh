@@ -10,8 +10,8 @@
 # nothing on stdout, and exit 3.  A command that does not need it behaves
 # exactly as without the fault.
 . "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
-. "$DCP_TESTS/lib/rely.sh"
 fixture_require
+. "$DCP_TESTS/lib/rely.sh"
 
 OPENAT2_FAULTS="openat2=ENOSYS openat2=EINVAL openat2=EPERM"
 URING_FAULTS="io_uring_setup=EPERM io_uring_setup=ENOSYS"

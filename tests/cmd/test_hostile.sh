@@ -7,8 +7,8 @@
 # byte written to stdout and stderr is checked for raw control characters;
 # every JSON line is parsed and its paths must round-trip exactly.
 . "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
-. "$DCP_TESTS/lib/rely.sh"
 fixture_require
+. "$DCP_TESTS/lib/rely.sh"
 
 MKTREE="python3 $DCP_TESTS/lib/mktree.py"
 MUTATE="python3 $DCP_TESTS/lib/mutate.py"

@@ -3,8 +3,8 @@
 # stdout, a reader that goes away.  Nothing may crash, hang, lose entries
 # silently or write noise.
 . "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
-. "$DCP_TESTS/lib/rely.sh"
 fixture_require
+. "$DCP_TESTS/lib/rely.sh"
 
 oneTimeSetUp() {
 	MNT=$(fixture_new 64) || fail "cannot make fixture"

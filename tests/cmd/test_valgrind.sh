@@ -11,16 +11,16 @@
 # for real.  Skipped (77) when valgrind is missing, and in sanitizer builds
 # (valgrind cannot run ASan binaries).
 . "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
-. "$DCP_TESTS/lib/rely.sh"
 if ! command -v valgrind >/dev/null 2>&1; then
 	echo "SKIP: valgrind is not installed" >&2
 	exit 77
 fi
-if sanitized; then
+if grep -q '^DCP_SANITIZE:BOOL=ON' "$DCP_BUILD/CMakeCache.txt" 2>/dev/null; then
 	echo "SKIP: valgrind cannot run a sanitizer build (the plain build runs this)" >&2
 	exit 77
 fi
 fixture_require
+. "$DCP_TESTS/lib/rely.sh"
 
 RELY_TIMEOUT=600
 VG=(valgrind -q --error-exitcode=99 --leak-check=full

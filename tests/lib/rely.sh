@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # rely.sh - helpers for the reliability suites (faults, limits, hostile trees,
-# valgrind).  Source after fixture.sh.
+# valgrind).  Source after fixture.sh and fixture_require.
 
 : "${DCP_BUILD:?DCP_BUILD must name the build directory}"
 FI=$DCP_BUILD/tests/faultinject
@@ -14,7 +14,9 @@ have() { [ -x "$DCP_BIN/$1" ]; }
 # sanitized - this build uses ASan/UBSan (no valgrind, no small ulimit -v).
 sanitized() { grep -q '^DCP_SANITIZE:BOOL=ON' "$DCP_BUILD/CMakeCache.txt" 2>/dev/null; }
 
-RELY_TMP=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-rely.XXXXXX") || exit 2
+# Under the fixture root (source this after fixture_require), so that the
+# fixture cleanup also unmounts the tmpfs the suites mount in here.
+RELY_TMP=$(mktemp -d "${FIXTURE_ROOT:-${TMPDIR:-/tmp}}/rely.XXXXXX") || exit 2
 chmod 0755 "$RELY_TMP"
 OUTF=$RELY_TMP/stdout
 ERRF=$RELY_TMP/stderr
