@@ -278,13 +278,14 @@ static void prom_states(struct dcp_buf *b, const char *name, const char *pathlab
 }
 
 static void prom_value(struct dcp_buf *b, const char *name, const char *pathlabel,
-		       const struct dcp_pr_prom_series *s, const char *fmt, double v)
+		       const struct dcp_pr_prom_series *s, bool ratio, double v)
 {
 	dcp_buf_puts(b, name);
 	prom_close(b, prom_series_labels(b, pathlabel, s));
-	dcp_buf_putc(b, ' ');
-	dcp_buf_printf(b, fmt, v);
-	dcp_buf_putc(b, '\n');
+	if (ratio)
+		dcp_buf_printf(b, " %.6g\n", v);
+	else
+		dcp_buf_printf(b, " %.0f\n", v);
 }
 
 /* Per-root series, or one unlabelled series for the whole run. */
@@ -312,17 +313,17 @@ void dcp_pr_prometheus(struct dcp_buf *b, const struct dcp_pr_prom *p)
 	prom_family(b, "dcache_probe_cached_ratio",
 		    "Share of probed paths resolved from the dentry cache (cached or negative).");
 	for (size_t i = 0; i < nseries(p); i++)
-		prom_value(b, "dcache_probe_cached_ratio", "root", series_at(p, i), "%.6g",
+		prom_value(b, "dcache_probe_cached_ratio", "root", series_at(p, i), true,
 			   dcp_pr_cached_pct(counts_at(p, i)) / 100.0);
 	prom_family(b, "dcache_probe_not_visited_dirs",
 		    "Uncached directories not descended into (--no-perturb).");
 	for (size_t i = 0; i < nseries(p); i++)
-		prom_value(b, "dcache_probe_not_visited_dirs", "root", series_at(p, i), "%.0f",
+		prom_value(b, "dcache_probe_not_visited_dirs", "root", series_at(p, i), false,
 			   (double)counts_at(p, i)->not_visited);
 	prom_family(b, "dcache_probe_walk_errors",
 		    "Directories that could not be opened or listed.");
 	for (size_t i = 0; i < nseries(p); i++)
-		prom_value(b, "dcache_probe_walk_errors", "root", series_at(p, i), "%.0f",
+		prom_value(b, "dcache_probe_walk_errors", "root", series_at(p, i), false,
 			   (double)counts_at(p, i)->walk_errors);
 	if (p->nmounts) {
 		prom_family(b, "dcache_probe_mount_paths",
@@ -335,7 +336,7 @@ void dcp_pr_prometheus(struct dcp_buf *b, const struct dcp_pr_prom *p)
 			    "0 if they can miss although cached.");
 		for (size_t i = 0; i < p->nmounts; i++)
 			prom_value(b, "dcache_probe_mount_resolve_cached", "mountpoint",
-				   &p->mounts[i], "%.0f",
+				   &p->mounts[i], false,
 				   dcp_fs_flagged(p->mounts[i].fstype) ? 0.0 : 1.0);
 	}
 	if (p->ndirs) {
