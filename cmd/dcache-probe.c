@@ -885,10 +885,11 @@ static int exit_status(const struct dcp_pr_counts *tot)
 
 int main(int argc, char **argv)
 {
-	struct dcp_buf out = DCP_BUF_INIT, err = DCP_BUF_INIT;
+	/* Static: what they own stays reachable until exit. */
+	static struct dcp_buf out = DCP_BUF_INIT, err = DCP_BUF_INIT;
+	static struct dcp_pr_prom prom;
+	static struct worker single;
 	struct dcp_pr_counts tot = { 0 };
-	struct dcp_pr_prom prom = { 0 };
-	struct worker single = { 0 };
 	int ret, status, werr;
 
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
