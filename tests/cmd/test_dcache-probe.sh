@@ -518,4 +518,15 @@ test_usage_errors() {
 	assertContains "$OUT" "dcache-probe (dcprobe)"
 }
 
+# Every option of --help is in the man page and the bash completion.
+test_options_documented() {
+	local src=${DCP_SRC:-$DCP_TESTS/..} opt
+	[ -f "$src/man/dcache-probe.1" ] || startSkipping
+	for opt in $(dcache-probe --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
+		assertContains "$opt in the man page" "$(sed 's/\\-/-/g' "$src/man/dcache-probe.1")" "$opt"
+		assertContains "$opt in the completion" "$(cat "$src/completions/dcache-probe")" "$opt"
+	done
+	bash -n "$src/completions/dcache-probe" || fail "completion does not parse"
+}
+
 . "$SHUNIT2"
