@@ -398,6 +398,23 @@ test_symlink_loops() {
 	assertEquals "-P takes it back" 1 "$(wc -l <<<"$OUT")"
 }
 
+# Following a symlink whose access time is due for an update (relatime:
+# not read since it was made) needs a blocking step: a miss, until one
+# normal follow updated it.
+test_follow_needs_atime_update() {
+	ln -s t "$MNT/fresh"
+	fixture_cold "$MNT"
+	[ -L "$MNT/fresh" ] && ls "$MNT/t" >/dev/null   # lstat: the link itself only
+	run dcache-probe "$MNT/fresh"
+	assertEquals "the link itself is cached" 0 "$RC"
+	run dcache-probe -H "$MNT/fresh"
+	assertEquals "following it misses" 1 "$RC"
+	ls "$MNT/fresh/" >/dev/null
+	run dcache-probe -H "$MNT/fresh"
+	assertEquals "after one follow, cached" 0 "$RC"
+	rm -f "$MNT/fresh"
+}
+
 test_unreadable_directory() {
 	ls -l "$MNT/perm" "$MNT/perm/pub" >/dev/null
 	run as_nobody "$DCP_BIN/dcache-probe" -r "$MNT/perm"
