@@ -311,8 +311,13 @@ struct dirstat {
 	size_t root;
 };
 
-/* Per-root records for --prometheus -r, in chunks so workers never see a realloc. */
+/*
+ * Per-root records for --prometheus -r.  Chunks hang off a fixed table, so
+ * a worker never sees it move while the main thread adds roots; a chunk is
+ * filled in before its roots are handed to the walker.
+ */
 #define ROOT_CHUNK 1024
+#define ROOT_CHUNKS 65536
 struct rootrec {
 	char *path;
 	struct dcp_pr_counts c;
@@ -329,8 +334,8 @@ static struct {
 	struct dcp_buf dirbuf;	   /* --per-dir rows (dir_done is serialised) */
 	struct dcp_pr_prom_series *dirs; /* --per-dir rows kept for --prometheus */
 	size_t ndirs, dircap;
-	struct rootrec **roots;	   /* chunks of ROOT_CHUNK */
-	size_t nroots, rootchunks;
+	struct rootrec *roots[ROOT_CHUNKS]; /* chunks of ROOT_CHUNK */
+	size_t nroots;		   /* written by the main thread only */
 	struct dcp_mounts *mounts;
 	unsigned long long input_errors;
 	/* progress */
@@ -346,29 +351,28 @@ static struct {
 
 static struct rootrec *root_rec(size_t i)
 {
-	if (!run.roots || i >= run.nroots)
-		return NULL;
-	return &run.roots[i / ROOT_CHUNK][i % ROOT_CHUNK];
+	struct rootrec *chunk = i / ROOT_CHUNK < ROOT_CHUNKS ? run.roots[i / ROOT_CHUNK] : NULL;
+
+	return chunk ? &chunk[i % ROOT_CHUNK] : NULL;
 }
 
-/* Make room for root number run.nroots, before it is handed to the walker. */
+/* Add the record of root number run.nroots, before it goes to the walker. */
 static int root_push(const char *path)
 {
 	size_t i = run.nroots;
+	struct rootrec *chunk;
 
-	if (i % ROOT_CHUNK == 0) {
-		struct rootrec **t = realloc(run.roots, (i / ROOT_CHUNK + 1) * sizeof(*t));
-
-		if (!t)
+	if (i / ROOT_CHUNK >= ROOT_CHUNKS)
+		return -E2BIG;
+	chunk = run.roots[i / ROOT_CHUNK];
+	if (!chunk) {
+		chunk = calloc(ROOT_CHUNK, sizeof(*chunk));
+		if (!chunk)
 			return -ENOMEM;
-		run.roots = t;
-		t[i / ROOT_CHUNK] = calloc(ROOT_CHUNK, sizeof(**t));
-		if (!t[i / ROOT_CHUNK])
-			return -ENOMEM;
-		run.rootchunks++;
+		run.roots[i / ROOT_CHUNK] = chunk;
 	}
-	run.roots[i / ROOT_CHUNK][i % ROOT_CHUNK].path = strdup(path);
-	if (!run.roots[i / ROOT_CHUNK][i % ROOT_CHUNK].path)
+	chunk[i % ROOT_CHUNK].path = strdup(path);
+	if (!chunk[i % ROOT_CHUNK].path)
 		return -ENOMEM;
 	run.nroots++;
 	return 0;
@@ -746,8 +750,13 @@ static int probe_one(const char *path, void *ctx)
 
 static int walk_one(const char *path, void *ctx)
 {
-	if (env.prometheus && root_push(path) < 0)
-		return -ENOMEM;
+	int ret = env.prometheus ? root_push(path) : 0;
+
+	if (ret < 0) {
+		run.input_errors++;
+		error(0, -ret, "cannot keep the metrics of more roots");
+		return ret;
+	}
 	return dcp_walk_add(ctx, path);
 }
 
