@@ -978,7 +978,7 @@ int main(int argc, char **argv)
 		dcp_pr_summary_json(&out, &tot, env.min_cached,
 				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
 	} else if (!env.quiet) {
-		dcp_buf_puts(&err, program_invocation_short_name);
+		dcp_buf_puts(&err, program_invocation_name);
 		dcp_buf_puts(&err, ": ");
 		dcp_pr_summary_text(&err, &tot);
 	}
