@@ -304,6 +304,8 @@ struct worker {
 	char pad[64];
 };
 
+static struct dcp_progress *progress;
+
 /* Per-directory data (dcp_dir.data): own entries and finished subtrees. */
 struct dirstat {
 	struct dcp_pr_counts own; /* written by the thread visiting the dir */
@@ -564,6 +566,8 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 		struct dcp_buf q = DCP_BUF_INIT;
 
 		quote_path(&q, e->path, e->pathlen);
+		if (progress)
+			fputs("\r\033[K", stderr); /* not after a progress line */
 		error(0, err, "cannot walk %s", q.oom ? "(path)" : q.data);
 		dcp_buf_free(&q);
 	}
@@ -759,8 +763,6 @@ static int walk_one(const char *path, void *ctx)
 	}
 	return dcp_walk_add(ctx, path);
 }
-
-static struct dcp_progress *progress;
 
 /* Start the progress timer once the workers' counters exist. */
 static void start_progress(void)

@@ -426,6 +426,19 @@ test_unreadable_directory() {
 	assertEquals "EACCES" "$(json_get '[o["errno"] for o in objs if o["type"] == "error"][0]' <<<"$OUT")"
 }
 
+# Wait (at most 30 s) until the pipe on stdin is full, reading nothing.
+pipe_full() {
+	python3 -c '
+import fcntl, struct, termios, time
+end = time.time() + 30
+while time.time() < end:
+    if struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, b"0000"))[0] >= 65536:
+        break
+    time.sleep(0.02)
+time.sleep(0.2)
+'
+}
+
 # The walk is stopped on a full pipe (-j1, the reader sleeps) after listing
 # a large directory, and its subdirectories are removed before it goes on.
 test_entries_deleted_while_walking() {
@@ -436,7 +449,7 @@ test_entries_deleted_while_walking() {
 	(
 		dcache-probe -r -j1 "$MNT/del" 2>"$SHUNIT_TMPDIR/err"
 		echo $? >"$SHUNIT_TMPDIR/rc"
-	) | (sleep 1; rm -rf "$MNT/del"/x*; cat >"$SHUNIT_TMPDIR/out")
+	) | (pipe_full; rm -rf "$MNT/del"/x*; cat >"$SHUNIT_TMPDIR/out")
 	RC=$(cat "$SHUNIT_TMPDIR/rc")
 	assertEquals "vanished directories are walk errors" 2 "$RC"
 	assertContains "$(cat "$SHUNIT_TMPDIR/err")" "No such file or directory"
