@@ -500,7 +500,6 @@ static int visit(const struct dcp_entry *e, void *arg)
 	struct worker *w = &run.w[e->worker];
 	struct dirstat *ds = e->dir ? e->dir->data : NULL;
 	bool follow = follows(e->depth);
-	unsigned flags = follow ? DCP_FOLLOW : 0;
 	bool maybe_dir = e->type == DT_DIR || e->type == DT_UNKNOWN ||
 			 (e->type == DT_LNK && follow);
 	enum dcp_state st;
@@ -511,9 +510,14 @@ static int visit(const struct dcp_entry *e, void *arg)
 	(void)arg;
 	if (atomic_load_explicit(&run.stop, memory_order_relaxed))
 		return DCP_WALK_ABORT;
-	if (!maybe_dir)
-		flags |= DCP_NOTDIR;
-	ret = dcp_probe_at(e->dirfd, e->name, flags);
+	/*
+	 * The walker probed the entry (a directory's entries in one batch)
+	 * before anything touched it; with -H it probed a root symlink
+	 * itself, so follow it here.
+	 */
+	ret = e->probe;
+	if (!e->dir && env.recursive && (env.walk_flags & DCP_WALK_FOLLOW_ROOTS))
+		ret = dcp_probe_at(AT_FDCWD, e->name, DCP_FOLLOW);
 	st = dcp_state_of_errno(ret);
 	if (ds) {
 		ds->root = e->root;
@@ -746,6 +750,7 @@ static int probe_one(const char *path, void *ctx)
 		.pathlen = strlen(path),
 		.type = DT_UNKNOWN,
 		.root = run.nroots,
+		.probe = dcp_probe_at(AT_FDCWD, path, follows(0) ? DCP_FOLLOW : 0),
 	};
 
 	(void)ctx;
@@ -774,7 +779,8 @@ static void start_progress(void)
 static int run_walk(void)
 {
 	struct dcp_walk_opts o = {
-		.flags = env.walk_flags,
+		.flags = env.walk_flags | DCP_WALK_PROBE,
+		.probe_flags = (env.walk_flags & DCP_WALK_FOLLOW) ? DCP_FOLLOW : 0,
 		.threads = env.jobs,
 		.max_depth = env.max_depth,
 		.excludes = env.excludes,
