@@ -31,7 +31,7 @@ oneTimeSetUp() {
 	mkdir -p "$MNT/perm/priv" "$MNT/perm/pub"
 	touch "$MNT/perm/priv/secret" "$MNT/perm/pub/file"
 	chmod 0700 "$MNT/perm/priv"
-	mkdir -p "$MNT/pm/inner" "$MNT/pm/sys"
+	mkdir -p "$MNT/pm/inner" "$MNT/pm/sys" "$MNT/pm/ext"
 	touch "$MNT/pm/here"
 }
 
@@ -255,21 +255,31 @@ test_per_dir() {
 	assertEquals 64 "$RC"
 }
 
+# A second cold ext4 fixture, a tmpfs and a sysfs mounted inside the first.
 test_per_mount() {
+	local mnt2
+	mnt2=$(fixture_new 16) || fail "cannot make a second fixture"
+	touch "$mnt2/f1" "$mnt2/f2" "$mnt2/f3"
+	fixture_cold "$mnt2"
+	mount --bind "$mnt2" "$MNT/pm/ext" || fail "cannot mount the second fixture"
 	mount -t tmpfs dcp-tmpfs "$MNT/pm/inner" || fail "cannot mount tmpfs"
 	mount -t sysfs dcp-sysfs "$MNT/pm/sys" || fail "cannot mount sysfs"
 	touch "$MNT/pm/inner/x" "$MNT/pm/inner/y"
 	run dcache-probe -r -s --per-mount --max-depth 2 "$MNT/pm"
 	assertEquals 1 "$RC"
-	assertEquals "sorted by mount point" 3 "$(wc -l <<<"$OUT")"
-	assertEquals "pm, inner, sys (mount points count on their parent) and a cold file" \
-		"$(printf ' 75.0%%\t3/4\text4\t%s' "$MNT")" "$(sed -n 1p <<<"$OUT")"
-	assertEquals "$(printf '100.0%%\t2/2\ttmpfs\t%s' "$MNT/pm/inner")" "$(sed -n 2p <<<"$OUT")"
-	assertContains "sysfs is flagged" "$(sed -n 3p <<<"$OUT")" "$(printf 'sysfs*\t%s/pm/sys' "$MNT")"
-	assertContains "and always misses" "$(sed -n 3p <<<"$OUT")" "  0.0%"
+	assertEquals "sorted by mount point" 4 "$(wc -l <<<"$OUT")"
+	assertEquals "pm, the 3 mount points (they count on their parent) and a cold file" \
+		"$(printf ' 80.0%%\t4/5\text4\t%s' "$MNT")" "$(sed -n 1p <<<"$OUT")"
+	assertEquals "the cold second fixture" \
+		"$(printf '  0.0%%\t0/4\text4\t%s' "$MNT/pm/ext")" "$(sed -n 2p <<<"$OUT")"
+	assertEquals "$(printf '100.0%%\t2/2\ttmpfs\t%s' "$MNT/pm/inner")" "$(sed -n 3p <<<"$OUT")"
+	assertContains "sysfs is flagged" "$(sed -n 4p <<<"$OUT")" "$(printf 'sysfs*\t%s/pm/sys' "$MNT")"
+	assertContains "and always misses" "$(sed -n 4p <<<"$OUT")" "  0.0%"
 	run dcache-probe -r -s --per-mount --max-depth 2 --json "$MNT/pm"
 	assertEquals "never" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "sysfs"][0]' <<<"$OUT")"
 	assertEquals "yes" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "tmpfs"][0]' <<<"$OUT")"
+	assertEquals "its 3 files and lost+found stay cold" "0 4" \
+		"$(json_get '[" ".join(str(o[k]) for k in ("cached", "miss")) for o in objs if o["type"] == "mount" and o["mountpoint"].endswith("/pm/ext")][0]' <<<"$OUT")"
 	run dcache-probe -x -r -s --per-mount "$MNT/pm"
 	assertEquals "-x: only the mount points of other filesystems" \
 		"$(printf 'ext4\t%s' "$MNT")" "$(cut -f3- <<<"$OUT")"
@@ -277,6 +287,7 @@ test_per_mount() {
 	assertEquals "one path, on tmpfs" "$(printf '100.0%%\t1/1\ttmpfs\t%s' "$MNT/pm/inner")" "$OUT"
 	umount_retry "$MNT/pm/sys"
 	umount_retry "$MNT/pm/inner"
+	umount_retry "$MNT/pm/ext"
 }
 
 test_json_parses() {
