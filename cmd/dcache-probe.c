@@ -288,18 +288,11 @@ static const struct argp argp = {
 
 #define FLUSH_AT (64 * 1024)
 
-/* Per-device counts, for --per-mount: a short list, most walks touch few. */
-struct devcount {
-	dev_t dev;
-	struct dcp_pr_counts c;
-};
-
 /* What one walker thread owns: no locking needed while it fills them. */
 struct worker {
 	struct dcp_buf out;
 	struct dcp_pr_counts c;
-	struct devcount *devs;
-	size_t ndevs, devcap, lastdev;
+	struct dcp_pr_devtab devs; /* --per-mount */
 	_Atomic unsigned long long seen; /* for the progress line */
 	char pad[64];
 };
@@ -408,30 +401,6 @@ static void flush_buf(struct dcp_buf *b)
 	}
 }
 
-static struct dcp_pr_counts *dev_counts(struct worker *w, dev_t dev)
-{
-	if (w->ndevs && w->devs[w->lastdev].dev == dev)
-		return &w->devs[w->lastdev].c;
-	for (size_t i = 0; i < w->ndevs; i++) {
-		if (w->devs[i].dev == dev) {
-			w->lastdev = i;
-			return &w->devs[i].c;
-		}
-	}
-	if (w->ndevs == w->devcap) {
-		size_t cap = w->devcap ? w->devcap * 2 : 8;
-		struct devcount *v = realloc(w->devs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		w->devs = v;
-		w->devcap = cap;
-	}
-	w->devs[w->ndevs] = (struct devcount){ .dev = dev };
-	w->lastdev = w->ndevs++;
-	return &w->devs[w->lastdev].c;
-}
-
 /*
  * The device a path given by the user is on.  A cached path can be
  * stat'ed without any I/O; anything else is placed by its text alone.
@@ -463,7 +432,7 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 	if (dirc)
 		dirc->n[st]++;
 	if (env.per_mount) {
-		struct dcp_pr_counts *dc = dev_counts(w, dev);
+		struct dcp_pr_counts *dc = dcp_pr_devtab_get(&w->devs, dev);
 
 		if (dc)
 			dc->n[st]++;
@@ -636,11 +605,9 @@ static unsigned term_width(void)
 
 static void tick(void *arg)
 {
-	struct dcp_buf line = DCP_BUF_INIT, q = DCP_BUF_INIT;
+	struct dcp_buf line = DCP_BUF_INIT;
 	unsigned long long seen = 0;
 	uint64_t now = dcp_now_ns();
-	unsigned width = term_width() - 1;
-	size_t head, keep, plen;
 	double rate;
 
 	(void)arg;
@@ -651,33 +618,11 @@ static void tick(void *arg)
 	run.last_t = now;
 	run.last_seen = seen;
 	pthread_mutex_lock(&run.path_lock);
-	quote_path(&q, run.cur, strlen(run.cur));
+	dcp_pr_progress(&line, seen, rate, run.cur, term_width());
 	pthread_mutex_unlock(&run.path_lock);
-	dcp_buf_printf(&line, "%llu paths, %.0f/s: ", seen, rate);
-	head = line.len;
-	plen = q.oom ? 0 : strlen(q.data);
-	keep = width > head ? width - head : 0;
-	if (plen <= keep) {
-		dcp_buf_add(&line, q.data, plen);
-	} else if (keep > 3) {
-		/* Show the end of a long path: it says where the walk is. */
-		size_t from = plen - (keep - 3);
-
-		while (from < plen && ((unsigned char)q.data[from] & 0xc0) == 0x80)
-			from++;
-		dcp_buf_puts(&line, "...");
-		dcp_buf_add(&line, q.data + from, plen - from);
-	}
-	if (!line.oom) {
-		struct dcp_buf clr = DCP_BUF_INIT;
-
-		dcp_buf_puts(&clr, "\r\033[K");
-		dcp_buf_add(&clr, line.data, line.len);
-		dcp_buf_write(&clr, STDERR_FILENO);
-		dcp_buf_free(&clr);
-	}
+	if (!line.oom)
+		dcp_buf_write(&line, STDERR_FILENO);
 	dcp_buf_free(&line);
-	dcp_buf_free(&q);
 	atomic_store(&run.want_path, true);
 }
 
@@ -829,34 +774,24 @@ static int cmp_mountrow(const void *a, const void *b)
  */
 static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 {
+	struct dcp_pr_devtab all = { 0 };
 	struct mountrow *rows = NULL;
 	struct dcp_pr_prom_series *ser;
-	size_t n = 0, cap = 0;
+	size_t n;
 
-	for (unsigned i = 0; i < run.nw; i++) {
-		for (size_t j = 0; j < run.w[i].ndevs; j++) {
-			const struct devcount *dc = &run.w[i].devs[j];
-			size_t k;
-
-			for (k = 0; k < n && rows[k].dev != dc->dev; k++)
-				;
-			if (k == n) {
-				if (n == cap) {
-					struct mountrow *v;
-
-					cap = cap ? cap * 2 : 16;
-					v = realloc(rows, cap * sizeof(*v));
-					if (!v)
-						goto oom;
-					rows = v;
-				}
-				rows[n] = (struct mountrow){ .dev = dc->dev };
-				rows[n].found = dcp_mounts_by_dev(run.mounts, dc->dev, &rows[n].mt) == 0;
-				n++;
-			}
-			dcp_pr_counts_add(&rows[k].c, &dc->c);
-		}
+	for (unsigned i = 0; i < run.nw; i++)
+		if (dcp_pr_devtab_merge(&all, &run.w[i].devs) < 0)
+			goto oom;
+	n = all.n;
+	rows = calloc(n ? n : 1, sizeof(*rows));
+	if (!rows)
+		goto oom;
+	for (size_t k = 0; k < n; k++) {
+		rows[k].dev = all.v[k].dev;
+		rows[k].c = all.v[k].c;
+		rows[k].found = dcp_mounts_by_dev(run.mounts, rows[k].dev, &rows[k].mt) == 0;
 	}
+	dcp_pr_devtab_free(&all);
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_mountrow);
 	if (!prom) {
@@ -883,6 +818,7 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 	prom->nmounts = n;
 	return;
 oom:
+	dcp_pr_devtab_free(&all);
 	free(rows);
 	run.input_errors++;
 	error(0, ENOMEM, "--per-mount");

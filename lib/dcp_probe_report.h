@@ -81,6 +81,38 @@ void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mount *mt,
 		  dev_t dev, const struct dcp_pr_counts *c);
 
+/* Counts per device (st_dev), for the --per-mount table. */
+struct dcp_pr_devcount {
+	dev_t dev;
+	struct dcp_pr_counts c;
+};
+
+/* A small table of them: one per thread, merged at the end.  Zero it to start. */
+struct dcp_pr_devtab {
+	struct dcp_pr_devcount *v;
+	size_t n, cap, last;
+};
+
+/*
+ * dcp_pr_devtab_get - the counts of DEV, added (zeroed) if new.
+ * Returns NULL when memory runs out.
+ */
+struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, dev_t dev);
+
+/* dcp_pr_devtab_merge - add FROM's counts into INTO.  Returns 0 or -ENOMEM. */
+int dcp_pr_devtab_merge(struct dcp_pr_devtab *into, const struct dcp_pr_devtab *from);
+
+/* dcp_pr_devtab_free - release the table's memory and zero it. */
+void dcp_pr_devtab_free(struct dcp_pr_devtab *t);
+
+/*
+ * dcp_pr_progress - a progress line for a terminal of WIDTH columns:
+ * "\r\e[K" (return, clear line), "N paths, R/s: PATH", PATH quoted and cut
+ * at the front to fit ("...end/of/path").
+ */
+void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
+		     const char *path, unsigned width);
+
 /*
  * dcp_pr_summary_text - "N paths: C cached, G negative, M miss, E error;
  * P% cached" and, when not zero, "; D directories not visited" and

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -223,6 +224,80 @@ void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,
 	if (min_cached >= 0)
 		dcp_buf_printf(b, ",\"min_cached\":%g", min_cached);
 	dcp_buf_printf(b, ",\"elapsed_s\":%.6f,\"status\":%d}\n", elapsed_s, status);
+}
+
+/* ---- per-device counts ---- */
+
+struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, dev_t dev)
+{
+	if (t->n && t->v[t->last].dev == dev)
+		return &t->v[t->last].c;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->v[i].dev == dev) {
+			t->last = i;
+			return &t->v[i].c;
+		}
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 8;
+		struct dcp_pr_devcount *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n] = (struct dcp_pr_devcount){ .dev = dev };
+	t->last = t->n++;
+	return &t->v[t->last].c;
+}
+
+int dcp_pr_devtab_merge(struct dcp_pr_devtab *into, const struct dcp_pr_devtab *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		struct dcp_pr_counts *c = dcp_pr_devtab_get(into, from->v[i].dev);
+
+		if (!c)
+			return -ENOMEM;
+		dcp_pr_counts_add(c, &from->v[i].c);
+	}
+	return 0;
+}
+
+void dcp_pr_devtab_free(struct dcp_pr_devtab *t)
+{
+	free(t->v);
+	*t = (struct dcp_pr_devtab){ 0 };
+}
+
+/* ---- progress ---- */
+
+void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
+		     const char *path, unsigned width)
+{
+	struct dcp_buf q = DCP_BUF_INIT;
+	size_t start, head, keep;
+
+	dcp_buf_puts(b, "\r\033[K");
+	start = b->len;
+	dcp_buf_printf(b, "%llu paths, %.0f/s: ", seen, rate);
+	head = b->len - start;
+	dcp_buf_quote(&q, path, strlen(path));
+	keep = width > head + 1 ? width - head - 1 : 0; /* never the last column */
+	if (q.oom) {
+		/* nothing */
+	} else if (q.len <= keep) {
+		dcp_buf_add(b, q.data, q.len);
+	} else if (keep > 3) {
+		/* The end of a long path says where the walk is. */
+		size_t from = q.len - (keep - 3);
+
+		while (from < q.len && ((unsigned char)q.data[from] & 0xc0) == 0x80)
+			from++;
+		dcp_buf_puts(b, "...");
+		dcp_buf_add(b, q.data + from, q.len - from);
+	}
+	dcp_buf_free(&q);
 }
 
 /* ---- Prometheus text exposition format ---- */

@@ -95,6 +95,30 @@ int main(void)
 	p.nroots = 0;
 	dcp_pr_prometheus(&b, &p);
 	CHECK(strstr(str(&b), "dcache_probe_paths{state=\"cached\"} 8\n") != NULL);
+	dcp_buf_reset(&b);
+
+	/* Per-device tables: get adds, merge sums. */
+	struct dcp_pr_devtab t1 = { 0 }, t2 = { 0 };
+	for (int i = 0; i < 20; i++)
+		dcp_pr_devtab_get(&t1, makedev(8, i % 10))->n[DCP_CACHED]++;
+	dcp_pr_devtab_get(&t2, makedev(8, 3))->n[DCP_MISS] += 5;
+	dcp_pr_devtab_get(&t2, makedev(0, 50))->n[DCP_MISS]++;
+	CHECK_INT(t1.n, 10);
+	CHECK_INT(dcp_pr_devtab_merge(&t1, &t2), 0);
+	CHECK_INT(t1.n, 11);
+	CHECK_INT(dcp_pr_devtab_get(&t1, makedev(8, 3))->n[DCP_CACHED], 2);
+	CHECK_INT(dcp_pr_devtab_get(&t1, makedev(8, 3))->n[DCP_MISS], 5);
+	dcp_pr_devtab_free(&t1);
+	dcp_pr_devtab_free(&t2);
+	CHECK_INT(t1.n, 0);
+
+	/* Progress: quoted, cut at the front to fit the width. */
+	dcp_pr_progress(&b, 12, 3456.4, "/usr/l\nib", 80);
+	CHECK_STR(str(&b), "\r\033[K12 paths, 3456/s: /usr/l\\nib");
+	dcp_buf_reset(&b);
+	dcp_pr_progress(&b, 1, 2, "/aaaa/bbbb/cccc/dddd/eeee", 30);
+	CHECK_STR(str(&b), "\r\033[K1 paths, 2/s: ...cc/dddd/eeee");
+	CHECK_INT(b.len - 4, 29);
 	dcp_buf_free(&b);
 	return CHECK_DONE();
 }
