@@ -64,7 +64,7 @@ void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pa
  * dcp_pr_dir - one row of the --per-dir table: the paths below directory
  * PATH (not PATH itself).
  *   text: "PCT%\tCACHED/TOTAL\tPATH\n" (PCT with one decimal, width 5)
- *   JSON: {"type":"dir","path":...,"depth":N,"entries":N,"cached":N,...}
+ *   JSON: {"type":"dir","path":...,"depth":N,"paths":N,"cached":N,...}
  */
 void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		size_t len, int depth, const struct dcp_pr_counts *c);
@@ -76,7 +76,7 @@ void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
  *         when dcp_fs_flagged()
  *   JSON: {"type":"mount","mountpoint":...,"fstype":...,"source":...,
  *          "resolve_cached":"yes|never|partial|revalidate",["note":...,]
- *          "entries":N,"cached":N,...}
+ *          "paths":N,"cached":N,...}
  */
 void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mount *mt,
 		  dev_t dev, const struct dcp_pr_counts *c);
@@ -121,7 +121,7 @@ void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
 void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c);
 
 /*
- * dcp_pr_summary_json - {"type":"summary","entries":N,...,"cached_percent":P,
+ * dcp_pr_summary_json - {"type":"summary","paths":N,...,"cached_percent":P,
  * ["min_cached":T,]"elapsed_s":S,"status":X}.  MIN_CACHED < 0: none.
  */
 void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,

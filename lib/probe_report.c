@@ -64,7 +64,7 @@ static const char *kind_name(unsigned char dtype)
 
 static void json_counts(struct dcp_buf *b, const struct dcp_pr_counts *c)
 {
-	dcp_buf_printf(b, "\"entries\":%llu,\"cached\":%llu,\"negative\":%llu,"
+	dcp_buf_printf(b, "\"paths\":%llu,\"cached\":%llu,\"negative\":%llu,"
 		       "\"miss\":%llu,\"error\":%llu,\"not_visited\":%llu,"
 		       "\"walk_errors\":%llu,\"cached_percent\":%.2f",
 		       dcp_pr_total(c), c->n[DCP_CACHED], c->n[DCP_NEGATIVE],

@@ -250,7 +250,7 @@ test_per_dir() {
 	run dcache-probe --per-dir=0 --json "$MNT/t"
 	assertEquals "dir summary" "$(json_types <<<"$OUT" | xargs)"
 	# b was listed by the first run, which warmed its dentry.
-	assertEquals "14 9 5" "$(json_get '"%d %d %d" % (objs[0]["entries"], objs[0]["cached"], objs[0]["miss"])' <<<"$OUT")"
+	assertEquals "14 9 5" "$(json_get '"%d %d %d" % (objs[0]["paths"], objs[0]["cached"], objs[0]["miss"])' <<<"$OUT")"
 	run dcache-probe --per-dir=x "$MNT/t"
 	assertEquals 64 "$RC"
 }
@@ -302,7 +302,7 @@ test_json_parses() {
 	assertEquals "file" "$(json_get '[o["kind"] for o in objs if o.get("path") == "'"$MNT"'/t/a/f1"][0]' <<<"$OUT")"
 	assertEquals "cached" "$(json_get '[o["state"] for o in objs if o.get("path") == "'"$MNT"'/t/a/f1"][0]' <<<"$OUT")"
 	assertEquals "ELOOP" "$(json_get '[o["errno"] for o in objs if o.get("state") == "error"][0]' <<<"$OUT")"
-	assertEquals "16 9 6 1 2" "$(json_get '" ".join(str(objs[-1][k]) for k in ("entries","cached","miss","error","status"))' <<<"$OUT")"
+	assertEquals "16 9 6 1 2" "$(json_get '" ".join(str(objs[-1][k]) for k in ("paths","cached","miss","error","status"))' <<<"$OUT")"
 	assertEquals "" "$ERR"
 }
 

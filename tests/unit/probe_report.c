@@ -75,7 +75,7 @@ int main(void)
 			   "2 directories not visited\n");
 	dcp_buf_reset(&b);
 	dcp_pr_summary_json(&b, &c, 90, 1.5, 1);
-	CHECK_STR(str(&b), "{\"type\":\"summary\",\"entries\":12,\"cached\":8,\"negative\":1,"
+	CHECK_STR(str(&b), "{\"type\":\"summary\",\"paths\":12,\"cached\":8,\"negative\":1,"
 			   "\"miss\":3,\"error\":0,\"not_visited\":2,\"walk_errors\":0,"
 			   "\"cached_percent\":75.00,\"min_cached\":90,\"elapsed_s\":1.500000,"
 			   "\"status\":1}\n");
