@@ -32,32 +32,36 @@ for c in "${cmds[@]}"; do $c >/dev/null 2>&1; done
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-declare -A wall rss
+declare -A wall rss cpu walls rsss cpus
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 # Interleave the commands run by run, so load changes hit all alike.
-declare -A walls rsss
 for ((r = 0; r < runs; r++)); do
 	for i in "${!cmds[@]}"; do
 		t0=$(date +%s%N)
-		$gtime -f %M -o "$tmp" ${cmds[$i]} >/dev/null 2>&1
+		$gtime -f '%M %U %S' -o "$tmp" ${cmds[$i]} >/dev/null 2>&1
 		t1=$(date +%s%N)
 		walls[$i]+="$(( (t1 - t0) / 1000 )) "
-		rsss[$i]+="$(tail -1 "$tmp") "
+		read -r m u s < <(tail -1 "$tmp")
+		rsss[$i]+="$m "
+		cpus[$i]+="$(awk -v u="$u" -v s="$s" 'BEGIN { print (u + s) * 1000 }') "
 	done
 done
 for i in "${!cmds[@]}"; do
 	wall[$i]=$(tr ' ' '\n' <<<"${walls[$i]}" | grep . | median)
 	rss[$i]=$(tr ' ' '\n' <<<"${rsss[$i]}" | grep . | median)
+	cpu[$i]=$(tr ' ' '\n' <<<"${cpus[$i]}" | grep . | median)
 done
 
 entries=$("$dp" -r -s -x "$tree" 2>&1 >/dev/null | grep -o '^[^:]*: [0-9]* paths' | grep -o '[0-9]*')
 printf 'tree %s, %s entries, %d runs each, median; %s CPUs\n' "$tree" "${entries:-?}" "$runs" "$(nproc)"
-printf '%-24s %10s %8s %12s %8s\n' command wall_ms x_find peak_rss_kb x_find
+printf '%-24s %10s %8s %10s %8s %12s %8s\n' command wall_ms x_find cpu_ms x_find peak_rss_kb x_find
 for i in "${!cmds[@]}"; do
 	awk -v n="${names[$i]}" -v w="${wall[$i]}" -v fw="${wall[1]}" -v m="${rss[$i]}" -v fm="${rss[1]}" \
-		'BEGIN { printf "%-24s %10.1f %8.2f %12d %8.2f\n", n, w / 1000, w / fw, m, m / fm }'
+		-v c="${cpu[$i]}" -v fc="${cpu[1]}" \
+		'BEGIN { printf "%-24s %10.1f %8.2f %10.0f %8.2f %12d %8.2f\n", n, w / 1000, w / fw, c, (fc ? c / fc : 0), m, m / fm }'
 done
+echo "(cpu = user + sys of all threads; wall needs idle CPUs to go below it: load $(cut -d' ' -f1 /proc/loadavg))"
 awk -v w="${wall[0]}" -v fw="${wall[1]}" -v m="${rss[0]}" -v fm="${rss[1]}" 'BEGIN {
 	ok = (w <= 0.8 * fw && m <= fm)
 	printf "target (wall <= 0.8x find, rss <= 1x find): %s\n", ok ? "met" : "MISSED"
