@@ -36,6 +36,8 @@ declare -A wall rss cpu walls rsss cpus
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 # Interleave the commands run by run, so load changes hit all alike.
+cpu_idle() { awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+read -r idle0 total0 < <(cpu_idle)
 for ((r = 0; r < runs; r++)); do
 	for i in "${!cmds[@]}"; do
 		t0=$(date +%s%N)
@@ -47,6 +49,7 @@ for ((r = 0; r < runs; r++)); do
 		cpus[$i]+="$(awk -v u="$u" -v s="$s" 'BEGIN { print (u + s) * 1000 }') "
 	done
 done
+read -r idle1 total1 < <(cpu_idle)
 for i in "${!cmds[@]}"; do
 	wall[$i]=$(tr ' ' '\n' <<<"${walls[$i]}" | grep . | median)
 	rss[$i]=$(tr ' ' '\n' <<<"${rsss[$i]}" | grep . | median)
@@ -61,7 +64,10 @@ for i in "${!cmds[@]}"; do
 		-v c="${cpu[$i]}" -v fc="${cpu[1]}" \
 		'BEGIN { printf "%-24s %10.1f %8.2f %10.0f %8.2f %12d %8.2f\n", n, w / 1000, w / fw, c, (fc ? c / fc : 0), m, m / fm }'
 done
-echo "(cpu = user + sys of all threads; wall needs idle CPUs to go below it: load $(cut -d' ' -f1 /proc/loadavg))"
+awk -v i=$((idle1 - idle0)) -v t=$((total1 - total0)) -v n="$(nproc)" 'BEGIN {
+	printf "cpu = user + sys of all threads.  Idle CPUs during the runs: %.1f of %d on average\n", (t ? n * i / t : 0), n
+	printf "(near 0: other processes competed, and a parallel walker cannot show its speed).\n"
+}'
 awk -v w="${wall[0]}" -v fw="${wall[1]}" -v m="${rss[0]}" -v fm="${rss[1]}" 'BEGIN {
 	ok = (w <= 0.8 * fw && m <= fm)
 	printf "target (wall <= 0.8x find, rss <= 1x find): %s\n", ok ? "met" : "MISSED"
