@@ -28,5 +28,7 @@
 #include "dcp_walk.h"
 #include "dcp_progress.h"
 #include "dcp_batch.h"
+#include "dcp_mounts.h"
+#include "dcp_probe_report.h"
 
 #endif
