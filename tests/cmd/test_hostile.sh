@@ -286,8 +286,10 @@ walk_mutating() {
 		fi
 		grep -q SENTINEL "$OUTF" "$ERRF" && SEEN_SENTINEL=$((SEEN_SENTINEL + 1))
 		# (A probe answer "negative"/ENOENT on stdout is a result, not a
-		# walk error: only stderr reports vanished entries.)
-		if grep -q "No such file or directory\|ENOENT" "$ERRF"; then
+		# walk error: vanished entries are reported on stderr, or as a
+		# JSON {"type":"error"} object.)
+		if grep -q "No such file or directory\|ENOENT" "$ERRF" ||
+			grep -q '"type":"error".*ENOENT' "$OUTF"; then
 			SEEN_ENOENT=$((SEEN_ENOENT + 1))
 			assertEquals "$name walk $i: a vanished entry makes exit 2" 2 "$RC"
 		fi
@@ -328,7 +330,25 @@ test_tree_mutated_while_walked() {
 		enoent_plain=$SEEN_ENOENT
 		tries=$((tries + 1))
 	done
-	assertNotEquals "vanished directories are reported as errors (ENOENT)" 0 "$enoent_plain"
+	assertNotEquals "walker: vanished directories are reported as errors (ENOENT)" 0 "$enoent_plain"
+	if have dcache-probe; then
+		tries=0
+		SEEN_ENOENT=0
+		while [ "$SEEN_ENOENT" = 0 ] && [ $tries -lt 10 ]; do
+			walk_mutating "dcache-probe --json" dcache-probe -r --json "$root"
+			tries=$((tries + 1))
+		done
+		assertNotEquals "dcache-probe: vanished directories are reported (ENOENT)" 0 "$SEEN_ENOENT"
+	fi
+	if have warm; then
+		tries=0
+		SEEN_ENOENT=0
+		while [ "$SEEN_ENOENT" = 0 ] && [ $tries -lt 10 ]; do
+			walk_mutating "warm -v" warm -r -v "$root"
+			tries=$((tries + 1))
+		done
+		assertNotEquals "warm: vanished directories are reported (ENOENT)" 0 "$SEEN_ENOENT"
+	fi
 	# The check can fail: with -L the swapped link IS followed, sooner or later.
 	tries=0
 	SEEN_SENTINEL=0
