@@ -24,5 +24,6 @@
 #include "dcp_pathlist.h"
 #include "dcp_walk.h"
 #include "dcp_progress.h"
+#include "dcp_warm.h"
 
 #endif

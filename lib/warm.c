@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: MIT
+/*
+ * warm.c - the stat priming engine: lookups in flight on many threads.
+ *
+ * Trees go through the shared walker (walk.c), whose worker threads are the
+ * pool: the visitor stats each entry relative to its directory's descriptor
+ * before the walker touches it, in inode order.  Directories the walker is
+ * about to open are not stat'ed, because opening them looks them up.  A
+ * plain list of paths goes through a small pool of its own: one statx() of
+ * the full path per entry warms every component of the chain.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dcp_probe.h"
+#include "dcp_util.h"
+#include "dcp_walk.h"
+#include "dcp_warm.h"
+
+/*
+ * Measured on a cold cache (tests/bench/bench-warm.sh): a lookup that misses
+ * sleeps on the disk, so the best count is set by the storage's queue, not
+ * by the CPUs.
+ */
+#define WARM_DEFAULT_THREADS 32
+#define WARM_MAX_THREADS 1024
+#define WARM_QUEUE 1024 /* paths queued for the list pool */
+
+/* Counters of one worker: a single writer, read by snapshots. */
+struct wstats {
+	_Atomic uint64_t n[7];
+} __attribute__((aligned(64)));
+
+enum { S_ENTRIES, S_ERRORS, S_COLD, S_CACHED_BEFORE, S_CACHED_AFTER,
+       S_NEWLY, S_STILL_MISS };
+
+struct dcp_warm {
+	struct dcp_warm_opts opts;
+	unsigned nthreads;
+	struct wstats *ws;
+	uint64_t t0;
+	int failed; /* -errno of the engine itself */
+
+	/* recursive: the walker */
+	struct dcp_walk *walk;
+
+	/* lists: a bounded queue of paths and the threads that stat them */
+	pthread_t *tids;
+	unsigned started;
+	pthread_mutex_t mu;
+	pthread_cond_t not_empty, not_full;
+	char *queue[WARM_QUEUE];
+	size_t head, count;
+	bool closing;
+};
+
+unsigned dcp_warm_default_threads(void)
+{
+	return WARM_DEFAULT_THREADS;
+}
+
+static inline void bump(struct wstats *s, int i)
+{
+	/* One writer per counter: a relaxed load and store, no locked add. */
+	atomic_store_explicit(&s->n[i],
+			      atomic_load_explicit(&s->n[i], memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/*
+ * Look NAME up relative to DIRFD.  statx() with an empty mask asks for
+ * nothing but the lookup (the inode is read by the lookup itself); no
+ * automount is triggered.  Following a dangling or looping symlink still
+ * warms the link itself: only a failure of the link's own lookup is an error.
+ */
+static int warm_one(int dirfd, const char *name, bool follow)
+{
+	struct statx stx;
+	int flags = AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC;
+
+	if (statx(dirfd, name, flags | (follow ? 0 : AT_SYMLINK_NOFOLLOW), 0, &stx) == 0)
+		return 0;
+	if (follow && (errno == ENOENT || errno == ELOOP) &&
+	    statx(dirfd, name, flags | AT_SYMLINK_NOFOLLOW, 0, &stx) == 0)
+		return 0;
+	return errno;
+}
+
+static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
+{
+	struct wstats *s = &w->ws[ev->worker];
+	unsigned fl = w->opts.flags;
+	bool tell = fl & DCP_WARM_REPORT_ALL;
+
+	bump(s, S_ENTRIES);
+	if (ev->err) {
+		bump(s, S_ERRORS);
+		tell = true;
+	}
+	if (fl & DCP_WARM_CHECK) {
+		bool was = ev->before == 0 || ev->before == -ENOENT;
+		bool is = ev->after == 0 || ev->after == -ENOENT;
+
+		if (ev->before == -EAGAIN)
+			bump(s, S_COLD);
+		if (was)
+			bump(s, S_CACHED_BEFORE);
+		if (is)
+			bump(s, S_CACHED_AFTER);
+		if (ev->before == -EAGAIN && is)
+			bump(s, S_NEWLY);
+		if (ev->after == -EAGAIN) {
+			bump(s, S_STILL_MISS);
+			tell = true;
+		}
+	}
+	if (tell && w->opts.report)
+		w->opts.report(ev, w->opts.arg);
+}
+
+/*
+ * Warm one entry and account for it.  STAT false: the walker opens this
+ * directory next, which looks it up, so a stat would be a wasted syscall.
+ */
+static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
+		      const char *name, bool follow, bool stat)
+{
+	unsigned pflags = follow ? DCP_FOLLOW : 0;
+	bool check = w->opts.flags & DCP_WARM_CHECK;
+
+	if (check)
+		ev->before = dcp_probe_at(dirfd, name, pflags);
+	if (stat || check)
+		ev->err = warm_one(dirfd, name, follow);
+	if (check)
+		ev->after = dcp_probe_at(dirfd, name, pflags);
+	account(w, ev);
+	return ev->err;
+}
+
+/* --- trees: the walker's visitor ---------------------------------------- */
+
+static int visit(const struct dcp_entry *e, void *arg)
+{
+	struct dcp_warm *w = arg;
+	unsigned fl = w->opts.flags;
+	bool root = e->depth == 0;
+	bool follow = (fl & DCP_WARM_FOLLOW) || (root && (fl & DCP_WARM_FOLLOW_ROOTS));
+	bool opens = !root && e->type == DT_DIR &&
+		     (w->opts.max_depth < 0 || e->depth < w->opts.max_depth);
+	struct dcp_warm_event ev = {
+		.path = e->path, .pathlen = e->pathlen, .op = DCP_WARM_OP_STAT,
+		.type = e->type, .depth = e->depth, .worker = e->worker,
+	};
+
+	/* A root is stat'ed by its full path: that warms its whole chain. */
+	if (warm_entry(w, &ev, e->dirfd, e->name, follow, !opens))
+		return DCP_WALK_PRUNE; /* the walker would only fail again */
+	return DCP_WALK_DESCEND;
+}
+
+static void walk_error(const struct dcp_entry *e, int err, void *arg)
+{
+	struct dcp_warm *w = arg;
+	struct wstats *s = &w->ws[e->worker];
+	struct dcp_warm_event ev = {
+		.path = e->path, .pathlen = e->pathlen, .op = DCP_WARM_OP_DIR,
+		.err = err, .type = e->type, .depth = e->depth, .worker = e->worker,
+	};
+
+	bump(s, S_ERRORS);
+	if (w->opts.report)
+		w->opts.report(&ev, w->opts.arg);
+}
+
+/* --- lists: a pool of threads stat'ing full paths ----------------------- */
+
+struct worker_arg {
+	struct dcp_warm *w;
+	unsigned index;
+};
+
+static void *list_worker(void *p)
+{
+	struct worker_arg *wa = p;
+	struct dcp_warm *w = wa->w;
+	unsigned index = wa->index;
+	bool follow = w->opts.flags & (DCP_WARM_FOLLOW | DCP_WARM_FOLLOW_ROOTS);
+
+	free(wa);
+	for (;;) {
+		char *path;
+
+		pthread_mutex_lock(&w->mu);
+		while (!w->count && !w->closing)
+			pthread_cond_wait(&w->not_empty, &w->mu);
+		if (!w->count) {
+			pthread_mutex_unlock(&w->mu);
+			return NULL;
+		}
+		path = w->queue[w->head];
+		w->head = (w->head + 1) % WARM_QUEUE;
+		w->count--;
+		pthread_cond_signal(&w->not_full);
+		pthread_mutex_unlock(&w->mu);
+
+		struct dcp_warm_event ev = {
+			.path = path, .pathlen = strlen(path), .op = DCP_WARM_OP_STAT,
+			.type = DT_UNKNOWN, .worker = index,
+		};
+		warm_entry(w, &ev, AT_FDCWD, path, follow, true);
+		free(path);
+	}
+}
+
+static void list_stop(struct dcp_warm *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->closing = true;
+	pthread_cond_broadcast(&w->not_empty);
+	pthread_mutex_unlock(&w->mu);
+	for (unsigned i = 0; i < w->started; i++)
+		pthread_join(w->tids[i], NULL);
+	w->started = 0;
+}
+
+static int list_start(struct dcp_warm *w)
+{
+	int ret;
+
+	w->tids = calloc(w->nthreads, sizeof(*w->tids));
+	if (!w->tids)
+		return -ENOMEM;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->not_empty, NULL);
+	pthread_cond_init(&w->not_full, NULL);
+	for (unsigned i = 0; i < w->nthreads; i++) {
+		struct worker_arg *wa = malloc(sizeof(*wa));
+
+		if (!wa) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		wa->w = w;
+		wa->index = i;
+		ret = -pthread_create(&w->tids[i], NULL, list_worker, wa);
+		if (ret) {
+			free(wa);
+			goto fail;
+		}
+		w->started++;
+	}
+	return 0;
+fail:
+	list_stop(w);
+	return ret;
+}
+
+/* --- the run ------------------------------------------------------------ */
+
+static void warm_free(struct dcp_warm *w)
+{
+	if (w->tids) {
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->not_empty);
+		pthread_cond_destroy(&w->not_full);
+		free(w->tids);
+	}
+	free(w->ws);
+	free(w);
+}
+
+int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
+{
+	struct dcp_warm *w;
+	int ret;
+
+	if (opts->threads > WARM_MAX_THREADS || opts->max_depth < -1)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->opts = *opts;
+	w->nthreads = opts->threads ? opts->threads : dcp_warm_default_threads();
+	w->t0 = dcp_now_ns();
+
+	if (opts->flags & DCP_WARM_RECURSIVE) {
+		struct dcp_walk_opts wo = {
+			.flags = DCP_WALK_INODE_ORDER,
+			.threads = w->nthreads,
+			.max_depth = opts->max_depth,
+			.excludes = opts->excludes,
+			.visit = visit,
+			.error = walk_error,
+			.arg = w,
+		};
+
+		if (opts->flags & DCP_WARM_FOLLOW)
+			wo.flags |= DCP_WALK_FOLLOW;
+		if (opts->flags & DCP_WARM_FOLLOW_ROOTS)
+			wo.flags |= DCP_WALK_FOLLOW_ROOTS;
+		if (opts->flags & DCP_WARM_XDEV)
+			wo.flags |= DCP_WALK_XDEV;
+		ret = dcp_walk_new(&wo, &w->walk);
+		if (ret < 0) {
+			free(w);
+			return ret;
+		}
+		/* No entry is visited before the first root is added. */
+		w->nthreads = dcp_walk_threads(w->walk);
+		w->ws = calloc(w->nthreads, sizeof(*w->ws));
+		if (!w->ws) {
+			dcp_walk_finish(w->walk);
+			free(w);
+			return -ENOMEM;
+		}
+	} else {
+		w->ws = calloc(w->nthreads, sizeof(*w->ws));
+		if (!w->ws) {
+			free(w);
+			return -ENOMEM;
+		}
+		ret = list_start(w);
+		if (ret < 0) {
+			warm_free(w);
+			return ret;
+		}
+	}
+	*out = w;
+	return 0;
+}
+
+int dcp_warm_add(struct dcp_warm *w, const char *path)
+{
+	char *copy;
+
+	if (w->failed)
+		return -ECANCELED;
+	if (w->walk) {
+		int ret = dcp_walk_add(w->walk, path);
+
+		if (ret < 0 && ret != -ENOMEM)
+			w->failed = ret;
+		return ret;
+	}
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	pthread_mutex_lock(&w->mu);
+	while (w->count == WARM_QUEUE)
+		pthread_cond_wait(&w->not_full, &w->mu);
+	w->queue[(w->head + w->count) % WARM_QUEUE] = copy;
+	w->count++;
+	pthread_cond_signal(&w->not_empty);
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+unsigned dcp_warm_threads(const struct dcp_warm *w)
+{
+	return w->nthreads;
+}
+
+void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st)
+{
+	uint64_t n[7] = { 0 };
+
+	for (unsigned t = 0; t < w->nthreads; t++)
+		for (int i = 0; i < 7; i++)
+			n[i] += atomic_load_explicit(&w->ws[t].n[i], memory_order_relaxed);
+	*st = (struct dcp_warm_stats){
+		.entries = n[S_ENTRIES],
+		.errors = n[S_ERRORS],
+		.cold = n[S_COLD],
+		.cached_before = n[S_CACHED_BEFORE],
+		.cached_after = n[S_CACHED_AFTER],
+		.newly_warmed = n[S_NEWLY],
+		.still_miss = n[S_STILL_MISS],
+		.elapsed_ns = dcp_now_ns() - w->t0,
+	};
+}
+
+int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st)
+{
+	int ret = 0;
+
+	if (w->walk) {
+		ret = dcp_walk_finish(w->walk);
+		if (ret == -ECANCELED) /* the visitor never aborts: not ours */
+			ret = w->failed ? w->failed : ret;
+	} else {
+		list_stop(w);
+	}
+	if (st)
+		dcp_warm_snapshot(w, st);
+	warm_free(w);
+	return ret;
+}
