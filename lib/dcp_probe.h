@@ -27,6 +27,14 @@ enum dcp_state {
 enum {
 	DCP_FOLLOW = 1 << 0, /* follow a symlink in the final component */
 	DCP_OPATH = 1 << 1,  /* dcp_open_cached(): an O_PATH descriptor */
+	/*
+	 * dcp_probe_at(): the caller believes the path is not a directory
+	 * (d_type).  The probe then adds O_DIRECTORY: the kernel checks it only
+	 * after the whole walk completed in RCU mode, so ENOTDIR proves a
+	 * cached lookup without opening a file (about a third cheaper).  A
+	 * wrong hint costs nothing but that saving.
+	 */
+	DCP_NOTDIR = 1 << 2,
 };
 
 /* Counts of states over a run, and the exit status they add up to. */

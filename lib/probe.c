@@ -121,11 +121,14 @@ static unsigned long long nofollow(unsigned flags)
 
 int dcp_probe_at(int dirfd, const char *path, unsigned flags)
 {
-	int fd = dcp_openat2(dirfd, path, O_PATH | O_CLOEXEC | nofollow(flags),
-			     0, RESOLVE_CACHED);
+	unsigned long long how = O_PATH | O_CLOEXEC | nofollow(flags);
+	int fd;
 
+	if (flags & DCP_NOTDIR)
+		how |= O_DIRECTORY;
+	fd = dcp_openat2(dirfd, path, how, 0, RESOLVE_CACHED);
 	if (fd < 0)
-		return fd;
+		return (fd == -ENOTDIR && (flags & DCP_NOTDIR)) ? 0 : fd;
 	close(fd);
 	return 0;
 }

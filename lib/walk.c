@@ -1,40 +1,930 @@
 // SPDX-License-Identifier: MIT
-/* walk.c - placeholder until the parallel walker lands (returns -ENOSYS). */
+/*
+ * walk.c - a parallel directory tree walker that never perturbs what it
+ * hands out.
+ *
+ * Design:
+ *  - Work is a LIFO stack of directories (depth-first keeps both the
+ *    pending set and the number of open descriptors small) shared by
+ *    worker threads under one lock.  Roots are work items too, so a long
+ *    path list is walked in parallel and streams in flat memory.
+ *  - A directory is a refcounted node: itself while it is listed, plus
+ *    one reference per child directory still alive.  When the count drops
+ *    to zero its subtree is complete: dir_done() runs, then the parent
+ *    loses a reference (post-order, like du).
+ *  - A node keeps its descriptor open while children still have to be
+ *    opened relative to it.  When the descriptor budget (derived from
+ *    RLIMIT_NOFILE) runs out, idle ("parked") descriptors are closed and
+ *    reopened later with O_PATH from the nearest open ancestor, one
+ *    component at a time, so depth is never limited by PATH_MAX.
+ *  - Every entry is visited before the walker does anything to it; the
+ *    walker only opens a directory after the visitor allowed it.
+ */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "dcp_report.h"
 #include "dcp_walk.h"
+
+#define DENTS_BUF (64 * 1024)
+#define MAX_QUEUED_ROOTS 1024
+#define FD_RESERVE 8	   /* stdio and the command's own descriptors */
+#define FD_BUDGET_MAX 4096 /* leave most of a large limit to the command */
+
+struct node {
+	struct dcp_dir pub;
+	struct node *parent;
+	char *name;	     /* relative to parent; a root's path as given */
+	size_t namelen;
+	size_t root;
+	dev_t rootdev;
+	int fd;		     /* -1 when closed (not yet opened, or evicted) */
+	unsigned pins;	     /* threads using fd right now */
+	unsigned refs;	     /* self while listed + live child nodes */
+	unsigned pending;    /* queued children not yet opened: they need fd */
+	bool counted;	     /* this node is in its parent's pending count */
+	bool listing;	     /* fd in use by the thread listing it */
+	bool listed;	     /* it was listed: dir_done reports it */
+	bool via_link;	     /* reached by following a symlink */
+	struct node *lru_prev, *lru_next; /* parked: fd open, pins == 0 */
+};
+
+struct item {
+	struct item *next;
+	struct node *node; /* a directory to list, or NULL for a root */
+	size_t root;
+	char path[];	   /* a root's path */
+};
+
+struct worker {
+	struct dcp_walk *w;
+	pthread_t thread;
+	unsigned idx;
+	struct dcp_buf path;	/* path of the directory being listed */
+	struct dcp_buf names;	/* names of its entries, NUL-terminated */
+	struct ent *ents;
+	size_t nents, cap;
+	struct node **kids;
+	size_t nkids, kidcap;
+	char *dents;
+};
+
+struct ent {
+	ino_t ino;
+	size_t off; /* into names */
+	unsigned char type;
+};
+
+struct dcp_walk {
+	struct dcp_walk_opts o;
+	pthread_mutex_t lock;
+	pthread_cond_t work;	/* an item was pushed, or the walk is ending */
+	pthread_cond_t room;	/* a root was taken off the queue */
+	struct item *stack;	/* directories, depth-first */
+	struct item *roots, **roots_tail; /* roots, first come first served */
+	size_t queued_roots;
+	size_t nroots;
+	unsigned active;	/* workers processing an item */
+	bool closing;		/* no more roots will be added */
+	bool aborted;
+	int failure;		/* -errno of a walker failure (ENOMEM) */
+	unsigned nfds, fd_budget;
+	struct node lru;	/* sentinel of the parked list */
+	struct dcp_buf donepath; /* for dir_done, under lock */
+	unsigned nthreads;
+	struct worker *workers;
+	size_t data_off;
+};
+
+/* ---- descriptors ---------------------------------------------------- */
+
+static void lru_unlink(struct node *n)
+{
+	if (!n->lru_next)
+		return;
+	n->lru_prev->lru_next = n->lru_next;
+	n->lru_next->lru_prev = n->lru_prev;
+	n->lru_prev = n->lru_next = NULL;
+}
+
+static void lru_park(struct dcp_walk *w, struct node *n)
+{
+	n->lru_prev = w->lru.lru_prev;
+	n->lru_next = &w->lru;
+	w->lru.lru_prev->lru_next = n;
+	w->lru.lru_prev = n;
+}
+
+static void node_close(struct dcp_walk *w, struct node *n)
+{
+	lru_unlink(n);
+	if (n->fd >= 0) {
+		close(n->fd);
+		n->fd = -1;
+		w->nfds--;
+	}
+}
+
+/* Make room for one more directory descriptor.  Called with the lock held. */
+static void fd_reserve(struct dcp_walk *w)
+{
+	while (w->nfds >= w->fd_budget && w->lru.lru_next != &w->lru)
+		node_close(w, w->lru.lru_next); /* the longest parked */
+	w->nfds++;
+}
+
+/* Release a directory's descriptor once nobody needs it.  Lock held. */
+static void node_settle(struct dcp_walk *w, struct node *n)
+{
+	if (n->fd < 0 || n->pins || n->listing)
+		return;
+	if (n->pending == 0)
+		node_close(w, n);
+	else if (!n->lru_next)
+		lru_park(w, n);
+}
+
+static int open_dir_at(int dirfd, const char *name, bool follow, bool opath)
+{
+	int flags = O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW) |
+		    (opath ? O_PATH : O_RDONLY | O_NONBLOCK);
+	int fd;
+
+	do
+		fd = openat(dirfd, name, flags);
+	while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : fd;
+}
+
+static bool root_follow(const struct dcp_walk *w)
+{
+	return w->o.flags & (DCP_WALK_FOLLOW | DCP_WALK_FOLLOW_ROOTS);
+}
+
+/*
+ * Reopen an evicted directory from its nearest open ancestor, one
+ * component at a time with O_PATH, and check it is still the same
+ * directory.  Lock held (this is rare: only under descriptor pressure).
+ */
+static int node_reopen(struct dcp_walk *w, struct node *n)
+{
+	struct node *a, **chain;
+	size_t depth = 0, i;
+	int base = AT_FDCWD, ret = 0;
+
+	for (a = n; a->fd < 0 && a->parent; a = a->parent)
+		depth++;
+	if (a->fd < 0)
+		depth++; /* a closed root: opened by its path */
+	chain = malloc(depth * sizeof(*chain));
+	if (!chain)
+		return -ENOMEM;
+	i = depth;
+	for (a = n; i > 0; a = a->parent)
+		chain[--i] = a;
+	if (a)
+		base = a->fd; /* not evicted below: only fd_reserve() evicts */
+	for (i = 0; i < depth; i++) {
+		struct node *c = chain[i];
+		bool follow = c->parent ? c->via_link : root_follow(w);
+		int nfd = open_dir_at(base, c->name, follow, true);
+		struct stat st;
+
+		if (base >= 0 && (!a || base != a->fd))
+			close(base);
+		base = AT_FDCWD;
+		if (nfd < 0) {
+			ret = nfd;
+			break;
+		}
+		if (fstat(nfd, &st) < 0 || st.st_dev != c->pub.dev ||
+		    st.st_ino != c->pub.ino) {
+			close(nfd);
+			ret = -ESTALE; /* renamed or replaced meanwhile */
+			break;
+		}
+		base = nfd;
+	}
+	free(chain);
+	if (ret < 0)
+		return ret;
+	fd_reserve(w);
+	n->fd = base;
+	return 0;
+}
+
+/* Pin a node's descriptor for use outside the lock.  Lock held. */
+static int node_pin(struct dcp_walk *w, struct node *n)
+{
+	if (n->fd < 0) {
+		int ret = node_reopen(w, n);
+		if (ret < 0)
+			return ret;
+	}
+	lru_unlink(n);
+	n->pins++;
+	return n->fd;
+}
+
+static void node_unpin(struct dcp_walk *w, struct node *n)
+{
+	n->pins--;
+	node_settle(w, n);
+}
+
+/* ---- nodes and work ------------------------------------------------- */
+
+static struct node *node_new(struct dcp_walk *w, struct node *parent,
+			     const char *name, size_t namelen)
+{
+	struct node *n = calloc(1, w->data_off + w->o.dir_data_size);
+
+	if (!n)
+		return NULL;
+	n->name = strndup(name, namelen);
+	if (!n->name) {
+		free(n);
+		return NULL;
+	}
+	n->namelen = namelen;
+	n->parent = parent;
+	n->pub.parent = parent ? &parent->pub : NULL;
+	n->pub.depth = parent ? parent->pub.depth + 1 : 0;
+	n->pub.data = w->o.dir_data_size ? (char *)n + w->data_off : NULL;
+	n->fd = -1;
+	n->refs = 1;
+	if (parent) {
+		n->root = parent->root;
+		n->rootdev = parent->rootdev;
+	}
+	return n;
+}
+
+/* Does a separator go between N's parent's path and N's name? */
+static bool needs_sep(const struct node *n)
+{
+	const struct node *p = n->parent;
+
+	/* Only a root's name ("/", "dir/") can end with a slash. */
+	return p->parent || !p->namelen || p->name[p->namelen - 1] != '/';
+}
+
+/* Build a node's path into B, filling it from the end (any depth). */
+static void node_path(const struct node *n, struct dcp_buf *b)
+{
+	size_t len = 0, pos;
+
+	for (const struct node *a = n; a; a = a->parent)
+		len += a->namelen + (a->parent && needs_sep(a));
+	dcp_buf_reset(b);
+	dcp_buf_add(b, "", 1); /* make room: grow once, then fill */
+	b->len = 0;
+	if (len + 1 > b->cap) {
+		char *p = realloc(b->data, len + 1);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->data = p;
+		b->cap = len + 1;
+	}
+	pos = len;
+	b->data[len] = '\0';
+	for (const struct node *a = n; a; a = a->parent) {
+		pos -= a->namelen;
+		memcpy(b->data + pos, a->name, a->namelen);
+		if (a->parent && needs_sep(a))
+			b->data[--pos] = '/';
+	}
+	b->len = len;
+}
+
+/* Drop a reference; completed subtrees report and release their parent. */
+static void node_put(struct dcp_walk *w, struct node *n)
+{
+	while (n && --n->refs == 0) {
+		struct node *parent = n->parent;
+
+		node_close(w, n);
+		if (n->listed && w->o.dir_done && !w->aborted) {
+			node_path(n, &w->donepath);
+			if (w->donepath.oom)
+				w->failure = -ENOMEM;
+			else
+				w->o.dir_done(&n->pub, w->donepath.data,
+					      w->donepath.len, w->o.arg);
+		}
+		if (n->counted) {
+			/* A child that never opened no longer needs our fd. */
+			n->counted = false;
+			parent->pending--;
+			node_settle(w, parent);
+		}
+		free(n->name);
+		free(n);
+		n = parent;
+	}
+}
+
+static void push_item(struct dcp_walk *w, struct item *it)
+{
+	it->next = w->stack;
+	w->stack = it;
+}
+
+static bool excluded(const struct dcp_walk *w, const char *name,
+		     const char *path)
+{
+	const char *const *g = w->o.excludes;
+
+	for (; g && *g; g++)
+		if (fnmatch(*g, strchr(*g, '/') ? path : name, 0) == 0)
+			return true;
+	return false;
+}
+
+static void report(struct dcp_walk *w, const struct dcp_entry *e, int err)
+{
+	if (w->o.error)
+		w->o.error(e, err < 0 ? -err : err, w->o.arg);
+}
+
+/* Is the entry a directory to descend into?  0 no, 1 yes, -errno. */
+static int entry_is_dir(struct dcp_walk *w, int dirfd, const char *name,
+			unsigned char type, bool *via_link)
+{
+	bool follow = w->o.flags & DCP_WALK_FOLLOW;
+	struct stat st;
+
+	*via_link = false;
+	if (type == DT_DIR)
+		return 1;
+	if (type != DT_UNKNOWN && !(type == DT_LNK && follow))
+		return 0;
+	if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
+		/* A dangling link is a link, not an error. */
+		if (follow && errno == ENOENT)
+			return 0;
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	*via_link = type == DT_LNK ||
+		    (type == DT_UNKNOWN && follow &&
+		     fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     S_ISLNK(st.st_mode));
+	return 1;
+}
+
+static int cmp_ino(const void *a, const void *b)
+{
+	const struct ent *x = a, *y = b;
+
+	return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+static bool worker_add_ent(struct worker *wk, ino_t ino, unsigned char type,
+			   const char *name, size_t len)
+{
+	if (wk->nents == wk->cap) {
+		size_t cap = wk->cap ? wk->cap * 2 : 256;
+		struct ent *p = realloc(wk->ents, cap * sizeof(*p));
+
+		if (!p)
+			return false;
+		wk->ents = p;
+		wk->cap = cap;
+	}
+	wk->ents[wk->nents++] = (struct ent){ ino, wk->names.len, type };
+	dcp_buf_add(&wk->names, name, len + 1);
+	return !wk->names.oom;
+}
+
+static bool worker_add_kid(struct worker *wk, struct node *kid)
+{
+	if (wk->nkids == wk->kidcap) {
+		size_t cap = wk->kidcap ? wk->kidcap * 2 : 64;
+		struct node **p = realloc(wk->kids, cap * sizeof(*p));
+
+		if (!p)
+			return false;
+		wk->kids = p;
+		wk->kidcap = cap;
+	}
+	wk->kids[wk->nkids++] = kid;
+	return true;
+}
+
+/* Read all of a directory's entries into the worker.  Returns 0 or -errno. */
+static int read_dir(struct worker *wk, int fd)
+{
+	wk->nents = 0;
+	dcp_buf_reset(&wk->names);
+	for (;;) {
+		ssize_t n = getdents64(fd, wk->dents, DENTS_BUF);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(wk->dents + off);
+			const char *nm = d->d_name;
+
+			off += d->d_reclen;
+			if (nm[0] == '.' && (nm[1] == 0 || (nm[1] == '.' && nm[2] == 0)))
+				continue;
+			if (!worker_add_ent(wk, d->d_ino, d->d_type, nm, strlen(nm)))
+				return -ENOMEM;
+		}
+	}
+}
+
+/* Open a listed directory relative to its parent; 0 or -errno. */
+static int open_node(struct dcp_walk *w, struct node *n)
+{
+	struct node *p = n->parent;
+	int pfd, fd;
+
+	pthread_mutex_lock(&w->lock);
+	pfd = node_pin(w, p);
+	if (pfd >= 0)
+		fd_reserve(w);
+	pthread_mutex_unlock(&w->lock);
+	if (pfd < 0)
+		fd = pfd;
+	else
+		fd = open_dir_at(pfd, n->name, n->via_link, false);
+
+	pthread_mutex_lock(&w->lock);
+	if (pfd >= 0) {
+		if (fd < 0)
+			w->nfds--;
+		node_unpin(w, p);
+	}
+	p->pending--;
+	n->counted = false;
+	node_settle(w, p);
+	pthread_mutex_unlock(&w->lock);
+	if (fd < 0)
+		return fd;
+	n->fd = fd;
+	n->listing = true;
+	return 0;
+}
+
+static int open_root(struct dcp_walk *w, struct node *n)
+{
+	int fd;
+
+	pthread_mutex_lock(&w->lock);
+	fd_reserve(w);
+	pthread_mutex_unlock(&w->lock);
+	fd = open_dir_at(AT_FDCWD, n->name, root_follow(w), false);
+	if (fd < 0) {
+		pthread_mutex_lock(&w->lock);
+		w->nfds--;
+		pthread_mutex_unlock(&w->lock);
+		return fd;
+	}
+	n->fd = fd;
+	n->listing = true;
+	return 0;
+}
+
+static void fill_dir_entry(struct dcp_entry *e, struct worker *wk, struct node *n)
+{
+	*e = (struct dcp_entry){
+		.dirfd = -1,
+		.name = n->name,
+		.path = wk->path.data,
+		.pathlen = wk->path.len,
+		.dir = n->pub.parent,
+		.type = DT_DIR,
+		.depth = n->pub.depth,
+		.worker = wk->idx,
+		.root = n->root,
+	};
+}
+
+/*
+ * List directory N (its descriptor already open), visit every entry, and
+ * queue the subdirectories the visitor let us descend into.
+ */
+static void list_dir(struct worker *wk, struct node *n)
+{
+	struct dcp_walk *w = wk->w;
+	struct dcp_entry e;
+	struct stat st;
+	int ret;
+
+	node_path(n, &wk->path);
+	fill_dir_entry(&e, wk, n);
+	if (fstat(n->fd, &st) < 0) {
+		report(w, &e, errno);
+		return;
+	}
+	n->pub.dev = st.st_dev;
+	n->pub.ino = st.st_ino;
+	if (!n->parent)
+		n->rootdev = st.st_dev;
+	if ((w->o.flags & DCP_WALK_XDEV) && st.st_dev != n->rootdev)
+		return; /* a mount point: visited, not listed */
+	if (w->o.flags & DCP_WALK_FOLLOW) {
+		for (const struct node *a = n->parent; a; a = a->parent) {
+			if (a->pub.dev == st.st_dev && a->pub.ino == st.st_ino) {
+				report(w, &e, ELOOP);
+				return;
+			}
+		}
+	}
+	n->listed = true;
+	ret = read_dir(wk, n->fd);
+	if (ret < 0) {
+		report(w, &e, ret);
+		if (ret == -ENOMEM)
+			w->failure = ret;
+		if (!wk->nents)
+			return;
+	}
+	if (w->o.flags & DCP_WALK_INODE_ORDER)
+		qsort(wk->ents, wk->nents, sizeof(*wk->ents), cmp_ino);
+
+	size_t dirlen = wk->path.len;
+	bool slash = dirlen && wk->path.data[dirlen - 1] != '/';
+	bool descend_ok = w->o.max_depth < 0 || n->pub.depth + 1 < w->o.max_depth;
+
+	wk->nkids = 0;
+	for (size_t i = 0; i < wk->nents && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED); i++) {
+		const struct ent *en = &wk->ents[i];
+		const char *name = wk->names.data + en->off;
+		bool via_link;
+
+		wk->path.len = dirlen;
+		if (slash)
+			dcp_buf_putc(&wk->path, '/');
+		dcp_buf_puts(&wk->path, name);
+		dcp_buf_putc(&wk->path, '\0');
+		wk->path.len--;
+		if (wk->path.oom) {
+			w->failure = -ENOMEM;
+			break;
+		}
+		if (w->o.excludes && excluded(w, name, wk->path.data))
+			continue;
+		e = (struct dcp_entry){
+			.dirfd = n->fd,
+			.name = name,
+			.path = wk->path.data,
+			.pathlen = wk->path.len,
+			.dir = &n->pub,
+			.type = en->type,
+			.ino = en->ino,
+			.depth = n->pub.depth + 1,
+			.worker = wk->idx,
+			.root = n->root,
+		};
+		ret = w->o.visit(&e, w->o.arg);
+		if (ret == DCP_WALK_ABORT) {
+			__atomic_store_n(&w->aborted, true, __ATOMIC_RELAXED);
+			break;
+		}
+		if (ret != DCP_WALK_DESCEND || !descend_ok)
+			continue;
+		ret = entry_is_dir(w, n->fd, name, en->type, &via_link);
+		if (ret < 0)
+			report(w, &e, ret);
+		if (ret <= 0)
+			continue;
+		struct node *kid = node_new(w, n, name, strlen(name));
+		if (!kid || !worker_add_kid(wk, kid)) {
+			free(kid ? kid->name : NULL);
+			free(kid);
+			w->failure = -ENOMEM;
+			break;
+		}
+		kid->via_link = via_link;
+	}
+	wk->path.len = dirlen;
+	wk->path.data[dirlen] = '\0';
+}
+
+/* Queue the children found by list_dir() and settle N.  Lock held. */
+static int queue_kids(struct worker *wk, struct node *n)
+{
+	struct dcp_walk *w = wk->w;
+	int pushed = 0;
+
+	/* Pushed in reverse, so the first entry is listed first (LIFO). */
+	for (size_t i = wk->nkids; i-- > 0;) {
+		struct item *it = malloc(sizeof(*it));
+		struct node *kid = wk->kids[i];
+
+		if (!it) {
+			w->failure = -ENOMEM;
+			free(kid->name);
+			free(kid);
+			continue;
+		}
+		it->node = kid;
+		it->root = kid->root;
+		n->refs++;
+		n->pending++;
+		kid->counted = true;
+		push_item(w, it);
+		pushed++;
+	}
+	wk->nkids = 0;
+	return pushed;
+}
+
+static void finish_dir(struct worker *wk, struct node *n)
+{
+	struct dcp_walk *w = wk->w;
+	int pushed;
+
+	pthread_mutex_lock(&w->lock);
+	pushed = queue_kids(wk, n);
+	n->listing = false;
+	node_settle(w, n);
+	node_put(w, n);
+	if (pushed > 1)
+		pthread_cond_broadcast(&w->work);
+	else if (pushed)
+		pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void do_dir(struct worker *wk, struct node *n)
+{
+	struct dcp_walk *w = wk->w;
+	int ret = open_node(w, n);
+
+	if (ret < 0) {
+		struct dcp_entry e;
+
+		node_path(n, &wk->path);
+		fill_dir_entry(&e, wk, n);
+		report(w, &e, ret);
+	} else if (!__atomic_load_n(&w->aborted, __ATOMIC_RELAXED)) {
+		list_dir(wk, n);
+	}
+	finish_dir(wk, n);
+}
+
+static void do_root(struct worker *wk, struct item *it)
+{
+	struct dcp_walk *w = wk->w;
+	struct dcp_entry e = {
+		.dirfd = AT_FDCWD,
+		.name = it->path,
+		.path = it->path,
+		.pathlen = strlen(it->path),
+		.type = DT_UNKNOWN,
+		.worker = wk->idx,
+		.root = it->root,
+	};
+	struct node *n;
+	int ret = w->o.visit(&e, w->o.arg);
+
+	if (ret == DCP_WALK_ABORT) {
+		__atomic_store_n(&w->aborted, true, __ATOMIC_RELAXED);
+		return;
+	}
+	if (ret != DCP_WALK_DESCEND || w->o.max_depth == 0)
+		return;
+	n = node_new(w, NULL, it->path, e.pathlen);
+	if (!n) {
+		w->failure = -ENOMEM;
+		return;
+	}
+	n->root = it->root;
+	ret = open_root(w, n);
+	if (ret == 0) {
+		list_dir(wk, n);
+	} else if (ret != -ENOTDIR && !(ret == -ELOOP && !root_follow(w))) {
+		/* Not a directory, or a symlink we do not follow: nothing to list. */
+		report(w, &e, ret);
+	}
+	finish_dir(wk, n);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *wk = arg;
+	struct dcp_walk *w = wk->w;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct item *it;
+
+		while (!w->stack && !w->roots && !(w->closing && w->active == 0))
+			pthread_cond_wait(&w->work, &w->lock);
+		if (w->stack) {
+			it = w->stack;
+			w->stack = it->next;
+		} else if (w->roots) {
+			/* Depth first within a root, roots in the order given. */
+			it = w->roots;
+			w->roots = it->next;
+			if (!w->roots)
+				w->roots_tail = &w->roots;
+			w->queued_roots--;
+			pthread_cond_signal(&w->room);
+		} else {
+			break;
+		}
+		w->active++;
+		pthread_mutex_unlock(&w->lock);
+
+		if (it->node) {
+			if (__atomic_load_n(&w->aborted, __ATOMIC_RELAXED)) {
+				pthread_mutex_lock(&w->lock);
+				node_put(w, it->node);
+				pthread_mutex_unlock(&w->lock);
+			} else {
+				do_dir(wk, it->node);
+			}
+		} else if (!__atomic_load_n(&w->aborted, __ATOMIC_RELAXED)) {
+			do_root(wk, it);
+		}
+		free(it);
+
+		pthread_mutex_lock(&w->lock);
+		w->active--;
+		if (!w->stack && !w->roots && w->active == 0)
+			pthread_cond_broadcast(&w->work);
+	}
+	pthread_cond_broadcast(&w->work);
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* ---- public interface ------------------------------------------------ */
+
+static unsigned fd_budget(unsigned threads)
+{
+	struct rlimit rl;
+	rlim_t avail;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return FD_BUDGET_MAX;
+	/* Each worker also holds a probe descriptor and a transient one. */
+	avail = rl.rlim_cur > FD_RESERVE + 2 * threads ?
+			rl.rlim_cur - FD_RESERVE - 2 * threads : 2;
+	if (avail > FD_BUDGET_MAX)
+		avail = FD_BUDGET_MAX;
+	return avail < 2 ? 2 : (unsigned)avail;
+}
+
+static void walk_free(struct dcp_walk *w)
+{
+	for (unsigned i = 0; i < w->nthreads; i++) {
+		struct worker *wk = &w->workers[i];
+
+		dcp_buf_free(&wk->path);
+		dcp_buf_free(&wk->names);
+		free(wk->ents);
+		free(wk->kids);
+		free(wk->dents);
+	}
+	while (w->roots) {
+		struct item *it = w->roots;
+		w->roots = it->next;
+		free(it);
+	}
+	dcp_buf_free(&w->donepath);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->work);
+	pthread_cond_destroy(&w->room);
+	free(w->workers);
+	free(w);
+}
 
 int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 {
-	(void)opts;
-	(void)out;
-	return -ENOSYS;
-}
+	struct dcp_walk *w;
+	unsigned threads = opts->threads;
+	long ncpu;
+	int ret = 0;
 
-int dcp_walk_add(struct dcp_walk *w, const char *path)
-{
-	(void)w;
-	(void)path;
-	return -ENOSYS;
-}
+	if (!opts->visit)
+		return -EINVAL;
+	if (!threads) {
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = ncpu > 0 ? (unsigned)ncpu : 1;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->o = *opts;
+	w->data_off = (sizeof(struct node) + 15) & ~(size_t)15;
+	/* Every worker may hold two directory descriptors at once. */
+	w->fd_budget = fd_budget(threads);
+	if (threads > w->fd_budget / 2)
+		threads = w->fd_budget / 2 ? w->fd_budget / 2 : 1;
+	w->lru.lru_next = w->lru.lru_prev = &w->lru;
+	w->roots_tail = &w->roots;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->work, NULL);
+	pthread_cond_init(&w->room, NULL);
+	w->workers = calloc(threads, sizeof(*w->workers));
+	if (!w->workers) {
+		walk_free(w);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < threads; i++) {
+		struct worker *wk = &w->workers[i];
 
-int dcp_walk_finish(struct dcp_walk *w)
-{
-	(void)w;
-	return -ENOSYS;
+		wk->w = w;
+		wk->idx = i;
+		wk->dents = malloc(DENTS_BUF);
+		if (!wk->dents) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = -pthread_create(&wk->thread, NULL, worker_main, wk);
+		if (ret < 0)
+			break;
+		w->nthreads++;
+	}
+	if (ret < 0) {
+		dcp_walk_finish(w);
+		return ret;
+	}
+	*out = w;
+	return 0;
 }
 
 unsigned dcp_walk_threads(const struct dcp_walk *w)
 {
-	(void)w;
-	return 1;
+	return w->nthreads;
 }
 
-int dcp_walk(const char *const *roots, size_t nroots, const struct dcp_walk_opts *opts)
+int dcp_walk_add(struct dcp_walk *w, const char *path)
 {
-	(void)roots;
-	(void)nroots;
-	(void)opts;
-	return -ENOSYS;
+	size_t len = strlen(path);
+	struct item *it = malloc(sizeof(*it) + len + 1);
+
+	if (!it)
+		return -ENOMEM;
+	memcpy(it->path, path, len + 1);
+	it->node = NULL;
+	pthread_mutex_lock(&w->lock);
+	while (w->queued_roots >= MAX_QUEUED_ROOTS && !w->aborted)
+		pthread_cond_wait(&w->room, &w->lock);
+	if (w->aborted) {
+		pthread_mutex_unlock(&w->lock);
+		free(it);
+		return -ECANCELED;
+	}
+	it->root = w->nroots++;
+	it->next = NULL;
+	*w->roots_tail = it;
+	w->roots_tail = &it->next;
+	w->queued_roots++;
+	pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+int dcp_walk_finish(struct dcp_walk *w)
+{
+	int ret;
+
+	pthread_mutex_lock(&w->lock);
+	w->closing = true;
+	pthread_cond_broadcast(&w->work);
+	pthread_mutex_unlock(&w->lock);
+	for (unsigned i = 0; i < w->nthreads; i++)
+		pthread_join(w->workers[i].thread, NULL);
+	ret = w->failure ? w->failure : w->aborted ? -ECANCELED : 0;
+	walk_free(w);
+	return ret;
+}
+
+int dcp_walk(const char *const *roots, size_t nroots,
+	     const struct dcp_walk_opts *opts)
+{
+	struct dcp_walk *w;
+	int ret = dcp_walk_new(opts, &w);
+
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < nroots; i++)
+		if (dcp_walk_add(w, roots[i]) < 0)
+			break;
+	return dcp_walk_finish(w);
 }

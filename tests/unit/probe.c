@@ -38,6 +38,12 @@ int main(void)
 	/* A name looked up once and found absent is a cached negative dentry. */
 	CHECK(access("/dcprobe-unit-test-absent", F_OK) != 0);
 	CHECK_INT(dcp_probe_at(AT_FDCWD, "/dcprobe-unit-test-absent", 0), -ENOENT);
+	/* The d_type hint: ENOTDIR of a cached file means cached; a wrong
+	 * hint on a directory still answers cached. */
+	CHECK(access("/proc/self/status", R_OK) == 0);
+	CHECK_INT(dcp_probe_at(AT_FDCWD, "/proc/self/status", DCP_NOTDIR), 0);
+	CHECK_INT(dcp_probe_at(AT_FDCWD, "/", DCP_NOTDIR), 0);
+	CHECK_INT(dcp_probe_at(AT_FDCWD, "/dcprobe-unit-test-absent", DCP_NOTDIR), -ENOENT);
 	/* A file used as a directory is an error, not a miss. */
 	CHECK(access("/proc/self/status", F_OK) == 0);
 	ret = dcp_probe_at(AT_FDCWD, "/proc/self/status/x", 0);
