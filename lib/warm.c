@@ -75,20 +75,24 @@ static inline void bump(struct wstats *s, int i)
 }
 
 /*
- * Look NAME up relative to DIRFD.  statx() with an empty mask asks for
- * nothing but the lookup (the inode is read by the lookup itself); no
+ * Look NAME up relative to DIRFD and tell whether it is a directory.  The
+ * lookup reads the inode itself, so statx() costs nothing more; no
  * automount is triggered.  Following a dangling or looping symlink still
  * warms the link itself: only a failure of the link's own lookup is an error.
  */
-static int warm_one(int dirfd, const char *name, bool follow)
+static int warm_one(int dirfd, const char *name, bool follow, bool *isdir)
 {
 	struct statx stx;
 	int flags = AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC;
 
-	if (statx(dirfd, name, flags | (follow ? 0 : AT_SYMLINK_NOFOLLOW), 0, &stx) == 0)
+	*isdir = false;
+	if (statx(dirfd, name, flags | (follow ? 0 : AT_SYMLINK_NOFOLLOW), STATX_TYPE,
+		  &stx) == 0) {
+		*isdir = S_ISDIR(stx.stx_mode);
 		return 0;
+	}
 	if (follow && (errno == ENOENT || errno == ELOOP) &&
-	    statx(dirfd, name, flags | AT_SYMLINK_NOFOLLOW, 0, &stx) == 0)
+	    statx(dirfd, name, flags | AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) == 0)
 		return 0;
 	return errno;
 }
@@ -145,7 +149,7 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
  * directory next, which looks it up, so a stat would be a wasted syscall.
  */
 static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
-		      const char *name, bool follow, bool stat)
+		      const char *name, bool follow, bool stat, bool *isdir)
 {
 	unsigned pflags = follow ? DCP_FOLLOW : 0;
 	bool check = w->opts.flags & DCP_WARM_CHECK;
@@ -156,7 +160,7 @@ static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 	if (check)
 		ev->before = probe(dirfd, name, pflags);
 	if (stat || check)
-		ev->err = warm_one(dirfd, name, follow);
+		ev->err = warm_one(dirfd, name, follow, isdir);
 	if (check)
 		ev->after = probe(dirfd, name, pflags);
 	account(w, ev);
@@ -178,9 +182,15 @@ static int visit(const struct dcp_entry *e, void *arg)
 		.type = e->type, .depth = e->depth, .worker = e->worker,
 	};
 
-	/* A root is stat'ed by its full path: that warms its whole chain. */
-	if (warm_entry(w, &ev, e->dirfd, e->name, follow, !opens))
-		return DCP_WALK_PRUNE; /* the walker would only fail again */
+	bool isdir = true;
+
+	/*
+	 * A root is stat'ed by its full path: that warms its whole chain.  A
+	 * root that failed or is no directory is not for the walker to open.
+	 */
+	if (warm_entry(w, &ev, e->dirfd, e->name, follow, !opens, &isdir) ||
+	    (root && !isdir))
+		return DCP_WALK_PRUNE;
 	return DCP_WALK_DESCEND;
 }
 
@@ -193,6 +203,16 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 		.err = err, .type = e->type, .depth = e->depth, .worker = e->worker,
 	};
 
+	/*
+	 * The visitor left this directory to the walker's open, which failed
+	 * before looking it up when no descriptor was left: warm it by its
+	 * path now (best effort: a path longer than PATH_MAX stays cold).
+	 */
+	if (err == EMFILE || err == ENFILE) {
+		bool isdir;
+
+		warm_one(AT_FDCWD, e->path, false, &isdir);
+	}
 	bump(s, S_ERRORS);
 	if (w->opts.report)
 		w->opts.report(&ev, w->opts.arg);
@@ -233,7 +253,9 @@ static void *list_worker(void *p)
 			.path = path, .pathlen = strlen(path), .op = DCP_WARM_OP_STAT,
 			.type = DT_UNKNOWN, .worker = index,
 		};
-		warm_entry(w, &ev, AT_FDCWD, path, follow, true);
+		bool isdir;
+
+		warm_entry(w, &ev, AT_FDCWD, path, follow, true, &isdir);
 		free(path);
 	}
 }
