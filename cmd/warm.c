@@ -535,7 +535,7 @@ int main(int argc, char **argv)
 		status = DCP_EXIT_OK;
 
 	if (env.json)
-		summary_json(mainbuf, &st, secs, rate, nbufs - 1, status);
+		summary_json(mainbuf, &st, secs, rate, st.jobs, status);
 	else if (env.prometheus)
 		summary_prom(mainbuf, &st, secs);
 	flush_out(mainbuf);

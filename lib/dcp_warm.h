@@ -79,6 +79,8 @@ struct dcp_warm_stats {
 	uint64_t newly_warmed;	/* missed before, cached after */
 	uint64_t still_miss;	/* still EAGAIN after the stat */
 	uint64_t elapsed_ns;	/* since dcp_warm_new() */
+	unsigned jobs;		/* lookups in flight: -j, or fewer when the
+				 * walker lacked descriptors for that many */
 };
 
 /*
@@ -102,7 +104,10 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out);
  */
 int dcp_warm_add(struct dcp_warm *w, const char *path);
 
-/* dcp_warm_threads - the number of worker threads of the run. */
+/*
+ * dcp_warm_threads - the number of threads that may call report(): with
+ * DCP_WARM_RECURSIVE the walker's and the stat pool's, ev->worker below it.
+ */
 unsigned dcp_warm_threads(const struct dcp_warm *w);
 
 /*

@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dcp_probe.h"
+#include "dcp_report.h"
 #include "dcp_util.h"
 #include "dcp_walk.h"
 #include "dcp_warm.h"
@@ -48,8 +50,14 @@ struct dcp_warm {
 	uint64_t t0;
 	int failed; /* -errno of the engine itself */
 
-	/* recursive: the walker */
+	/* recursive: the walker, and the stat pool its visitor feeds */
 	struct dcp_walk *walk;
+	unsigned walkers;	 /* walker threads: workers 0 .. walkers-1 */
+	struct pending *pend;	 /* per walker thread: the batch being filled */
+	struct batch *bq_head, **bq_tail;
+	size_t bq_len;
+	_Atomic unsigned dups;	 /* directory descriptors held by the pool */
+	unsigned max_dups;
 
 	/* lists: a bounded queue of paths and the threads that stat them */
 	pthread_t *tids;
@@ -60,6 +68,55 @@ struct dcp_warm {
 	size_t head, count;
 	bool closing;
 };
+
+/*
+ * The stat pool.  The walker visits all entries of a directory on one
+ * thread; a directory of 20,000 files would be stat'ed one at a time, each
+ * stat waiting for the disk.  So the visitor only collects the entries it
+ * can hand off (those the walker will not touch again: not directories it
+ * opens, not DT_UNKNOWN entries it stats) into batches of consecutive
+ * inodes, and a pool of threads stats the batches in parallel, relative to
+ * a duplicate of the directory's descriptor.  The walker's threads go on
+ * listing directories meanwhile.  When no descriptor can be spared, the
+ * visitor stats the entry itself.
+ */
+#define BATCH 64
+#define MAX_QUEUED_BATCHES 4096
+
+struct sdir {
+	int fd;		    /* dup() of the walker's directory descriptor */
+	_Atomic unsigned refs; /* the pending slot + one per batch */
+};
+
+struct bent {
+	size_t off;	  /* path in batch.paths */
+	size_t pathlen;
+	size_t namelen;
+	unsigned char type;
+};
+
+struct batch {
+	struct batch *next;
+	struct sdir *dir;
+	int depth;
+	unsigned n;
+	struct bent ent[BATCH];
+	struct dcp_buf paths;
+};
+
+struct worker_arg {
+	struct dcp_warm *w;
+	unsigned index;
+};
+
+/* What a walker thread is filling: entries of one directory. */
+struct pending {
+	const struct dcp_dir *dir; /* identity of the directory: pointer, dev, ino */
+	dev_t dev;
+	ino_t ino;
+	struct sdir *sd;	   /* NULL: stat in the visitor (no descriptor) */
+	struct batch *b;
+} __attribute__((aligned(64)));
 
 unsigned dcp_warm_default_threads(void)
 {
@@ -167,7 +224,148 @@ static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 	return ev->err;
 }
 
-/* --- trees: the walker's visitor ---------------------------------------- */
+/* --- trees: the walker's visitor and the stat pool ---------------------- */
+
+static void sdir_put(struct dcp_warm *w, struct sdir *sd)
+{
+	if (atomic_fetch_sub(&sd->refs, 1) == 1) {
+		close(sd->fd);
+		atomic_fetch_sub(&w->dups, 1);
+		free(sd);
+	}
+}
+
+static struct sdir *sdir_new(struct dcp_warm *w, int dirfd)
+{
+	struct sdir *sd;
+
+	if (atomic_fetch_add(&w->dups, 1) >= w->max_dups)
+		goto none;
+	sd = malloc(sizeof(*sd));
+	if (!sd)
+		goto none;
+	sd->fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (sd->fd < 0) {
+		free(sd);
+		goto none;
+	}
+	atomic_init(&sd->refs, 1);
+	return sd;
+none:
+	atomic_fetch_sub(&w->dups, 1);
+	return NULL;
+}
+
+static void batch_submit(struct dcp_warm *w, struct batch *b)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->bq_len >= MAX_QUEUED_BATCHES)
+		pthread_cond_wait(&w->not_full, &w->mu);
+	b->next = NULL;
+	*w->bq_tail = b;
+	w->bq_tail = &b->next;
+	w->bq_len++;
+	pthread_cond_signal(&w->not_empty);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* The walker thread moves on: hand off what it collected. */
+static void pending_flush(struct dcp_warm *w, struct pending *p)
+{
+	if (p->b) {
+		batch_submit(w, p->b);
+		p->b = NULL;
+	}
+	if (p->sd)
+		sdir_put(w, p->sd);
+	p->sd = NULL;
+	p->dir = NULL;
+}
+
+/* Queue E for the pool; false when it must be stat'ed right here. */
+static bool pending_add(struct dcp_warm *w, const struct dcp_entry *e)
+{
+	struct pending *p = &w->pend[e->worker];
+	struct batch *b;
+	size_t namelen;
+
+	if (p->dir != e->dir || p->dev != e->dir->dev || p->ino != e->dir->ino) {
+		pending_flush(w, p);
+		p->dir = e->dir;
+		p->dev = e->dir->dev;
+		p->ino = e->dir->ino;
+		p->sd = sdir_new(w, e->dirfd);
+	}
+	if (!p->sd)
+		return false;
+	if (!p->b) {
+		p->b = calloc(1, sizeof(*p->b));
+		if (!p->b)
+			return false;
+		p->b->dir = p->sd;
+		p->b->depth = e->depth;
+		atomic_fetch_add(&p->sd->refs, 1);
+	}
+	b = p->b;
+	namelen = strlen(e->name);
+	b->ent[b->n] = (struct bent){ b->paths.len, e->pathlen, namelen, e->type };
+	dcp_buf_add(&b->paths, e->path, e->pathlen + 1);
+	if (b->paths.oom) {
+		/* Keep what was queued; this entry is stat'ed here. */
+		b->paths.oom = false;
+		b->paths.len = b->ent[b->n].off;
+		return false;
+	}
+	if (++b->n == BATCH) {
+		batch_submit(w, b);
+		p->b = NULL;
+	}
+	return true;
+}
+
+static void *pool_worker(void *arg)
+{
+	struct worker_arg *wa = arg;
+	struct dcp_warm *w = wa->w;
+	unsigned index = wa->index;
+	bool follow = w->opts.flags & DCP_WARM_FOLLOW;
+
+	free(wa);
+	for (;;) {
+		struct batch *b;
+		bool isdir;
+
+		pthread_mutex_lock(&w->mu);
+		while (!w->bq_head && !w->closing)
+			pthread_cond_wait(&w->not_empty, &w->mu);
+		b = w->bq_head;
+		if (!b) {
+			pthread_mutex_unlock(&w->mu);
+			return NULL;
+		}
+		w->bq_head = b->next;
+		if (!w->bq_head)
+			w->bq_tail = &w->bq_head;
+		w->bq_len--;
+		pthread_cond_signal(&w->not_full);
+		pthread_mutex_unlock(&w->mu);
+
+		for (unsigned i = 0; i < b->n; i++) {
+			const struct bent *be = &b->ent[i];
+			const char *path = b->paths.data + be->off;
+			struct dcp_warm_event ev = {
+				.path = path, .pathlen = be->pathlen, .op = DCP_WARM_OP_STAT,
+				.type = be->type, .depth = b->depth, .worker = index,
+			};
+
+			warm_entry(w, &ev, b->dir->fd, path + be->pathlen - be->namelen,
+				   follow, true, &isdir);
+		}
+		sdir_put(w, b->dir);
+		dcp_buf_free(&b->paths);
+		free(b);
+	}
+}
 
 static int visit(const struct dcp_entry *e, void *arg)
 {
@@ -181,9 +379,15 @@ static int visit(const struct dcp_entry *e, void *arg)
 		.path = e->path, .pathlen = e->pathlen, .op = DCP_WARM_OP_STAT,
 		.type = e->type, .depth = e->depth, .worker = e->worker,
 	};
-
 	bool isdir = true;
 
+	/*
+	 * The walker stats DT_UNKNOWN entries (and, with -L, symlinks) right
+	 * after this returns: those must be warmed (and probed) here, first.
+	 */
+	if (!root && !opens && e->type != DT_UNKNOWN && !(follow && e->type == DT_LNK) &&
+	    pending_add(w, e))
+		return DCP_WALK_DESCEND;
 	/*
 	 * A root is stat'ed by its full path: that warms its whole chain.  A
 	 * root that failed or is no directory is not for the walker to open.
@@ -219,11 +423,6 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 }
 
 /* --- lists: a pool of threads stat'ing full paths ----------------------- */
-
-struct worker_arg {
-	struct dcp_warm *w;
-	unsigned index;
-};
 
 static void *list_worker(void *p)
 {
@@ -271,7 +470,8 @@ static void list_stop(struct dcp_warm *w)
 	w->started = 0;
 }
 
-static int list_start(struct dcp_warm *w)
+/* Start threads BASE .. nthreads-1 running FN. */
+static int pool_start(struct dcp_warm *w, unsigned base, void *(*fn)(void *))
 {
 	int ret;
 
@@ -281,7 +481,7 @@ static int list_start(struct dcp_warm *w)
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->not_empty, NULL);
 	pthread_cond_init(&w->not_full, NULL);
-	for (unsigned i = 0; i < w->nthreads; i++) {
+	for (unsigned i = base; i < w->nthreads; i++) {
 		struct worker_arg *wa = malloc(sizeof(*wa));
 
 		if (!wa) {
@@ -290,7 +490,7 @@ static int list_start(struct dcp_warm *w)
 		}
 		wa->w = w;
 		wa->index = i;
-		ret = -pthread_create(&w->tids[i], NULL, list_worker, wa);
+		ret = -pthread_create(&w->tids[w->started], NULL, fn, wa);
 		if (ret) {
 			free(wa);
 			goto fail;
@@ -320,7 +520,7 @@ static void warm_free(struct dcp_warm *w)
 int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
 {
 	struct dcp_warm *w;
-	int ret;
+	int ret = 0;
 
 	if (opts->threads > WARM_MAX_THREADS || opts->max_depth < -1)
 		return -EINVAL;
@@ -353,13 +553,25 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
 			free(w);
 			return ret;
 		}
-		/* No entry is visited before the first root is added. */
-		w->nthreads = dcp_walk_threads(w->walk);
+		/*
+		 * No entry is visited before the first root is added.  The
+		 * pool has as many threads as the walker (which may have
+		 * fewer than asked, for lack of descriptors); it may hold
+		 * about as many descriptors as the walker keeps in reserve
+		 * for its visitor, which warm's visitor does not use.
+		 */
+		w->walkers = dcp_walk_threads(w->walk);
+		w->nthreads = 2 * w->walkers;
+		w->max_dups = 2 * w->walkers + 2;
+		w->bq_tail = &w->bq_head;
 		w->ws = calloc(w->nthreads, sizeof(*w->ws));
-		if (!w->ws) {
+		w->pend = calloc(w->walkers, sizeof(*w->pend));
+		if (!w->ws || !w->pend ||
+		    (ret = pool_start(w, w->walkers, pool_worker)) < 0) {
 			dcp_walk_finish(w->walk);
-			free(w);
-			return -ENOMEM;
+			free(w->pend);
+			warm_free(w);
+			return ret < 0 ? ret : -ENOMEM;
 		}
 	} else {
 		w->ws = calloc(w->nthreads, sizeof(*w->ws));
@@ -367,7 +579,7 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
 			free(w);
 			return -ENOMEM;
 		}
-		ret = list_start(w);
+		ret = pool_start(w, 0, list_worker);
 		if (ret < 0) {
 			warm_free(w);
 			return ret;
@@ -424,6 +636,7 @@ void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st)
 		.newly_warmed = n[S_NEWLY],
 		.still_miss = n[S_STILL_MISS],
 		.elapsed_ns = dcp_now_ns() - w->t0,
+		.jobs = w->walk ? w->walkers : w->nthreads,
 	};
 }
 
@@ -435,6 +648,11 @@ int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st)
 		ret = dcp_walk_finish(w->walk);
 		if (ret == -ECANCELED) /* the visitor never aborts: not ours */
 			ret = w->failed ? w->failed : ret;
+		/* The walker's threads are gone: hand off what they left. */
+		for (unsigned i = 0; i < w->walkers; i++)
+			pending_flush(w, &w->pend[i]);
+		list_stop(w);
+		free(w->pend);
 	} else {
 		list_stop(w);
 	}
