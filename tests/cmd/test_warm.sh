@@ -388,6 +388,25 @@ test_usage_errors() {
 	assertContains "$OUT" "warm (dcprobe)"
 }
 
+# Every option of --help is in the man page and the bash completion, and
+# the completion completes.
+test_man_and_completion_cover_every_option() {
+	local src=${DCP_SRC:-$DCP_TESTS/..} o missing=
+	for o in $(warm --help | grep -E '^ +(-., )?--' | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u); do
+		grep -qF -- "$o" "$src/completions/warm" || missing+=" completion:$o"
+		grep -qF -- "${o//-/\\-}" "$src/man/warm.1" || missing+=" man:$o"
+	done
+	assertEquals "" "$missing"
+	[ -r /usr/share/bash-completion/bash_completion ] || startSkipping
+	run bash -c '. /usr/share/bash-completion/bash_completion; . "$1/completions/warm"
+		COMP_WORDS=(warm --che); COMP_CWORD=1; COMP_LINE="warm --che"; COMP_POINT=10
+		_warm; echo "${COMPREPLY[*]}"
+		COMP_WORDS=(warm -j ""); COMP_CWORD=2; COMP_LINE="warm -j "; COMP_POINT=8
+		_warm; echo "${COMPREPLY[*]}"' _ "$src"
+	assertEquals "--check
+8 16 32 64 128" "$OUT"
+}
+
 test_write_error() {
 	warm -v "$MNT/a" >/dev/full 2>/dev/null
 	assertEquals "write error is exit 2" 2 $?
