@@ -505,6 +505,16 @@ fail:
 
 /* --- the run ------------------------------------------------------------ */
 
+/* Zeroed per-thread slots on cache lines of their own (N * SIZE fits). */
+static void *calloc_aligned(size_t n, size_t size)
+{
+	void *p = aligned_alloc(64, n * size);
+
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
 static void warm_free(struct dcp_warm *w)
 {
 	if (w->tids) {
@@ -564,8 +574,8 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
 		w->nthreads = 2 * w->walkers;
 		w->max_dups = 2 * w->walkers + 2;
 		w->bq_tail = &w->bq_head;
-		w->ws = calloc(w->nthreads, sizeof(*w->ws));
-		w->pend = calloc(w->walkers, sizeof(*w->pend));
+		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
+		w->pend = calloc_aligned(w->walkers, sizeof(*w->pend));
 		if (!w->ws || !w->pend ||
 		    (ret = pool_start(w, w->walkers, pool_worker)) < 0) {
 			dcp_walk_finish(w->walk);
@@ -574,7 +584,7 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
 			return ret < 0 ? ret : -ENOMEM;
 		}
 	} else {
-		w->ws = calloc(w->nthreads, sizeof(*w->ws));
+		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
 		if (!w->ws) {
 			free(w);
 			return -ENOMEM;
