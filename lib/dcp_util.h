@@ -33,6 +33,9 @@ int dcp_parse_duration_ns(const char *s, uint64_t *out);
  */
 const char *dcp_errno_name(int err);
 
+/* dcp_version - the library's version string ("0.1.0"). */
+const char *dcp_version(void);
+
 /* dcp_now_ns - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t dcp_now_ns(void);
 

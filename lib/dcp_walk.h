@@ -43,6 +43,9 @@ struct dcp_entry {
 	int depth;	   /* 0 for a root */
 	unsigned worker;   /* index of the calling thread */
 	size_t root;	   /* index of the root, in the order added */
+	int probe;	   /* with DCP_WALK_PROBE: the dcp_probe_at() result
+			    * (0 cached, -ENOENT, -EAGAIN, -errno), made before
+			    * anything else touched the entry */
 };
 
 /* What the visitor returns. */
@@ -58,6 +61,14 @@ enum {
 	DCP_WALK_FOLLOW_ROOTS = 1 << 1, /* -H: follow symlinks given as roots */
 	DCP_WALK_XDEV = 1 << 2,		/* -x: stay on each root's filesystem */
 	DCP_WALK_INODE_ORDER = 1 << 3,	/* visit a directory's entries by inode */
+	/*
+	 * Probe every entry with RESOLVE_CACHED before visiting it and pass
+	 * the result in e->probe.  A directory's entries are probed in
+	 * batches through io_uring where available (see dcp_batch.h), which
+	 * is cheaper than one openat2(2) per entry and warms nothing.
+	 */
+	DCP_WALK_PROBE = 1 << 4,
+	DCP_WALK_PROBE_SYNC = 1 << 5,	/* ...but never through io_uring */
 };
 
 struct dcp_walk_opts {
@@ -70,6 +81,7 @@ struct dcp_walk_opts {
 				      * excluded entry is neither visited nor
 				      * descended into. */
 	size_t dir_data_size; /* bytes of per-directory user data (dcp_dir.data) */
+	unsigned probe_flags; /* dcp_probe_at() flags for DCP_WALK_PROBE (DCP_FOLLOW) */
 
 	/*
 	 * visit - called once per entry (roots included), before the walker

@@ -24,6 +24,7 @@
 #include "dcp_pathlist.h"
 #include "dcp_walk.h"
 #include "dcp_progress.h"
+#include "dcp_batch.h"
 #include "dcp_warm.h"
 
 #endif

@@ -120,6 +120,11 @@ const char *dcp_errno_name(int err)
 	return unknown;
 }
 
+const char *dcp_version(void)
+{
+	return DCP_VERSION;
+}
+
 uint64_t dcp_now_ns(void)
 {
 	struct timespec ts;

@@ -32,6 +32,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcp_batch.h"
+#include "dcp_probe.h"
 #include "dcp_report.h"
 #include "dcp_walk.h"
 
@@ -76,12 +78,19 @@ struct worker {
 	struct node **kids;
 	size_t nkids, kidcap;
 	char *dents;
+	struct dcp_batch *batch;   /* with DCP_WALK_PROBE, made by the worker */
+	const char **namev;	   /* one batch of names to probe... */
+	unsigned *flagv;
+	int *resv;		   /* ...and their results */
+	size_t vcap;
 };
 
 struct ent {
 	ino_t ino;
 	size_t off; /* into names */
+	int probe;
 	unsigned char type;
+	bool skip;  /* excluded */
 };
 
 struct dcp_walk {
@@ -404,7 +413,8 @@ static bool worker_add_ent(struct worker *wk, ino_t ino, unsigned char type,
 		wk->ents = p;
 		wk->cap = cap;
 	}
-	wk->ents[wk->nents++] = (struct ent){ ino, wk->names.len, type };
+	wk->ents[wk->nents++] = (struct ent){
+		.ino = ino, .off = wk->names.len, .type = type };
 	dcp_buf_add(&wk->names, name, len + 1);
 	return !wk->names.oom;
 }
@@ -519,6 +529,70 @@ static void fill_dir_entry(struct dcp_entry *e, struct worker *wk, struct node *
 	};
 }
 
+/* Append NAME to the directory path in wk->path (kept NUL-terminated). */
+static void path_join(struct worker *wk, size_t dirlen, bool slash,
+		      const char *name)
+{
+	wk->path.len = dirlen;
+	if (slash)
+		dcp_buf_putc(&wk->path, '/');
+	dcp_buf_puts(&wk->path, name);
+	dcp_buf_putc(&wk->path, '\0');
+	wk->path.len--;
+}
+
+static bool worker_vectors(struct worker *wk, size_t n)
+{
+	if (n <= wk->vcap)
+		return true;
+	const char **nv = realloc(wk->namev, n * sizeof(*nv));
+	if (nv)
+		wk->namev = nv;
+	unsigned *fv = realloc(wk->flagv, n * sizeof(*fv));
+	if (fv)
+		wk->flagv = fv;
+	int *rv = realloc(wk->resv, n * sizeof(*rv));
+	if (rv)
+		wk->resv = rv;
+	if (!nv || !fv || !rv)
+		return false;
+	wk->vcap = n;
+	return true;
+}
+
+/*
+ * Probe every entry that is not excluded, in batches.  DCP_NOTDIR is
+ * right for any entry: the kernel checks O_DIRECTORY only once the walk
+ * completed from the cache, and a directory simply opens.
+ */
+static int probe_entries(struct worker *wk, int dirfd)
+{
+	struct dcp_walk *w = wk->w;
+	size_t m = 0;
+
+	if (!wk->batch) {
+		int ret = dcp_batch_new((w->o.flags & DCP_WALK_PROBE_SYNC) ?
+					DCP_BATCH_SYNC : 0, &wk->batch);
+		if (ret < 0)
+			return ret;
+	}
+	if (!worker_vectors(wk, wk->nents))
+		return -ENOMEM;
+	for (size_t i = 0; i < wk->nents; i++) {
+		if (wk->ents[i].skip)
+			continue;
+		wk->namev[m] = wk->names.data + wk->ents[i].off;
+		wk->flagv[m] = w->o.probe_flags | DCP_NOTDIR;
+		m++;
+	}
+	dcp_batch_probe(wk->batch, dirfd, wk->namev, wk->flagv, m, wk->resv);
+	m = 0;
+	for (size_t i = 0; i < wk->nents; i++)
+		if (!wk->ents[i].skip)
+			wk->ents[i].probe = wk->resv[m++];
+	return 0;
+}
+
 /*
  * List directory N (its descriptor already open), visit every entry, and
  * queue the subdirectories the visitor let us descend into.
@@ -566,24 +640,32 @@ static void list_dir(struct worker *wk, struct node *n)
 	bool slash = dirlen && wk->path.data[dirlen - 1] != '/';
 	bool descend_ok = w->o.max_depth < 0 || n->pub.depth + 1 < w->o.max_depth;
 
+	if (w->o.excludes) {
+		for (size_t i = 0; i < wk->nents; i++) {
+			const char *name = wk->names.data + wk->ents[i].off;
+
+			path_join(wk, dirlen, slash, name);
+			wk->ents[i].skip = excluded(w, name, wk->path.data);
+		}
+	}
+	if ((w->o.flags & DCP_WALK_PROBE) && probe_entries(wk, n->fd) < 0) {
+		w->failure = -ENOMEM;
+		wk->nents = 0;
+	}
+
 	wk->nkids = 0;
 	for (size_t i = 0; i < wk->nents && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED); i++) {
 		const struct ent *en = &wk->ents[i];
 		const char *name = wk->names.data + en->off;
 		bool via_link;
 
-		wk->path.len = dirlen;
-		if (slash)
-			dcp_buf_putc(&wk->path, '/');
-		dcp_buf_puts(&wk->path, name);
-		dcp_buf_putc(&wk->path, '\0');
-		wk->path.len--;
+		if (en->skip)
+			continue;
+		path_join(wk, dirlen, slash, name);
 		if (wk->path.oom) {
 			w->failure = -ENOMEM;
 			break;
 		}
-		if (w->o.excludes && excluded(w, name, wk->path.data))
-			continue;
 		e = (struct dcp_entry){
 			.dirfd = n->fd,
 			.name = name,
@@ -595,6 +677,7 @@ static void list_dir(struct worker *wk, struct node *n)
 			.depth = n->pub.depth + 1,
 			.worker = wk->idx,
 			.root = n->root,
+			.probe = en->probe,
 		};
 		ret = w->o.visit(&e, w->o.arg);
 		if (ret == DCP_WALK_ABORT) {
@@ -697,7 +780,11 @@ static void do_root(struct worker *wk, struct item *it)
 		.root = it->root,
 	};
 	struct node *n;
-	int ret = w->o.visit(&e, w->o.arg);
+	int ret;
+
+	if (w->o.flags & DCP_WALK_PROBE)
+		e.probe = dcp_probe_at(AT_FDCWD, it->path, w->o.probe_flags);
+	ret = w->o.visit(&e, w->o.arg);
 
 	if (ret == DCP_WALK_ABORT) {
 		__atomic_store_n(&w->aborted, true, __ATOMIC_RELAXED);
@@ -769,6 +856,8 @@ static void *worker_main(void *arg)
 	}
 	pthread_cond_broadcast(&w->work);
 	pthread_mutex_unlock(&w->lock);
+	dcp_batch_free(wk->batch); /* the ring belongs to this thread */
+	wk->batch = NULL;
 	return NULL;
 }
 
@@ -799,6 +888,9 @@ static void walk_free(struct dcp_walk *w)
 		free(wk->ents);
 		free(wk->kids);
 		free(wk->dents);
+		free(wk->namev);
+		free(wk->flagv);
+		free(wk->resv);
 	}
 	while (w->roots) {
 		struct item *it = w->roots;

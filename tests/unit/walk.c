@@ -21,7 +21,7 @@
 
 struct tally {
 	pthread_mutex_t lock;
-	unsigned entries, dirs_done, errors, pruned_dirs;
+	unsigned entries, dirs_done, errors, pruned_dirs, not_cached;
 	unsigned max_depth;
 	size_t max_pathlen;
 	int last_error;
@@ -61,6 +61,9 @@ static int visit(const struct dcp_entry *e, void *arg)
 	}
 	if (e->dir)
 		((struct dirdata *)e->dir->data)->entries++;
+	/* Everything here was just created: all of it is in the dcache. */
+	if (e->probe != 0)
+		__atomic_add_fetch(&t->not_cached, 1, __ATOMIC_RELAXED);
 	(void)st;
 	if (t->prune_b && strcmp(e->name, "b") == 0) {
 		__atomic_add_fetch(&t->pruned_dirs, 1, __ATOMIC_RELAXED);
@@ -222,6 +225,18 @@ int main(void)
 	CHECK_INT(t.entries, 1);
 	t = run(sub, DCP_WALK_FOLLOW_ROOTS, -1, 1, NULL, false);
 	CHECK_INT(t.entries, 6); /* link + b f1 f2 c f3 */
+
+	/* Probing in the walker: io_uring batches and plain syscalls agree. */
+	t = run(root, DCP_WALK_PROBE, -1, 2, NULL, false);
+	CHECK_INT(t.entries, 13);
+	CHECK_INT(t.not_cached, 0);
+	t = run(root, DCP_WALK_PROBE | DCP_WALK_PROBE_SYNC, -1, 2, NULL, false);
+	CHECK_INT(t.entries, 13);
+	CHECK_INT(t.not_cached, 0);
+	snprintf(sub, sizeof(sub), "%s/absent-twice", root);
+	CHECK(access(sub, F_OK) != 0); /* now a negative dentry */
+	t = run(sub, DCP_WALK_PROBE, -1, 1, NULL, false);
+	CHECK_INT(t.not_cached, 1);
 
 	/* Deeper than PATH_MAX: 1500 levels of 5-character names. */
 	int dfd = open(root, O_DIRECTORY);

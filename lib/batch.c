@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/* batch.c - RESOLVE_CACHED probes batched through io_uring direct opens. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcp_batch.h"
+#include "dcp_probe.h"
+
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
+
+#define BATCH 64
+
+struct dcp_batch {
+	struct io_uring ring;
+	bool uring;
+	/* open_how must stay valid until submission: one per flag combination. */
+	struct open_how how[4];
+};
+
+static unsigned how_index(unsigned flags)
+{
+	return ((flags & DCP_FOLLOW) ? 1 : 0) | ((flags & DCP_NOTDIR) ? 2 : 0);
+}
+
+static bool ring_init(struct dcp_batch *b)
+{
+	struct io_uring_params p;
+
+	/* Single issuer and deferred task work where the kernel has them. */
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	if (io_uring_queue_init_params(BATCH, &b->ring, &p) < 0) {
+		memset(&p, 0, sizeof(p));
+		if (io_uring_queue_init_params(BATCH, &b->ring, &p) < 0)
+			return false;
+	}
+	/* Direct descriptors: slot i is reused (and its file closed) by the
+	 * next batch, so probes never touch the process's file table. */
+	if (io_uring_register_files_sparse(&b->ring, BATCH) < 0) {
+		io_uring_queue_exit(&b->ring);
+		return false;
+	}
+	return true;
+}
+
+int dcp_batch_new(unsigned flags, struct dcp_batch **out)
+{
+	struct dcp_batch *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (unsigned i = 0; i < 4; i++) {
+		/* No O_CLOEXEC: direct descriptors are not in the file table. */
+		b->how[i].flags = O_PATH | ((i & 1) ? 0 : O_NOFOLLOW) |
+				  ((i & 2) ? O_DIRECTORY : 0);
+		b->how[i].resolve = RESOLVE_CACHED;
+	}
+	if (!(flags & DCP_BATCH_SYNC))
+		b->uring = ring_init(b);
+	*out = b;
+	return 0;
+}
+
+void dcp_batch_free(struct dcp_batch *b)
+{
+	if (!b)
+		return;
+	if (b->uring)
+		io_uring_queue_exit(&b->ring);
+	free(b);
+}
+
+bool dcp_batch_uses_uring(const struct dcp_batch *b)
+{
+	return b->uring;
+}
+
+static void probe_sync(int dirfd, const char *const *names,
+		       const unsigned *flags, size_t n, int *results)
+{
+	for (size_t i = 0; i < n; i++)
+		results[i] = dcp_probe_at(dirfd, names[i], flags ? flags[i] : 0);
+}
+
+/* One batch of at most BATCH probes; false if io_uring failed us. */
+static bool probe_ring(struct dcp_batch *b, int dirfd, const char *const *names,
+		       const unsigned *flags, size_t n, int *results)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, seen = 0;
+	int ret;
+
+	for (size_t i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&b->ring);
+		unsigned f = flags ? flags[i] : 0;
+
+		if (!sqe)
+			return false;
+		io_uring_prep_openat2_direct(sqe, dirfd, names[i],
+					     &b->how[how_index(f)], (unsigned)i);
+		io_uring_sqe_set_data64(sqe, i);
+	}
+	do
+		ret = io_uring_submit_and_wait(&b->ring, (unsigned)n);
+	while (ret == -EINTR);
+	if (ret < 0)
+		return false;
+	io_uring_for_each_cqe(&b->ring, head, cqe) {
+		size_t i = (size_t)cqe->user_data;
+		int res = cqe->res;
+
+		if (i < n) {
+			unsigned f = flags ? flags[i] : 0;
+
+			if (res >= 0 || (res == -ENOTDIR && (f & DCP_NOTDIR)))
+				res = 0;
+			results[i] = res;
+		}
+		seen++;
+	}
+	io_uring_cq_advance(&b->ring, seen);
+	return seen == n;
+}
+
+void dcp_batch_probe(struct dcp_batch *b, int dirfd, const char *const *names,
+		     const unsigned *flags, size_t n, int *results)
+{
+	for (size_t off = 0; off < n; off += BATCH) {
+		size_t m = n - off < BATCH ? n - off : BATCH;
+		const unsigned *f = flags ? flags + off : NULL;
+
+		if (b->uring &&
+		    probe_ring(b, dirfd, names + off, f, m, results + off))
+			continue;
+		if (b->uring) {
+			/* The ring failed us once: do not trust it again. */
+			io_uring_queue_exit(&b->ring);
+			b->uring = false;
+		}
+		probe_sync(dirfd, names + off, f, m, results + off);
+	}
+}
