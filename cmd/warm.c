@@ -61,7 +61,7 @@ static const char doc[] =
 "EXAMPLES:\n"
 "  warm -r /usr/lib/python3            # warm a whole tree\n"
 "  warm -r -x --check /srv/app         # and say how cold it was\n"
-"  dcache-probe -r -0 --only=miss /srv | warm --null --from -\n"
+"  find /srv -newer /srv/.stamp -print0 | warm --null --from -\n"
 "  warm -r -j 64 --exclude '*.pyc' /opt/venv\n"
 "  warm -r --prometheus /srv > /var/lib/node_exporter/warm.prom";
 
