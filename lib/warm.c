@@ -92,6 +92,7 @@ struct bent {
 	size_t off;	  /* path in batch.paths */
 	size_t pathlen;
 	size_t namelen;
+	int before;	  /* --check: the walker's probe */
 	unsigned char type;
 };
 
@@ -206,7 +207,8 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
  * directory next, which looks it up, so a stat would be a wasted syscall.
  */
 static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
-		      const char *name, bool follow, bool stat, bool *isdir)
+		      const char *name, bool follow, bool stat, bool *isdir,
+		      const int *before)
 {
 	unsigned pflags = follow ? DCP_FOLLOW : 0;
 	bool check = w->opts.flags & DCP_WARM_CHECK;
@@ -214,7 +216,9 @@ static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 	/* d_type says it is no directory: the cheaper probe applies. */
 	if (ev->type != DT_DIR && ev->type != DT_UNKNOWN && !(follow && ev->type == DT_LNK))
 		pflags |= DCP_NOTDIR;
-	if (check)
+	if (check && before && *before != -EAGAIN)
+		ev->before = *before; /* the walker probed it, in a batch */
+	else if (check)
 		ev->before = probe(dirfd, name, pflags);
 	if (stat || check)
 		ev->err = warm_one(dirfd, name, follow, isdir);
@@ -308,7 +312,7 @@ static bool pending_add(struct dcp_warm *w, const struct dcp_entry *e)
 	}
 	b = p->b;
 	namelen = strlen(e->name);
-	b->ent[b->n] = (struct bent){ b->paths.len, e->pathlen, namelen, e->type };
+	b->ent[b->n] = (struct bent){ b->paths.len, e->pathlen, namelen, e->probe, e->type };
 	dcp_buf_add(&b->paths, e->path, e->pathlen + 1);
 	if (b->paths.oom) {
 		/* Keep what was queued; this entry is stat'ed here. */
@@ -359,7 +363,7 @@ static void *pool_worker(void *arg)
 			};
 
 			warm_entry(w, &ev, b->dir->fd, path + be->pathlen - be->namelen,
-				   follow, true, &isdir);
+				   follow, true, &isdir, &be->before);
 		}
 		sdir_put(w, b->dir);
 		dcp_buf_free(&b->paths);
@@ -392,7 +396,8 @@ static int visit(const struct dcp_entry *e, void *arg)
 	 * A root is stat'ed by its full path: that warms its whole chain.  A
 	 * root that failed or is no directory is not for the walker to open.
 	 */
-	if (warm_entry(w, &ev, e->dirfd, e->name, follow, !opens, &isdir) ||
+	if (warm_entry(w, &ev, e->dirfd, e->name, follow, !opens, &isdir,
+		       root ? NULL : &e->probe) ||
 	    (root && !isdir))
 		return DCP_WALK_PRUNE;
 	return DCP_WALK_DESCEND;
@@ -454,7 +459,7 @@ static void *list_worker(void *p)
 		};
 		bool isdir;
 
-		warm_entry(w, &ev, AT_FDCWD, path, follow, true, &isdir);
+		warm_entry(w, &ev, AT_FDCWD, path, follow, true, &isdir, NULL);
 		free(path);
 	}
 }
@@ -558,6 +563,11 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
 			wo.flags |= DCP_WALK_FOLLOW_ROOTS;
 		if (opts->flags & DCP_WARM_XDEV)
 			wo.flags |= DCP_WALK_XDEV;
+		/* --check: the walker probes a directory's entries in a batch. */
+		if (opts->flags & DCP_WARM_CHECK) {
+			wo.flags |= DCP_WALK_PROBE;
+			wo.probe_flags = (opts->flags & DCP_WARM_FOLLOW) ? DCP_FOLLOW : 0;
+		}
 		ret = dcp_walk_new(&wo, &w->walk);
 		if (ret < 0) {
 			free(w);

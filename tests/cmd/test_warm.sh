@@ -43,12 +43,24 @@ oneTimeTearDown() {
 	umount -l "$MNT/sub" 2>/dev/null
 }
 
+# retry CMD... - a few tries: another program walking /tmp on this shared
+# machine can keep a fixture busy for a moment.
+retry() {
+	local i
+	for i in 1 2 3 4 5; do
+		"$@" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	"$@"
+}
+
 # Both filesystems cold: the inner one is unmounted and mounted again too.
 setUp() {
 	sync -f "$MNT/sub" 2>/dev/null
-	umount "$MNT/sub" || fail "cannot unmount the inner fixture"
-	fixture_cold "$MNT" || fail "cannot remount fixture"
-	mount -o loop "$SUBIMG" "$MNT/sub" || fail "cannot mount the inner fixture"
+	retry umount "$MNT/sub" || fail "cannot unmount the inner fixture"
+	retry fixture_cold "$MNT" || fail "cannot remount fixture"
+	mountpoint -q "$MNT" || retry mount -o loop "$MNT.img" "$MNT" || fail "cannot mount fixture"
+	retry mount -o loop "$SUBIMG" "$MNT/sub" || fail "cannot mount the inner fixture"
 }
 
 # probe_misses PATH... - how many of the paths miss the dentry cache, by
