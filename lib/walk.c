@@ -633,7 +633,7 @@ static void list_dir(struct worker *wk, struct node *n)
 		if (!wk->nents)
 			return;
 	}
-	if (w->o.flags & DCP_WALK_INODE_ORDER)
+	if ((w->o.flags & DCP_WALK_INODE_ORDER) && wk->nents > 1)
 		qsort(wk->ents, wk->nents, sizeof(*wk->ents), cmp_ino);
 
 	size_t dirlen = wk->path.len;

@@ -226,6 +226,14 @@ int main(void)
 	t = run(sub, DCP_WALK_FOLLOW_ROOTS, -1, 1, NULL, false);
 	CHECK_INT(t.entries, 6); /* link + b f1 f2 c f3 */
 
+	/* An empty directory first, in inode order (no qsort of nothing). */
+	mk("a/c/empty", 'd');
+	snprintf(sub, sizeof(sub), "%s/a/c/empty", root);
+	t = run(sub, DCP_WALK_INODE_ORDER | DCP_WALK_PROBE, -1, 1, NULL, false);
+	CHECK_INT(t.entries, 1);
+	CHECK_INT(t.dirs_done, 1);
+	CHECK(rmdir(sub) == 0);
+
 	/* Probing in the walker: io_uring batches and plain syscalls agree. */
 	t = run(root, DCP_WALK_PROBE, -1, 2, NULL, false);
 	CHECK_INT(t.entries, 13);
