@@ -419,6 +419,39 @@ test_man_and_completion_cover_every_option() {
 8 16 32 64 128" "$OUT"
 }
 
+# no_openat2 ERRNO CMD... - run CMD where every openat2(2) fails with ERRNO
+# (a seccomp filter), as on a kernel without it (ENOSYS) or without
+# RESOLVE_CACHED (EINVAL).  x86-64 only.
+no_openat2() {
+	python3 - "$@" <<'PY'
+import ctypes, errno, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+err = getattr(errno, sys.argv[1])
+# ld [nr]; jeq 437 ? errno : allow
+code = [(0x20, 0, 0, 0), (0x15, 0, 1, 437), (0x06, 0, 0, 0x00050000 | err),
+        (0x06, 0, 0, 0x7fff0000)]
+buf = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *c) for c in code))
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+prog = Prog(len(code), ctypes.cast(buf, ctypes.c_void_p))
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(prog), 0, 0):
+    sys.exit("seccomp: " + os.strerror(ctypes.get_errno()))
+os.execvp(sys.argv[2], sys.argv[2:])
+PY
+}
+
+test_cannot_probe_is_exit_3() {
+	[ "$(uname -m)" = x86_64 ] || startSkipping
+	run no_openat2 ENOSYS warm --check "$MNT/a"
+	assertEquals "no openat2: $ERR" 3 "$RC"
+	assertContains "$ERR" "openat2"
+	run no_openat2 EINVAL warm -r --check "$MNT/a"
+	assertEquals "no RESOLVE_CACHED: $ERR" 3 "$RC"
+	run no_openat2 ENOSYS warm -r "$MNT/a"
+	assertEquals "without --check nothing is probed" 0 "$RC"
+	assertTrue "and the tree is warmed" "cached $MNT/a/b/c/file"
+}
+
 test_write_error() {
 	warm -v "$MNT/a" >/dev/full 2>/dev/null
 	assertEquals "write error is exit 2" 2 $?
