@@ -40,7 +40,7 @@ oneTimeSetUp() {
 }
 
 oneTimeTearDown() {
-	umount -l "$MNT/sub" 2>/dev/null
+	umount -l "$MNT/sub" 2>/dev/null || true
 }
 
 # retry CMD... - a few tries: another program walking /tmp on this shared
