@@ -81,6 +81,7 @@ struct dcp_warm {
  * visitor stats the entry itself.
  */
 #define BATCH 64
+#define INLINE 32 /* entries of a directory stat'ed by the visitor first */
 #define MAX_QUEUED_BATCHES 4096
 
 struct sdir {
@@ -117,6 +118,8 @@ struct pending {
 	ino_t ino;
 	struct sdir *sd;	   /* NULL: stat in the visitor (no descriptor) */
 	struct batch *b;
+	unsigned seen;		   /* entries of this directory so far */
+	bool nodup;		   /* no descriptor could be had for it */
 } __attribute__((aligned(64)));
 
 unsigned dcp_warm_default_threads(void)
@@ -298,10 +301,23 @@ static bool pending_add(struct dcp_warm *w, const struct dcp_entry *e)
 		p->dir = e->dir;
 		p->dev = e->dir->dev;
 		p->ino = e->dir->ino;
-		p->sd = sdir_new(w, e->dirfd);
+		p->seen = 0;
+		p->nodup = false;
 	}
-	if (!p->sd)
+	/*
+	 * Most directories are small: handing their entries to another
+	 * thread costs more than it saves.  Only past INLINE entries is a
+	 * directory big enough to be split.
+	 */
+	if (++p->seen <= INLINE || p->nodup)
 		return false;
+	if (!p->sd) {
+		p->sd = sdir_new(w, e->dirfd);
+		if (!p->sd) {
+			p->nodup = true;
+			return false;
+		}
+	}
 	if (!p->b) {
 		p->b = calloc(1, sizeof(*p->b));
 		if (!p->b)
