@@ -179,6 +179,13 @@ test_out_of_descriptors() {
 	assertContains "$ERR" "cannot read directory: Too many open files"
 	assertContains "$ERR" "entries, "
 	assertTrue "top-level entries were still warmed" "cached $MNT/a"
+	# One directory open and no descriptor to spare: the entries of a big
+	# directory are stat'ed by the visitor instead of the pool.
+	run bash -c 'ulimit -n 4 && exec warm -r "$1"' _ "$MNT/tree/d1"
+	assertEquals "exit status: $ERR" 0 "$RC"
+	assertContains "$ERR" "42 entries, 0 errors"
+	assertTrue "cached $MNT/tree/d1/keep.dat"
+	assertTrue "cached $MNT/tree/d1/f40.txt"
 }
 
 test_unreadable_lists() {
