@@ -86,7 +86,7 @@ static const struct argp_option options[] = {
 	{ "follow", 0, NULL, OPTION_ALIAS, NULL, 1 },
 	{ NULL, 'H', NULL, 0, "Follow symbolic links given as PATH or in --from", 1 },
 	{ "no-dereference", 'P', NULL, 0, "Follow no symbolic link (default)", 1 },
-	{ "jobs", 'j', "N", 0, "Keep N lookups in flight (default 32)", 1 },
+	{ "jobs", 'j', "N", 0, "Keep N lookups in flight (default 64)", 1 },
 	{ NULL, 0, NULL, 0, "What to report:", 2 },
 	{ "check", OPT_CHECK, NULL, 0,
 	  "Probe each entry before and after: count the cold ones, list any still missing", 2 },

@@ -13,6 +13,8 @@
 #                 ext4 image on a loop device with direct I/O, and make it
 #                 cold by unmounting and mounting it again: only the image's
 #                 caches are dropped, and reads still go to the disk.
+#                 It is mounted under /mnt (MNTDIR=), out of the way of
+#                 other programs that walk /tmp and would warm it.
 #
 # Not a test: it gates nothing.  It prints the storage it ran on, because
 # the ratios depend on it (the queue depth of the device above all).
@@ -30,12 +32,16 @@ die() { echo "bench-warm: $*" >&2; exit 1; }
 FD=$(command -v fdfind || command -v fd) || die "fd (fdfind) is not installed"
 
 tmp=$(mktemp -d /tmp/bench-warm.XXXXXX) || exit 1
+MNTDIR=${MNTDIR:-/mnt}
+[ -d "$MNTDIR" ] && [ -w "$MNTDIR" ] || MNTDIR=$tmp
+mnt=$(mktemp -d "$MNTDIR/bench-warm.XXXXXX") || exit 1
 loopdev=
 cleanup() {
 	if [ -n "$loopdev" ]; then
-		umount "$tmp/mnt" 2>/dev/null
+		umount "$mnt" 2>/dev/null
 		losetup -d "$loopdev" 2>/dev/null
 	fi
+	rmdir "$mnt" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -47,11 +53,19 @@ if [ "$COLD" = remount ]; then
 	mkfs.ext4 -q -F -N $(( inodes + inodes / 4 + 1024 )) \
 		-E lazy_itable_init=0,lazy_journal_init=0 "$tmp/img" || die "mkfs failed"
 	loopdev=$(losetup -f --show --direct-io=on "$tmp/img") || die "losetup failed"
-	mkdir "$tmp/mnt"
-	mount "$loopdev" "$tmp/mnt" || die "mount failed"
-	cp -a --attributes-only "$ROOT/." "$tmp/mnt/" 2>/dev/null
-	TREE=$tmp/mnt
-	go_cold() { sync -f "$TREE"; umount "$TREE" && mount "$loopdev" "$TREE"; }
+	mount "$loopdev" "$mnt" || die "mount failed"
+	cp -a --attributes-only "$ROOT/." "$mnt/" 2>/dev/null
+	TREE=$mnt
+	go_cold() {
+		local i
+		sync -f "$TREE"
+		for i in 1 2 3 4 5; do
+			umount "$TREE" 2>/dev/null && break
+			sleep 0.3
+		done
+		mountpoint -q "$TREE" && echo "bench-warm: $TREE stays busy: this run is not cold" >&2
+		mountpoint -q "$TREE" || mount "$loopdev" "$TREE"
+	}
 elif [ "$COLD" = drop ]; then
 	TREE=$ROOT
 	go_cold() { sync; echo 3 >/proc/sys/vm/drop_caches; }

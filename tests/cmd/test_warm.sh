@@ -322,7 +322,7 @@ test_json() {
 	# Without -v: errors and the summary only.
 	run warm --json "$MNT/a/other"
 	assertEquals "summary" "$(json_types <<<"$OUT")"
-	assertEquals "32" "$(json_get 'objs[0]["jobs"]' <<<"$OUT")"
+	assertEquals "64" "$(json_get 'objs[0]["jobs"]' <<<"$OUT")"
 	run warm -r --json -j 3 "$MNT/tree/x"
 	assertEquals "3" "$(json_get 'objs[0]["jobs"]' <<<"$OUT")"
 	# A directory that cannot be read is an "error" object.
