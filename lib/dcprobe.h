@@ -19,6 +19,9 @@
 #define DCPROBE_H
 
 #include "dcp_probe.h"
+#include "dcp_uring.h"
+#include "dcp_trace.h"
+#include "dcp_latency.h"
 #include "dcp_util.h"
 #include "dcp_report.h"
 #include "dcp_pathlist.h"

@@ -17,7 +17,6 @@ export LC_ALL=C.UTF-8
 export PATH="$DCP_BIN:$PATH"
 
 FIXTURE_ROOT=
-FIXTURE_MOUNTS=()
 
 # Exit 77 (skipped) unless this run can make real fixtures: root, loop
 # devices, mkfs.ext4.  Call it before sourcing shunit2.
@@ -34,9 +33,18 @@ fixture_require() {
 		echo "SKIP: cold-cache fixtures need root and loop devices ($why)" >&2
 		exit 77
 	fi
-	FIXTURE_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-fixture.XXXXXX") || exit 2
-	chmod 0755 "$FIXTURE_ROOT"   # unprivileged tests walk through it
-	trap fixture_cleanup EXIT
+	# shunit2 takes over the EXIT trap, so the suite runs as a child of
+	# this shell, which cleans up once the child is gone, however it ended.
+	if [ -z "${DCP_FIXTURE_CHILD:-}" ]; then
+		local rc
+		FIXTURE_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-fixture.XXXXXX") || exit 2
+		chmod 0755 "$FIXTURE_ROOT"   # unprivileged tests walk through it
+		trap 'fixture_cleanup' EXIT
+		trap 'exit 130' INT TERM
+		DCP_FIXTURE_CHILD=1 FIXTURE_ROOT=$FIXTURE_ROOT bash "$0"
+		rc=$?
+		exit $rc
+	fi
 }
 
 # fixture_new [SIZE_MB [MKFS_ARGS...]] - make, mount and print a fixture's mount point.
@@ -51,7 +59,6 @@ fixture_new() {
 	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$@" "$img" >/dev/null || return 1
 	mount -o loop "$img" "$dir" || return 1
 	chmod 0755 "$dir"
-	FIXTURE_MOUNTS+=("$dir")
 	printf '%s\n' "$dir"
 }
 
@@ -63,13 +70,17 @@ fixture_cold() {
 	mount -o loop "$dir.img" "$dir" || return 1
 }
 
+# Unmount everything mounted below FIXTURE_ROOT (fixture_new runs in a
+# command substitution, so the kernel's mount table is the only reliable
+# list), deepest first, then remove the images.  rm never crosses into a
+# filesystem that is still mounted.
 fixture_cleanup() {
 	local dir
-	for dir in "${FIXTURE_MOUNTS[@]}"; do
-		mountpoint -q "$dir" && umount -l "$dir"
+	[ -n "$FIXTURE_ROOT" ] || return 0
+	for dir in $(findmnt -rn -o TARGET | grep -F "$FIXTURE_ROOT/" | sort -r); do
+		umount "$dir" 2>/dev/null || umount -l "$dir"
 	done
-	FIXTURE_MOUNTS=()
-	[ -n "$FIXTURE_ROOT" ] && rm -rf "$FIXTURE_ROOT"
+	rm -rf --one-file-system "$FIXTURE_ROOT"
 	FIXTURE_ROOT=
 }
 

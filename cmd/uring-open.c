@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uring-open - open a path through io_uring, time it, and say whether the
+ * kernel completed it inline (the lookup was cached) or punted it to an
+ * io-wq worker (the lookup needed I/O).  --bench opens a whole list with a
+ * queue of requests in flight, to compare inline-first with forced async.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <errno.h>
+#include <error.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dcprobe.h"
+
+#define DEFAULT_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+
+static struct env {
+	uint64_t count;
+	unsigned depth;
+	bool depth_given;
+	bool json;
+	bool quiet;
+	bool trace;
+	bool nul;
+	bool no_defer;
+	const char *bench;
+	struct dcp_uring_how how;
+	char **paths;
+	int npaths;
+} env = {
+	.count = 1,
+	.depth = 32,
+	.how = { .dirfd = AT_FDCWD, .flags = DEFAULT_FLAGS, .mode = 0666 },
+};
+
+const char *argp_program_version = "uring-open (dcprobe) " DCP_VERSION;
+const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
+
+static const char doc[] =
+"Open PATH with io_uring (IORING_OP_OPENAT) on a fresh ring, time it from\n"
+"submit to completion, and say how the kernel completed it: \"inline\" (the\n"
+"path was in the dentry cache, the open finished inside the submit call) or\n"
+"\"punted\" (the lookup would block, an io-wq worker finished it later).\n"
+"\n"
+"Output, one line per open:  VERDICT LATENCY us fd N PATH, or\n"
+"VERDICT LATENCY us error ERRNO PATH.  With -n or several paths, a\n"
+"summary (min/median/p99/max) follows on stderr.\n"
+"\n"
+"Exit status: 0 every open succeeded inline (or was forced async), 1 some\n"
+"open was punted because its path was not cached (or --cached gave EAGAIN),\n"
+"2 some open failed otherwise, output failed, or --trace disagreed, 3 io_uring\n"
+"(or, with --trace, tracefs) cannot be used here, 64 usage error.\n"
+"\n"
+"EXAMPLES:\n"
+"  uring-open /etc/nanorc             # punted 65.0 us fd 4 /etc/nanorc\n"
+"  uring-open /etc/nanorc             # inline 6.1 us fd 4 /etc/nanorc\n"
+"  uring-open --async /etc/nanorc     # always punted: the pre-5.12 way\n"
+"  uring-open --cached /srv/cold      # EAGAIN instead of a punt\n"
+"  uring-open -n 1000 --json /etc/hosts | tail -1\n"
+"  sudo uring-open --trace /etc/nanorc   # what io_uring's tracepoints say\n"
+"  find /usr/lib -type f | uring-open --bench - --depth 64\n"
+"\v"
+"The verdict is exact: the ring uses IORING_SETUP_DEFER_TASKRUN, so a\n"
+"worker's completion only reaches the ring when this process waits for it;\n"
+"a completion already there when submit returns was made inline.  See\n"
+"uring-open(1).";
+
+static const char args_doc[] = "PATH...\n--bench LIST";
+
+enum {
+	OPT_JSON = 0x100,
+	OPT_ASYNC,
+	OPT_CACHED,
+	OPT_FLAGS,
+	OPT_TRACE,
+	OPT_BENCH,
+	OPT_DEPTH,
+	OPT_NO_DEFER,
+	OPT_DIRECT,
+};
+
+static const struct argp_option options[] = {
+	{ "count", 'n', "N", 0, "Open each PATH N times, each on a fresh ring (default 1)", 0 },
+	{ "async", OPT_ASYNC, NULL, 0,
+	  "Set IOSQE_ASYNC: always punt to io-wq, never try inline (the pre-5.12 behaviour)", 0 },
+	{ "cached", OPT_CACHED, NULL, 0,
+	  "Use IORING_OP_OPENAT2 with RESOLVE_CACHED: a miss returns EAGAIN instead of being punted", 0 },
+	{ "flags", OPT_FLAGS, "LIST", 0,
+	  "Open flags, comma separated, e.g. rdonly,nofollow (default rdonly,nonblock,noctty,cloexec)", 0 },
+	{ "json", OPT_JSON, NULL, 0, "JSON Lines: one object per open and a summary", 0 },
+	{ "quiet", 'q', NULL, 0, "Print nothing; only the exit status tells", 0 },
+	{ "silent", 0, NULL, OPTION_ALIAS, NULL, 0 },
+	{ "trace", OPT_TRACE, NULL, 0,
+	  "Also read the kernel's io_uring tracepoints (root, tracefs) and report what they say", 0 },
+	{ "bench", OPT_BENCH, "LIST", 0,
+	  "Open every path of LIST (a file, - for stdin) with a queue of requests in flight", 0 },
+	{ "depth", OPT_DEPTH, "N", 0, "With --bench: requests in flight (default 32)", 0 },
+	{ "null", '0', NULL, 0, "With --bench: LIST is NUL-separated (find -print0)", 0 },
+	{ "direct", OPT_DIRECT, NULL, 0,
+	  "With --bench: open into fixed-file slots (direct descriptors), no close calls", 0 },
+	{ "no-defer", OPT_NO_DEFER, NULL, 0,
+	  "Use a plain ring without DEFER_TASKRUN, as before Linux 6.1: the verdict is then a race", 0 },
+	{ 0 },
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	const char *bad = NULL;
+	uint64_t v;
+
+	switch (key) {
+	case 'n':
+		if (dcp_parse_u64(arg, 1, 10000000, &v) < 0)
+			argp_error(state, "invalid count '%s' (a whole number from 1 to 10000000)", arg);
+		env.count = v;
+		break;
+	case OPT_ASYNC:
+		env.how.async = true;
+		break;
+	case OPT_CACHED:
+		env.how.cached = true;
+		break;
+	case OPT_FLAGS:
+		if (dcp_open_flags_parse(arg, &env.how.flags, &bad) < 0)
+			argp_error(state, "invalid open flag at '%s' in --flags (names: rdonly wronly rdwr creat "
+				   "excl trunc append nonblock nofollow directory path cloexec noctty noatime "
+				   "sync dsync direct tmpfile; one access mode)", bad);
+		break;
+	case OPT_JSON:
+		env.json = true;
+		break;
+	case 'q':
+		env.quiet = true;
+		break;
+	case OPT_TRACE:
+		env.trace = true;
+		break;
+	case OPT_BENCH:
+		if (!*arg)
+			argp_error(state, "--bench needs a file name (- for stdin)");
+		env.bench = arg;
+		break;
+	case OPT_DEPTH:
+		if (dcp_parse_u64(arg, 1, 4096, &v) < 0)
+			argp_error(state, "invalid depth '%s' (a whole number from 1 to 4096)", arg);
+		env.depth = (unsigned)v;
+		env.depth_given = true;
+		break;
+	case '0':
+		env.nul = true;
+		break;
+	case OPT_NO_DEFER:
+		env.no_defer = true;
+		break;
+	case OPT_DIRECT:
+		env.how.direct = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (!*arg)
+			argp_error(state, "an empty PATH names nothing");
+		return ARGP_ERR_UNKNOWN;
+	case ARGP_KEY_ARGS:
+		env.paths = state->argv + state->next;
+		env.npaths = state->argc - state->next;
+		break;
+	case ARGP_KEY_END:
+		if (env.bench && env.npaths)
+			argp_error(state, "--bench takes its paths from LIST, not from the command line");
+		if (!env.bench && !env.npaths)
+			argp_error(state, "no PATH given");
+		if (!env.bench && (env.depth_given || env.nul || env.how.direct))
+			argp_error(state, "--depth, --null and --direct apply only to --bench");
+		if (env.bench && env.count != 1)
+			argp_error(state, "-n does not apply to --bench (run it again instead)");
+		if (env.quiet && env.json)
+			argp_error(state, "--quiet and --json exclude each other");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = {
+	.options = options,
+	.parser = parse_arg,
+	.args_doc = args_doc,
+	.doc = doc,
+};
+
+static struct dcp_buf out = DCP_BUF_INIT;
+static struct dcp_buf err = DCP_BUF_INIT;
+static struct dcp_trace *trace;
+
+static void flush(void)
+{
+	int ret = dcp_buf_write(&out, STDOUT_FILENO);
+
+	if (ret < 0 || out.oom) {
+		error(0, ret < 0 ? -ret : ENOMEM, "write error");
+		if (trace)
+			dcp_trace_stop(trace);
+		exit(DCP_EXIT_ERROR);
+	}
+	dcp_buf_write(&err, STDERR_FILENO);
+}
+
+/* Leave no tracefs instance behind when interrupted. */
+static void on_signal(int sig)
+{
+	if (trace)
+		dcp_trace_abort(trace);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static const char *verdict_name(enum dcp_uring_verdict v)
+{
+	return v == DCP_URING_INLINE ? "inline" : "punted";
+}
+
+static const char *const quantile_names[] = { "min", "median", "p99", "max" };
+
+static void quantiles(struct dcp_latency *l, uint64_t q[4])
+{
+	struct dcp_latency_summary s;
+
+	dcp_latency_summarize(l, &s);
+	q[0] = s.min;
+	q[1] = s.median;
+	q[2] = s.p99;
+	q[3] = s.max;
+}
+
+static void lat_text(const char *label, struct dcp_latency *l)
+{
+	uint64_t q[4];
+
+	if (!l->n)
+		return;
+	quantiles(l, q);
+	dcp_buf_printf(&err, "%-7s", label);
+	for (int i = 0; i < 4; i++)
+		dcp_buf_printf(&err, " %s %.1f", quantile_names[i], q[i] / 1e3);
+	dcp_buf_puts(&err, " us\n");
+}
+
+static void lat_json(const char *key, struct dcp_latency *l)
+{
+	uint64_t q[4];
+
+	dcp_buf_printf(&out, ",\"%s\":", key);
+	if (!l->n) {
+		dcp_buf_puts(&out, "null");
+		return;
+	}
+	quantiles(l, q);
+	for (int i = 0; i < 4; i++)
+		dcp_buf_printf(&out, "%c\"%s\":%.3f", i ? ',' : '{', quantile_names[i],
+			       q[i] / 1e3);
+	dcp_buf_putc(&out, '}');
+}
+
+struct totals {
+	uint64_t opens, inlined, punted, forced, cold, eagain, failed, disagree;
+	bool inexact; /* some ring had no DEFER_TASKRUN */
+	struct dcp_latency all, lat[2];
+};
+
+/* What the kernel's tracepoints say about request SEQ. */
+struct kernel_view {
+	bool seen;
+	enum dcp_uring_verdict verdict;
+	struct dcp_trace_req req;
+};
+
+static struct kernel_view kernel_view(uint64_t seq)
+{
+	struct kernel_view k = { 0 };
+	const struct dcp_trace_req *r = dcp_trace_find(trace, seq);
+
+	if (r && r->submitted) {
+		k.seen = true;
+		k.req = *r;
+		k.verdict = r->punted ? DCP_URING_PUNTED : DCP_URING_INLINE;
+	}
+	return k;
+}
+
+static void print_open(const char *path, uint64_t seq, const char *flags,
+		       const struct dcp_uring_result *r, bool exact,
+		       const struct kernel_view *k)
+{
+	if (env.json) {
+		dcp_buf_printf(&out, "{\"type\":\"open\",\"seq\":%llu,\"path\":",
+			       (unsigned long long)seq);
+		dcp_buf_json_str(&out, path, strlen(path));
+		dcp_buf_printf(&out,
+			       ",\"op\":\"%s\",\"flags\":\"%s\",\"verdict\":\"%s\",\"forced\":%s,"
+			       "\"exact\":%s,\"fd\":%d,\"latency_ns\":%llu,\"latency_us\":%.3f",
+			       env.how.cached ? "openat2" : "openat", flags,
+			       verdict_name(r->verdict),
+			       dcp_uring_forced_async(&env.how) ? "true" : "false",
+			       exact ? "true" : "false", r->res < 0 ? -1 : r->res,
+			       (unsigned long long)r->latency_ns, r->latency_ns / 1e3);
+		if (r->res < 0) {
+			dcp_buf_printf(&out, ",\"errno\":\"%s\",\"message\":",
+				       dcp_errno_name(r->res));
+			dcp_buf_json_str(&out, strerror(-r->res), strlen(strerror(-r->res)));
+		}
+		if (k) {
+			dcp_buf_puts(&out, ",\"kernel\":");
+			if (!k->seen)
+				dcp_buf_puts(&out, "null");
+			else
+				dcp_buf_printf(&out,
+					       "{\"verdict\":\"%s\",\"submit_req\":%u,"
+					       "\"queue_async_work\":%u,\"complete\":%u,"
+					       "\"result\":%d,\"agree\":%s}",
+					       verdict_name(k->verdict), k->req.submitted,
+					       k->req.punted, k->req.completed, k->req.result,
+					       k->verdict == r->verdict ? "true" : "false");
+		}
+		dcp_buf_puts(&out, "}\n");
+		return;
+	}
+	if (env.quiet)
+		return;
+	dcp_buf_printf(&out, "%s %.1f us ", verdict_name(r->verdict), r->latency_ns / 1e3);
+	if (r->res >= 0)
+		dcp_buf_printf(&out, "fd %d ", r->res);
+	else
+		dcp_buf_printf(&out, "error %s ", dcp_errno_name(r->res));
+	dcp_buf_quote(&out, path, strlen(path));
+	dcp_buf_putc(&out, '\n');
+	if (r->res < 0) {
+		dcp_buf_quote(&err, path, strlen(path));
+		dcp_buf_printf(&err, ": %s\n", strerror(-r->res));
+	}
+	if (!k)
+		return;
+	if (!k->seen)
+		dcp_buf_puts(&out, "kernel: no io_uring events traced for this request\n");
+	else
+		dcp_buf_printf(&out,
+			       "kernel: %s (io_uring_submit_req %u, io_uring_queue_async_work %u, "
+			       "io_uring_complete %u, result %d)\n",
+			       verdict_name(k->verdict), k->req.submitted, k->req.punted,
+			       k->req.completed, k->req.result);
+}
+
+/* Turn a ring failure into the message and exit status it deserves. */
+static void ring_failed(int ret)
+{
+	flush();
+	if (trace)
+		dcp_trace_stop(trace);
+	if (dcp_uring_errno_unsupported(ret))
+		error(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
+	error(DCP_EXIT_ERROR, -ret, "io_uring");
+}
+
+static void open_one(const char *path, uint64_t seq, const char *flags,
+		     struct totals *t)
+{
+	struct dcp_uring_result r;
+	struct kernel_view k;
+	struct dcp_uring *ring;
+	bool exact;
+	int ret;
+
+	ret = dcp_uring_new(8, env.no_defer ? DCP_URING_NO_DEFER : 0, &ring);
+	if (ret < 0)
+		ring_failed(ret);
+	exact = dcp_uring_exact(ring);
+	t->inexact |= !exact;
+	ret = dcp_uring_open(ring, path, &env.how, seq, &r);
+	dcp_uring_free(ring);
+	if (ret < 0)
+		ring_failed(ret);
+	if (trace) {
+		ret = dcp_trace_collect(trace);
+		if (ret < 0)
+			error(0, -ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
+		k = kernel_view(seq);
+		if (!k.seen || k.verdict != r.verdict) {
+			t->disagree++;
+			dcp_buf_quote(&err, path, strlen(path));
+			if (!k.seen)
+				dcp_buf_puts(&err, ": the trace has no io_uring events for this open\n");
+			else
+				dcp_buf_printf(&err, ": the kernel's trace says %s, the ring said %s\n",
+					       verdict_name(k.verdict), verdict_name(r.verdict));
+		}
+	}
+	print_open(path, seq, flags, &r, exact, trace ? &k : NULL);
+	if (r.res >= 0)
+		close(r.res);
+
+	t->opens++;
+	if (dcp_latency_add(&t->all, r.latency_ns) < 0 ||
+	    dcp_latency_add(&t->lat[r.verdict], r.latency_ns) < 0)
+		error(DCP_EXIT_ERROR, ENOMEM, "latency table");
+	if (r.verdict == DCP_URING_INLINE)
+		t->inlined++;
+	else
+		t->punted++;
+	/* A forced punt says nothing about the cache; RESOLVE_CACHED's EAGAIN does. */
+	bool forced = r.verdict == DCP_URING_PUNTED && dcp_uring_forced_async(&env.how);
+	bool missed = r.res == -EAGAIN && env.how.cached;
+
+	t->forced += forced;
+	t->eagain += missed;
+	if ((r.verdict == DCP_URING_PUNTED && !forced) || missed)
+		t->cold++;
+	if (r.res < 0 && !missed)
+		t->failed++;
+	if (out.len > 65536)
+		flush();
+}
+
+static int status_of(const struct totals *t)
+{
+	if (t->failed || t->disagree)
+		return DCP_EXIT_ERROR;
+	return t->cold ? DCP_EXIT_COLD : DCP_EXIT_OK;
+}
+
+static void summary(struct totals *t)
+{
+	bool exact = !t->inexact;
+	int status = status_of(t);
+
+	if (env.json) {
+		dcp_buf_printf(&out,
+			       "{\"type\":\"summary\",\"opens\":%llu,\"inline\":%llu,\"punted\":%llu,"
+			       "\"forced\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s",
+			       (unsigned long long)t->opens, (unsigned long long)t->inlined,
+			       (unsigned long long)t->punted, (unsigned long long)t->forced,
+			       (unsigned long long)t->eagain, (unsigned long long)t->failed,
+			       exact ? "true" : "false");
+		if (trace)
+			dcp_buf_printf(&out, ",\"disagreements\":%llu",
+				       (unsigned long long)t->disagree);
+		lat_json("latency_us", &t->all);
+		lat_json("inline_us", &t->lat[DCP_URING_INLINE]);
+		lat_json("punted_us", &t->lat[DCP_URING_PUNTED]);
+		dcp_buf_printf(&out, ",\"status\":%d}\n", status);
+		return;
+	}
+	if (env.quiet || t->opens < 2)
+		return;
+	dcp_buf_printf(&err, "%llu opens: %llu inline, %llu punted, %llu EAGAIN, %llu failed\n",
+		       (unsigned long long)t->opens, (unsigned long long)t->inlined,
+		       (unsigned long long)t->punted, (unsigned long long)t->eagain,
+		       (unsigned long long)t->failed);
+	lat_text("all", &t->all);
+	lat_text("inline", &t->lat[DCP_URING_INLINE]);
+	lat_text("punted", &t->lat[DCP_URING_PUNTED]);
+}
+
+/* --bench: read the whole list first, so that reading is not timed. */
+static char **read_list(size_t *n)
+{
+	struct dcp_pathlist *pl;
+	const char *p;
+	char **v = NULL;
+	size_t cap = 0;
+	int ret;
+
+	*n = 0;
+	ret = dcp_pathlist_open(env.bench, env.nul, &pl);
+	if (ret < 0)
+		error(DCP_EXIT_ERROR, -ret, "%s", env.bench);
+	while ((ret = dcp_pathlist_next(pl, &p, NULL)) > 0) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				error(DCP_EXIT_ERROR, ENOMEM, "%s", env.bench);
+		}
+		v[*n] = strdup(p);
+		if (!v[(*n)++])
+			error(DCP_EXIT_ERROR, ENOMEM, "%s", env.bench);
+	}
+	if (ret < 0)
+		error(DCP_EXIT_ERROR, -ret, "%s: record %zu", env.bench,
+		      dcp_pathlist_record(pl));
+	dcp_pathlist_close(pl);
+	if (!*n)
+		error(DCP_EXIT_ERROR, 0, "%s: no paths to open", env.bench);
+	return v;
+}
+
+static int bench(void)
+{
+	const char *mode = env.how.async ? "async" : env.how.cached ? "cached" : "inline-first";
+	struct dcp_uring_batch b;
+	struct dcp_uring *ring;
+	unsigned char *verdicts;
+	uint64_t disagree = 0, kpunted = 0;
+	size_t n;
+	char **paths = read_list(&n);
+	int ret, status;
+
+	verdicts = calloc(n, 1);
+	if (!verdicts)
+		error(DCP_EXIT_ERROR, ENOMEM, "verdicts");
+	ret = dcp_uring_new(env.depth, env.no_defer ? DCP_URING_NO_DEFER : 0, &ring);
+	if (ret < 0)
+		ring_failed(ret);
+	if (trace)
+		dcp_trace_collect(trace); /* start from an empty buffer */
+	ret = dcp_uring_open_all(ring, (const char *const *)paths, n, env.depth,
+				 &env.how, verdicts, &b);
+	if (ret < 0)
+		ring_failed(ret);
+	if (trace) {
+		ret = dcp_trace_collect(trace);
+		if (ret < 0)
+			error(0, -ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
+		for (size_t i = 0; i < n; i++) {
+			const struct dcp_trace_req *r = dcp_trace_find(trace, i);
+			bool punted = r && r->punted;
+
+			kpunted += punted;
+			disagree += !r || !r->submitted || punted != (verdicts[i] == DCP_URING_PUNTED);
+		}
+	}
+
+	if (b.failed) {
+		const char *p = paths[b.first_error_index];
+
+		dcp_buf_quote(&err, p, strlen(p));
+		dcp_buf_printf(&err, ": %s", strerror(-b.first_error));
+		if (b.failed > 1)
+			dcp_buf_printf(&err, " (and %llu more failed opens)",
+				       (unsigned long long)b.failed - 1);
+		dcp_buf_putc(&err, '\n');
+	}
+	if (disagree)
+		dcp_buf_printf(&err, "%llu opens: the kernel's trace and the ring disagree\n",
+			       (unsigned long long)disagree);
+	if (b.failed || disagree)
+		status = DCP_EXIT_ERROR;
+	else if (b.missed || (b.punted && !dcp_uring_forced_async(&env.how)))
+		status = DCP_EXIT_COLD;
+	else
+		status = DCP_EXIT_OK;
+	if (env.json) {
+		dcp_buf_printf(&out,
+			       "{\"type\":\"bench\",\"mode\":\"%s\",\"direct\":%s,\"depth\":%u,\"opens\":%llu,"
+			       "\"inline\":%llu,\"punted\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s,"
+			       "\"elapsed_ns\":%llu,\"elapsed_ms\":%.3f,\"cpu_ms\":%.3f",
+			       mode, env.how.direct ? "true" : "false", env.depth,
+			       (unsigned long long)b.opens,
+			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
+			       (unsigned long long)b.missed, (unsigned long long)b.failed,
+			       dcp_uring_exact(ring) ? "true" : "false",
+			       (unsigned long long)b.elapsed_ns, b.elapsed_ns / 1e6, b.cpu_ns / 1e6);
+		if (trace)
+			dcp_buf_printf(&out, ",\"kernel_punted\":%llu,\"disagreements\":%llu",
+				       (unsigned long long)kpunted, (unsigned long long)disagree);
+		dcp_buf_printf(&out, "}\n{\"type\":\"summary\",\"opens\":%llu,\"status\":%d}\n",
+			       (unsigned long long)b.opens, status);
+	} else if (!env.quiet) {
+		dcp_buf_printf(&out, "%s: %llu opens in %.3f ms, %.3f ms CPU (depth %u%s): %llu inline, "
+			       "%llu punted, %llu EAGAIN, %llu failed\n",
+			       mode, (unsigned long long)b.opens, b.elapsed_ns / 1e6, b.cpu_ns / 1e6,
+			       env.depth, env.how.direct ? ", direct" : "",
+			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
+			       (unsigned long long)b.missed, (unsigned long long)b.failed);
+		if (trace)
+			dcp_buf_printf(&out, "kernel: %llu punted (io_uring_queue_async_work), "
+				       "%llu disagreements\n",
+				       (unsigned long long)kpunted, (unsigned long long)disagree);
+	}
+	dcp_uring_free(ring);
+	free(verdicts);
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return status;
+}
+
+static void start_trace(void)
+{
+	int ret = dcp_trace_start(getpid(), env.bench ? 32768 : 0, &trace);
+
+	if (ret == -ENOENT)
+		error(DCP_EXIT_UNSUPPORTED, 0,
+		      "--trace needs tracefs: mount it with 'mount -t tracefs nodev /sys/kernel/tracing'");
+	if (ret == -EACCES || ret == -EPERM)
+		error(DCP_EXIT_UNSUPPORTED, 0, "--trace needs root (tracefs is not accessible)");
+	if (ret == -EOPNOTSUPP)
+		error(DCP_EXIT_UNSUPPORTED, 0, "--trace: this kernel has no io_uring tracepoints");
+	if (ret < 0)
+		error(DCP_EXIT_UNSUPPORTED, -ret, "--trace: cannot set up a tracefs instance");
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+}
+
+int main(int argc, char **argv)
+{
+	struct totals t = {
+		.all = DCP_LATENCY_INIT,
+		.lat = { DCP_LATENCY_INIT, DCP_LATENCY_INIT },
+	};
+	char flags[256];
+	uint64_t seq = 0;
+	int ret, status;
+
+	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (ret)
+		return DCP_EXIT_USAGE;
+
+	ret = dcp_uring_support(env.how.cached);
+	if (ret < 0) {
+		if (dcp_uring_errno_unsupported(ret))
+			error(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
+		error(DCP_EXIT_ERROR, -ret, "io_uring");
+	}
+	dcp_open_flags_format(env.how.flags, flags, sizeof(flags));
+	if (!env.quiet && (env.how.flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY))))
+		error(0, 0, "note: the kernel never tries O_CREAT, O_TRUNC or O_TMPFILE opens "
+		      "inline: they are always punted to io-wq");
+	if (env.trace)
+		start_trace();
+
+	if (env.bench) {
+		status = bench();
+	} else {
+		for (int i = 0; i < env.npaths; i++)
+			for (uint64_t rep = 0; rep < env.count; rep++)
+				open_one(env.paths[i], ++seq, flags, &t);
+		summary(&t);
+		status = status_of(&t);
+		dcp_latency_free(&t.all);
+		dcp_latency_free(&t.lat[0]);
+		dcp_latency_free(&t.lat[1]);
+	}
+	if (trace) {
+		ret = dcp_trace_stop(trace);
+		trace = NULL;
+		if (ret < 0)
+			error(0, -ret, "removing the tracefs instance");
+	}
+	flush();
+	if (close(STDOUT_FILENO) < 0 && errno != EBADF) {
+		error(0, errno, "write error");
+		return DCP_EXIT_ERROR;
+	}
+	return status;
+}

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: MIT
+/* uring.c - io_uring opens, timed, with an exact inline/punted verdict. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcp_uring.h"
+#include "dcp_util.h"
+
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
+#ifndef O_TMPFILE
+#define O_TMPFILE (020000000 | O_DIRECTORY)
+#endif
+
+struct dcp_uring {
+	struct io_uring ring;
+	unsigned entries;
+	bool exact;
+};
+
+int dcp_uring_new(unsigned entries, unsigned flags, struct dcp_uring **out)
+{
+	struct io_uring_params p;
+	struct dcp_uring *r;
+	int ret = -EINVAL;
+
+	if (entries < 1 || entries > 4096)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (!(flags & DCP_URING_NO_DEFER)) {
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+		ret = io_uring_queue_init_params(entries, &r->ring, &p);
+		r->exact = ret == 0;
+	}
+	/* Before 6.1 the kernel refuses unknown setup flags with EINVAL. */
+	if (ret == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		ret = io_uring_queue_init_params(entries, &r->ring, &p);
+	}
+	if (ret < 0) {
+		free(r);
+		return ret;
+	}
+	r->entries = entries;
+	*out = r;
+	return 0;
+}
+
+void dcp_uring_free(struct dcp_uring *r)
+{
+	if (!r)
+		return;
+	io_uring_queue_exit(&r->ring);
+	free(r);
+}
+
+bool dcp_uring_exact(const struct dcp_uring *r)
+{
+	return r->exact;
+}
+
+int dcp_uring_ring_fd(const struct dcp_uring *r)
+{
+	return r->ring.ring_fd;
+}
+
+bool dcp_uring_forced_async(const struct dcp_uring_how *how)
+{
+	return how->async ||
+	       (how->flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY)));
+}
+
+/*
+ * The how is copied by the kernel while the SQE is consumed, in submit.
+ * SLOT >= 0 opens into that fixed-file slot (a direct descriptor).
+ */
+static void prep(struct io_uring_sqe *sqe, const char *path,
+		 const struct dcp_uring_how *how, struct open_how *oh,
+		 uint64_t user_data, int slot)
+{
+	/* openat2(2) refuses a mode that the flags do not use. */
+	unsigned long long mode =
+		how->flags & (O_CREAT | (O_TMPFILE & ~O_DIRECTORY)) ? how->mode : 0;
+	/* Direct descriptors are not in the file table: no close-on-exec. */
+	unsigned long long flags = slot >= 0 ? how->flags & ~(unsigned long long)O_CLOEXEC
+					     : how->flags;
+
+	if (how->cached) {
+		oh->flags = flags;
+		oh->mode = mode;
+		oh->resolve = RESOLVE_CACHED;
+		if (slot >= 0)
+			io_uring_prep_openat2_direct(sqe, how->dirfd, path, oh, (unsigned)slot);
+		else
+			io_uring_prep_openat2(sqe, how->dirfd, path, oh);
+	} else if (slot >= 0) {
+		io_uring_prep_openat_direct(sqe, how->dirfd, path, (int)flags,
+					    (mode_t)mode, (unsigned)slot);
+	} else {
+		io_uring_prep_openat(sqe, how->dirfd, path, (int)flags, (mode_t)mode);
+	}
+	if (how->async)
+		sqe->flags |= IOSQE_ASYNC;
+	io_uring_sqe_set_data64(sqe, user_data);
+}
+
+/* Submit without IORING_ENTER_GETEVENTS: deferred task work does not run. */
+static int submit(struct dcp_uring *r, unsigned want)
+{
+	int ret;
+
+	do
+		ret = io_uring_submit(&r->ring);
+	while (ret == -EINTR);
+	if (ret < 0)
+		return ret;
+	return (unsigned)ret == want ? 0 : -EIO;
+}
+
+static int wait_one(struct dcp_uring *r)
+{
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	do
+		ret = io_uring_wait_cqe(&r->ring, &cqe);
+	while (ret == -EINTR);
+	return ret;
+}
+
+int dcp_uring_open(struct dcp_uring *r, const char *path,
+		   const struct dcp_uring_how *how, uint64_t user_data,
+		   struct dcp_uring_result *res)
+{
+	struct open_how oh;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	uint64_t t0;
+	int ret;
+
+	sqe = io_uring_get_sqe(&r->ring);
+	if (!sqe)
+		return -EBUSY;
+	prep(sqe, path, how, &oh, user_data, -1);
+
+	t0 = dcp_now_ns();
+	ret = submit(r, 1);
+	if (ret < 0)
+		return ret;
+	/* A plain read of the shared CQ tail: no system call, no task work. */
+	if (io_uring_cq_ready(&r->ring)) {
+		res->verdict = DCP_URING_INLINE;
+	} else {
+		ret = wait_one(r);
+		if (ret < 0)
+			return ret;
+		res->verdict = DCP_URING_PUNTED;
+	}
+	res->latency_ns = dcp_now_ns() - t0;
+	ret = io_uring_peek_cqe(&r->ring, &cqe);
+	if (ret < 0)
+		return ret;
+	res->res = cqe->res;
+	io_uring_cqe_seen(&r->ring, cqe);
+	return 0;
+}
+
+/* io-wq workers are threads of this process: their time counts here. */
+static uint64_t cpu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* State of one dcp_uring_open_all() run. */
+struct batch {
+	struct dcp_uring *r;
+	unsigned char *verdicts;
+	struct dcp_uring_batch *out;
+	unsigned *free_slots; /* direct: fixed-file slots not in use */
+	unsigned nfree;
+	unsigned *slot_of;    /* direct: slot of request i */
+};
+
+/* Count, close (or free the slot of) and retire every completion visible now. */
+static unsigned reap(struct batch *b, enum dcp_uring_verdict v)
+{
+	struct dcp_uring_batch *out = b->out;
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+
+	io_uring_for_each_cqe(&b->r->ring, head, cqe) {
+		size_t i = (size_t)cqe->user_data;
+
+		n++;
+		if (b->verdicts)
+			b->verdicts[i] = (unsigned char)v;
+		if (b->slot_of)
+			b->free_slots[b->nfree++] = b->slot_of[i];
+		if (cqe->res >= 0) {
+			if (!b->slot_of)
+				close(cqe->res);
+		} else if (cqe->res == -EAGAIN) {
+			out->missed++;
+		} else if (out->failed++ == 0) {
+			out->first_error = cqe->res;
+			out->first_error_index = i;
+		}
+		if (v == DCP_URING_INLINE)
+			out->inlined++;
+		else
+			out->punted++;
+	}
+	io_uring_cq_advance(&b->r->ring, n);
+	out->opens += n;
+	return n;
+}
+
+int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
+		       size_t n, unsigned depth, const struct dcp_uring_how *how,
+		       unsigned char *verdicts, struct dcp_uring_batch *out)
+{
+	struct batch b = { .r = r, .verdicts = verdicts, .out = out };
+	struct open_how *ohs;
+	size_t next = 0, inflight = 0;
+	uint64_t t0, c0;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (depth < 1 || depth > r->entries)
+		return -EINVAL;
+	/* One open_how per SQE of a submit: each must live until it is consumed. */
+	ohs = calloc(depth, sizeof(*ohs));
+	if (!ohs)
+		return -ENOMEM;
+	if (how->direct) {
+		b.free_slots = calloc(depth, sizeof(*b.free_slots));
+		b.slot_of = calloc(n ? n : 1, sizeof(*b.slot_of));
+		if (!b.free_slots || !b.slot_of) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ret = io_uring_register_files_sparse(&r->ring, depth);
+		if (ret < 0)
+			goto out;
+		for (unsigned i = 0; i < depth; i++)
+			b.free_slots[b.nfree++] = depth - 1 - i;
+	}
+	c0 = cpu_now_ns();
+	t0 = dcp_now_ns();
+	while (next < n || inflight) {
+		unsigned queued = 0;
+
+		while (next < n && inflight < depth) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+			int slot = -1;
+
+			if (!sqe)
+				break;
+			if (b.slot_of) {
+				slot = (int)b.free_slots[--b.nfree];
+				b.slot_of[next] = (unsigned)slot;
+			}
+			prep(sqe, paths[next], how, &ohs[queued], next, slot);
+			next++;
+			inflight++;
+			queued++;
+		}
+		if (queued) {
+			ret = submit(r, queued);
+			if (ret < 0)
+				break;
+		}
+		/*
+		 * What is in the CQ now was posted inline by that submit (the
+		 * CQ was empty before it); io-wq completions wait, as task work,
+		 * for the next call that asks for events.
+		 */
+		inflight -= reap(&b, DCP_URING_INLINE);
+		if (queued && next < n && inflight < depth)
+			continue;
+		if (!inflight)
+			continue;
+		ret = wait_one(r);
+		if (ret < 0)
+			break;
+		inflight -= reap(&b, DCP_URING_PUNTED);
+	}
+	out->elapsed_ns = dcp_now_ns() - t0;
+	out->cpu_ns = cpu_now_ns() - c0;
+	if (how->direct)
+		io_uring_unregister_files(&r->ring);
+out:
+	free(b.free_slots);
+	free(b.slot_of);
+	free(ohs);
+	return ret;
+}
+
+int dcp_uring_support(bool need_openat2)
+{
+	struct io_uring_probe *probe;
+	struct dcp_uring *r;
+	int ret;
+
+	ret = dcp_uring_new(2, 0, &r);
+	if (ret < 0)
+		return ret;
+	/* A kernel (or a filter) that cannot probe opcodes: try the open. */
+	probe = io_uring_get_probe_ring(&r->ring);
+	if (probe) {
+		if (!io_uring_opcode_supported(probe, IORING_OP_OPENAT) ||
+		    (need_openat2 &&
+		     !io_uring_opcode_supported(probe, IORING_OP_OPENAT2)))
+			ret = -EOPNOTSUPP;
+		io_uring_free_probe(probe);
+	}
+	dcp_uring_free(r);
+	return ret;
+}
+
+bool dcp_uring_errno_unsupported(int err)
+{
+	if (err < 0)
+		err = -err;
+	return err == ENOSYS || err == EPERM || err == EACCES ||
+	       err == EOPNOTSUPP;
+}
+
+/* kernel.io_uring_disabled: 0, 1 or 2; -1 when it cannot be read. */
+static int io_uring_disabled(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "re");
+	int v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+const char *dcp_uring_unsupported_reason(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ENOSYS:
+		return "io_uring is not available: this kernel has no io_uring system calls, or a seccomp filter hides them";
+	case EPERM:
+	case EACCES:
+		switch (io_uring_disabled()) {
+		case 2:
+			return "io_uring is disabled on this system (sysctl kernel.io_uring_disabled = 2)";
+		case 1:
+			return "io_uring is restricted to privileged users and the kernel.io_uring_group group on this system (sysctl kernel.io_uring_disabled = 1)";
+		default:
+			return "io_uring is blocked for this process: a seccomp filter (as in default container profiles) or a security module refuses it";
+		}
+	case EOPNOTSUPP:
+		return "this kernel's io_uring cannot open files (IORING_OP_OPENAT needs Linux 5.6, OPENAT2 with RESOLVE_CACHED 5.12)";
+	default:
+		return "io_uring cannot be used on this system";
+	}
+}
+
+static const struct {
+	const char *name;
+	unsigned long long flag;
+} open_flag_names[] = {
+	/* Access modes first; tmpfile before directory (it contains it). */
+	{ "rdonly", O_RDONLY },	    { "wronly", O_WRONLY },
+	{ "rdwr", O_RDWR },	    { "tmpfile", O_TMPFILE },
+	{ "creat", O_CREAT },	    { "excl", O_EXCL },
+	{ "trunc", O_TRUNC },	    { "append", O_APPEND },
+	{ "nonblock", O_NONBLOCK }, { "nofollow", O_NOFOLLOW },
+	{ "directory", O_DIRECTORY }, { "path", O_PATH },
+	{ "noctty", O_NOCTTY },	    { "cloexec", O_CLOEXEC },
+	{ "noatime", O_NOATIME },   { "sync", O_SYNC },
+	{ "dsync", O_DSYNC },	    { "direct", O_DIRECT },
+};
+
+#define NFLAGS (sizeof(open_flag_names) / sizeof(open_flag_names[0]))
+
+int dcp_open_flags_parse(const char *s, unsigned long long *flags,
+			 const char **bad)
+{
+	unsigned long long f = 0;
+	int modes = 0;
+	const char *p = s;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		size_t i;
+
+		for (i = 0; i < NFLAGS; i++)
+			if (strlen(open_flag_names[i].name) == len &&
+			    strncmp(p, open_flag_names[i].name, len) == 0)
+				break;
+		if (i == NFLAGS || (i < 3 && ++modes > 1)) {
+			if (bad)
+				*bad = p;
+			return -EINVAL;
+		}
+		f |= open_flag_names[i].flag;
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	*flags = f;
+	return 0;
+}
+
+char *dcp_open_flags_format(unsigned long long flags, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (!size)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; i < NFLAGS; i++) {
+		unsigned long long fl = open_flag_names[i].flag;
+		bool on;
+
+		if (i < 3)
+			on = (flags & O_ACCMODE) == fl;
+		else
+			on = fl && (flags & fl) == fl;
+		if (!on)
+			continue;
+		flags &= ~fl;
+		len += (size_t)snprintf(buf + len, len < size ? size - len : 0,
+					"%s%s", len ? "," : "",
+					open_flag_names[i].name);
+		if (len >= size)
+			break;
+	}
+	return buf;
+}

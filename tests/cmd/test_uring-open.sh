@@ -1,0 +1,445 @@
+#!/bin/bash
+# Tests for uring-open on real cold-cache fixtures, checked against the
+# kernel's own io_uring tracepoints.
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require
+
+TRACEFS=/sys/kernel/tracing
+DISABLED=/proc/sys/kernel/io_uring_disabled
+
+oneTimeSetUp() {
+	MNT=$(fixture_new 32) || fail "cannot make fixture"
+	FIXTURE_MOUNTS+=("$MNT")
+	mkdir -p "$MNT/d" "$MNT/many"
+	echo "set nowrap" >"$MNT/nanorc"
+	echo data >"$MNT/d/file"
+	for i in $(seq 1 80); do echo "$i" >"$MNT/many/f$i"; done
+	mkfifo "$MNT/fifo"
+	touch "$MNT/$(printf 'new\nline\033[31m')" "$MNT/$(printf 'x\377')"
+	# Tracefs for the tests that compare with the kernel's tracepoints.
+	if [ ! -d "$TRACEFS/instances" ]; then
+		mount -t tracefs nodev "$TRACEFS" 2>/dev/null
+	fi
+	HAVE_TRACE=
+	[ -d "$TRACEFS/events/io_uring/io_uring_queue_async_work" ] && HAVE_TRACE=1
+}
+
+oneTimeTearDown() {
+	[ -n "$SAVED_DISABLED" ] && echo "$SAVED_DISABLED" >"$DISABLED"
+	[ -n "$OWN_INSTANCE" ] && rmdir "$OWN_INSTANCE" 2>/dev/null
+	fixture_cleanup
+}
+
+setUp() {
+	fixture_cold "$MNT" || fail "cannot remount fixture"
+}
+
+# The cover letter's trace, made visible: a cold open goes to io-wq, the
+# same open again completes inline during submit.
+test_cold_then_warm() {
+	run uring-open "$MNT/nanorc"
+	assertEquals "a cold open is punted: exit 1" 1 "$RC"
+	assertEquals "punted" "${OUT%% *}"
+	assertContains "$OUT" " us fd 4 $MNT/nanorc"
+	assertEquals "" "$ERR"
+	run uring-open "$MNT/nanorc"
+	assertEquals "the punted open warmed the path" 0 "$RC"
+	assertEquals "inline" "${OUT%% *}"
+	assertContains "$OUT" " us fd 4 $MNT/nanorc"
+}
+
+test_async_is_always_punted() {
+	cat "$MNT/nanorc" >/dev/null
+	run uring-open "$MNT/nanorc"
+	assertEquals "warm: inline" "inline" "${OUT%% *}"
+	run uring-open --async "$MNT/nanorc"
+	assertEquals "forced async is not a cold answer" 0 "$RC"
+	assertEquals "punted" "${OUT%% *}"
+	run uring-open --async -n 5 --json "$MNT/nanorc" "$MNT/d/file"
+	assertEquals "a forced punt that succeeded is exit 0" 0 "$RC"
+	assertEquals "['punted']" "$(json_get 'sorted(set(o["verdict"] for o in objs[:-1]))' <<<"$OUT")"
+	assertEquals "True" "$(json_get 'all(o["forced"] for o in objs[:-1])' <<<"$OUT")"
+	assertEquals "10 0 10 10" "$(json_get '" ".join(str(objs[-1][k]) for k in ("opens","inline","punted","forced"))' <<<"$OUT")"
+}
+
+# RESOLVE_CACHED set by the application: a miss comes back as EAGAIN, inline,
+# and the lookup is not retried in io-wq (so the path stays cold).
+test_cached_cold_is_eagain_not_punted() {
+	run uring-open --cached "$MNT/nanorc"
+	assertEquals 1 "$RC"
+	assertEquals "inline" "${OUT%% *}"
+	assertContains "$OUT" " us error EAGAIN $MNT/nanorc"
+	assertEquals "$MNT/nanorc: Resource temporarily unavailable" "$ERR"
+	run uring-open --cached -n 3 --json "$MNT/nanorc"
+	assertEquals "still cold: nothing did the I/O" 1 "$RC"
+	assertEquals "0 3 3 0" "$(json_get '"%d %d %d %d" % (objs[-1]["punted"], objs[-1]["inline"], objs[-1]["eagain"], objs[-1]["failed"])' <<<"$OUT")"
+	assertEquals "['EAGAIN']" "$(json_get 'sorted(set(o["errno"] for o in objs[:-1]))' <<<"$OUT")"
+	assertEquals "openat2" "$(json_get 'objs[0]["op"]' <<<"$OUT")"
+	# Forced to io-wq, RESOLVE_CACHED still refuses to do I/O.
+	run uring-open --cached --async --json "$MNT/nanorc"
+	assertEquals "EAGAIN is cold even when forced" 1 "$RC"
+	assertEquals "punted EAGAIN" "$(json_get 'objs[0]["verdict"] + " " + objs[0]["errno"]' <<<"$OUT")"
+	ls -l "$MNT/nanorc" >/dev/null
+	run uring-open --cached "$MNT/nanorc"
+	assertEquals "cached after ls" 0 "$RC"
+	assertContains "$OUT" "inline"
+	assertContains "$OUT" "fd 4"
+}
+
+test_cached_with_trace_queues_no_work() {
+	[ -n "$HAVE_TRACE" ] || startSkipping
+	run uring-open --cached --trace --json "$MNT/d/file"
+	assertEquals 1 "$RC"
+	assertEquals "no io_uring_queue_async_work" 0 "$(json_get 'objs[0]["kernel"]["queue_async_work"]' <<<"$OUT")"
+	assertEquals "-11" "$(json_get 'objs[0]["kernel"]["result"]' <<<"$OUT")"
+}
+
+test_errors() {
+	run uring-open "$MNT/d/absent"
+	assertEquals "ENOENT is an error" 2 "$RC"
+	assertEquals "a cold lookup of an absent name is punted" "punted" "${OUT%% *}"
+	assertContains "$OUT" "error ENOENT $MNT/d/absent"
+	assertEquals "$MNT/d/absent: No such file or directory" "$ERR"
+	run uring-open "$MNT/d/absent"
+	assertEquals 2 "$RC"
+	assertEquals "a negative dentry answers inline" "inline" "${OUT%% *}"
+	run uring-open "$MNT/nanorc" "$MNT/d/absent"
+	assertEquals "error beats cold" 2 "$RC"
+	run uring-open --json "$MNT/nanorc/x"
+	assertEquals 2 "$RC"
+	assertEquals "ENOTDIR" "$(json_get 'objs[0]["errno"]' <<<"$OUT")"
+}
+
+test_flags() {
+	run uring-open --flags rdwr,creat,trunc "$MNT/d/new"
+	assertEquals "a forced punt that succeeded" 0 "$RC"
+	assertEquals "punted" "${OUT%% *}"
+	assertContains "$ERR" "always punted"
+	assertTrue "the file was created" "[ -f '$MNT/d/new' ]"
+	run uring-open --flags wronly,creat,excl --json "$MNT/d/new"
+	assertEquals 2 "$RC"
+	assertEquals "EEXIST punted True" "$(json_get '" ".join(str(objs[0][k]) for k in ("errno","verdict","forced"))' <<<"$OUT")"
+	assertEquals "wronly,creat,excl" "$(json_get 'objs[0]["flags"]' <<<"$OUT")"
+	run uring-open --json "$MNT/d/new"
+	assertEquals "the default flags" "rdonly,nonblock,noctty,cloexec" "$(json_get 'objs[0]["flags"]' <<<"$OUT")"
+	cat "$MNT/nanorc" >/dev/null
+	run uring-open --flags rdonly,directory "$MNT/nanorc"
+	assertEquals 2 "$RC"
+	assertContains "$OUT" "inline"
+	assertContains "$OUT" "error ENOTDIR"
+	run uring-open --flags path,nofollow "$MNT/nanorc"
+	assertEquals 0 "$RC"
+	run uring-open --flags rdonly,bogus /
+	assertEquals 64 "$RC"
+	assertContains "$ERR" "'bogus'"
+	run uring-open --flags rdonly,wronly /
+	assertEquals "two access modes" 64 "$RC"
+	run uring-open --flags "" /
+	assertEquals 64 "$RC"
+	run uring-open --flags rdonly, /
+	assertEquals 64 "$RC"
+}
+
+# The default flags include nonblock: a FIFO without a writer never hangs
+# an io-wq worker (and so the command).
+test_fifo_never_hangs() {
+	run timeout 10 uring-open "$MNT/fifo"
+	assertEquals 1 "$RC"
+	run timeout 10 uring-open "$MNT/fifo"
+	assertEquals 0 "$RC"
+	assertContains "$OUT" "inline"
+}
+
+test_repeat_summary() {
+	run uring-open -n 5 "$MNT/nanorc"
+	assertEquals 1 "$RC"
+	assertEquals "punted inline inline inline inline" "$(awk '{ print $1 }' <<<"$OUT" | xargs)"
+	assertContains "$ERR" "5 opens: 4 inline, 1 punted, 0 EAGAIN, 0 failed"
+	assertContains "$ERR" "all     min "
+	assertContains "$ERR" " median "
+	assertContains "$ERR" " p99 "
+	assertContains "$ERR" "inline  min "
+	assertContains "$ERR" "punted  min "
+	run uring-open -q -n 3 "$MNT/nanorc"
+	assertEquals 0 "$RC"
+	assertEquals "" "$OUT$ERR"
+}
+
+test_json() {
+	run uring-open -n 4 --json "$MNT/nanorc"
+	assertEquals 1 "$RC"
+	assertEquals "open open open open summary" "$(json_types <<<"$OUT" | xargs)"
+	assertEquals "[1, 2, 3, 4]" "$(json_get '[o["seq"] for o in objs[:-1]]' <<<"$OUT")"
+	assertEquals "4 3 1 0 True 1" "$(json_get '" ".join(str(objs[-1][k]) for k in ("opens","inline","punted","failed","exact","status"))' <<<"$OUT")"
+	assertEquals "True" "$(json_get 'objs[-1]["latency_us"]["min"] <= objs[-1]["latency_us"]["median"] <= objs[-1]["latency_us"]["p99"] <= objs[-1]["latency_us"]["max"]' <<<"$OUT")"
+	assertEquals "True" "$(json_get 'objs[-1]["punted_us"]["max"] == objs[0]["latency_us"]' <<<"$OUT")"
+	assertEquals "True" "$(json_get 'all(o["latency_ns"] > 0 and o["fd"] == 4 for o in objs[:-1])' <<<"$OUT")"
+	run uring-open --json -n 2 "$MNT/d/file"
+	assertEquals "None" "$(json_get 'objs[-1].get("kernel")' <<<"$OUT")"
+}
+
+test_hostile_names() {
+	local name="$MNT/$(printf 'new\nline\033[31m')"
+	run uring-open "$name" "$MNT/$(printf 'x\377')"
+	assertNotContains "no raw escape reaches the terminal" "$OUT$ERR" $'\033'
+	assertContains "$OUT" 'new\nline\e[31m'
+	assertContains "$OUT" 'x\xff'
+	run uring-open --json "$name" "$MNT/$(printf 'x\377')"
+	assertEquals "$name" "$(json_get 'objs[0]["path"]' <<<"$OUT")"
+	assertEquals "$(printf '%s' "$MNT/$(printf 'x\377')" | base64 -w0)" \
+		"$(json_get 'objs[1]["path"]["bytes"]' <<<"$OUT")"
+}
+
+# The verdict against the kernel's io_uring_queue_async_work tracepoint, read
+# by uring-open itself (--trace): many opens, cold and warm mixed.
+test_trace_agrees_with_verdict() {
+	[ -n "$HAVE_TRACE" ] || startSkipping
+	local warm
+	warm=$(seq 1 80 | shuf -n 40)
+	for i in $warm; do stat "$MNT/many/f$i" >/dev/null; done
+	# Every file twice: the second open of a punted file is inline.
+	run uring-open --trace --json "$MNT"/many/f{1..80} "$MNT"/many/f{1..80} "$MNT/many/absent"
+	assertEquals 2 "$RC"
+	assertEquals "zero disagreements" 0 "$(json_get 'objs[-1]["disagreements"]' <<<"$OUT")"
+	assertEquals "True" "$(json_get 'all(o["kernel"]["agree"] for o in objs[:-1])' <<<"$OUT")"
+	# The absent name is not in the dcache either: its lookup is punted.
+	assertEquals "41 punted, 120 inline" \
+		"$(json_get '"%d punted, %d inline" % (objs[-1]["punted"], objs[-1]["inline"])' <<<"$OUT")"
+	assertEquals "kernel results match" "True" \
+		"$(json_get 'all(o["kernel"]["result"] == (o["fd"] if o["fd"] >= 0 else -2) for o in objs[:-1])' <<<"$OUT")"
+	assertEquals "the instance is removed" "" "$(ls "$TRACEFS/instances" | grep '^dcprobe-')"
+	run uring-open --trace "$MNT/nanorc"
+	assertContains "$OUT" "kernel: punted (io_uring_submit_req 1, io_uring_queue_async_work 1, io_uring_complete 1, result 4)"
+	run uring-open --trace "$MNT/nanorc"
+	assertContains "$OUT" "kernel: inline (io_uring_submit_req 1, io_uring_queue_async_work 0, io_uring_complete 1, result 4)"
+}
+
+# The same comparison with a tracer of the test's own, so that uring-open's
+# trace reader is not judging itself: the seq of each JSON object is the
+# request's user_data in the trace.
+test_own_tracer_agrees() {
+	[ -n "$HAVE_TRACE" ] || startSkipping
+	local inst="$TRACEFS/instances/dcprobe-test-$$" ev t
+	OWN_INSTANCE=$inst
+	mkdir "$inst" || fail "cannot make a tracefs instance"
+	# Only this shell and what it forks (uring-open and its io-wq workers),
+	# filtered before any event is enabled: other processes' rings stay out.
+	echo $$ >"$inst/set_event_pid"
+	echo 1 >"$inst/options/event-fork"
+	for ev in io_uring_submit_req io_uring_queue_async_work; do
+		echo 1 >"$inst/events/io_uring/$ev/enable"
+	done
+	for i in $(seq 1 80 | shuf -n 20); do stat "$MNT/many/f$i" >/dev/null; done
+	t=$(mktemp)
+	uring-open --json "$MNT"/many/f{1..80} "$MNT"/many/f{1..20} >"$t"
+	python3 -c '
+import re, sys
+for line in open(sys.argv[1]):
+    m = re.search(r" (io_uring_\w+): .*user_data 0x([0-9a-f]+)", line)
+    if m:
+        print(m.group(1), int(m.group(2), 16))
+' "$inst/trace" >"$t.ev"
+	for ev in io_uring_submit_req io_uring_queue_async_work; do
+		echo 0 >"$inst/events/io_uring/$ev/enable"
+	done
+	rmdir "$inst" && OWN_INSTANCE=
+	assertEquals "every request was traced" 100 "$(grep -c '^io_uring_submit_req' "$t.ev")"
+	assertEquals "zero disagreements" "[]" "$(python3 -c '
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1])]
+punted = {int(l.split()[1]) for l in open(sys.argv[2]) if l.startswith("io_uring_queue_async_work")}
+print([o["seq"] for o in objs if o["type"] == "open" and (o["verdict"] == "punted") != (o["seq"] in punted)])
+' "$t" "$t.ev")"
+	assertEquals "60 cold files punted" 60 "$(grep -c '^io_uring_queue_async_work' "$t.ev")"
+	rm -f "$t" "$t.ev"
+}
+
+# Batched opens (--bench): per-request verdicts against the tracepoint too.
+test_bench() {
+	local list
+	list=$(mktemp)
+	printf '%s\n' "$MNT"/many/f{1..80} >"$list"
+	for i in $(seq 1 80 | shuf -n 30); do stat "$MNT/many/f$i" >/dev/null; done
+	if [ -n "$HAVE_TRACE" ]; then
+		run uring-open --bench "$list" --depth 16 --trace --json
+		assertEquals 1 "$RC"
+		assertEquals "bench summary" "$(json_types <<<"$OUT" | xargs)"
+		assertEquals "80 30 50 50 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("opens","inline","punted","kernel_punted","disagreements"))' <<<"$OUT")"
+		fixture_cold "$MNT"
+		for i in $(seq 1 80 | shuf -n 50); do stat "$MNT/many/f$i" >/dev/null; done
+		run uring-open --bench "$list" --depth 8 --direct --trace --json
+		assertEquals 1 "$RC"
+		assertEquals "direct" "80 50 30 30 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("opens","inline","punted","kernel_punted","disagreements"))' <<<"$OUT")"
+	fi
+	run uring-open --bench "$list"
+	assertEquals "all warm now" 0 "$RC"
+	assertContains "$OUT" "inline-first: 80 opens in "
+	assertContains "$OUT" ": 80 inline, 0 punted, 0 EAGAIN, 0 failed"
+	run uring-open --bench "$list" --async --json
+	assertEquals 0 "$RC"
+	assertEquals "async 0 80" "$(json_get '" ".join(str(objs[0][k]) for k in ("mode","inline","punted"))' <<<"$OUT")"
+	# Direct descriptors: 80 opens through 4 fixed-file slots, none fails.
+	run uring-open --bench "$list" --direct --depth 4 --json
+	assertEquals 0 "$RC"
+	assertEquals "True 80 80 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("direct","opens","inline","failed"))' <<<"$OUT")"
+	run uring-open --bench "$list" --direct --depth 4
+	assertContains "$OUT" "(depth 4, direct): 80 inline"
+	fixture_cold "$MNT"
+	run uring-open --bench - --cached --json <"$list"
+	assertEquals "RESOLVE_CACHED misses are EAGAIN" 1 "$RC"
+	assertEquals "cached 80 0 80 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("mode","inline","punted","eagain","failed"))' <<<"$OUT")"
+	printf '%s\0' "$MNT/nanorc" "$MNT/d/absent" >"$list"
+	run uring-open --bench - -0 <"$list"
+	assertEquals 2 "$RC"
+	assertContains "$ERR" "$MNT/d/absent: No such file or directory"
+	assertContains "$OUT" "2 opens"
+	run uring-open --bench /dev/null
+	assertEquals 2 "$RC"
+	assertContains "$ERR" "no paths to open"
+	run uring-open --bench "$MNT/nonexistent-list"
+	assertEquals 2 "$RC"
+	rm -f "$list"
+}
+
+# A plain ring (no DEFER_TASKRUN): still works, but says its verdict is a race.
+test_no_defer() {
+	cat "$MNT/nanorc" >/dev/null
+	run uring-open --no-defer --json "$MNT/nanorc"
+	assertEquals 0 "$RC"
+	assertEquals "False inline" "$(json_get '"%s %s" % (objs[-1]["exact"], objs[0]["verdict"])' <<<"$OUT")"
+}
+
+# io_uring switched off: one sentence, exit 3.  ENOSYS from a seccomp
+# filter goes through the same mapping (see dcp_uring_unsupported_reason).
+test_io_uring_disabled() {
+	[ -w "$DISABLED" ] || startSkipping
+	SAVED_DISABLED=$(cat "$DISABLED")
+	trap 'echo "$SAVED_DISABLED" >"$DISABLED"; fixture_cleanup' EXIT
+	echo 2 >"$DISABLED"
+	run uring-open /
+	assertEquals 3 "$RC"
+	assertEquals "" "$OUT"
+	assertEquals "uring-open: io_uring is disabled on this system (sysctl kernel.io_uring_disabled = 2)" "$ERR"
+	run uring-open --bench /dev/null
+	assertEquals 3 "$RC"
+	echo 1 >"$DISABLED"
+	run uring-open /
+	assertEquals "root may still use io_uring" 0 "$RC"
+	run as_nobody "$DCP_BIN/uring-open" /
+	assertEquals 3 "$RC"
+	assertContains "$ERR" "kernel.io_uring_disabled = 1"
+	echo "$SAVED_DISABLED" >"$DISABLED"
+	SAVED_DISABLED=
+	trap fixture_cleanup EXIT
+	run uring-open /
+	assertEquals "restored" 0 "$RC"
+}
+
+# Killed while a request blocks (a FIFO opened without nonblock): the
+# tracefs instance still goes away.
+test_trace_instance_removed_on_signal() {
+	[ -n "$HAVE_TRACE" ] || startSkipping
+	local pid i rc
+	uring-open --trace --flags rdonly "$MNT/fifo" >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 100); do
+		[ -d "$TRACEFS/instances/dcprobe-$pid" ] && break
+		sleep 0.05
+	done
+	assertTrue "the instance exists while it runs" "[ -d '$TRACEFS/instances/dcprobe-$pid' ]"
+	sleep 0.2
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	assertEquals "killed by SIGTERM" 143 "$rc"
+	assertFalse "the instance is gone" "[ -d '$TRACEFS/instances/dcprobe-$pid' ]"
+}
+
+# No tracefs mounted (in a private mount namespace): a clear message, exit 3.
+test_trace_needs_tracefs() {
+	command -v unshare >/dev/null || startSkipping
+	run unshare -m sh -c 'umount -l /sys/kernel/tracing 2>/dev/null
+		umount -l /sys/kernel/debug 2>/dev/null
+		exec "$0" --trace /' "$DCP_BIN/uring-open"
+	assertEquals 3 "$RC"
+	assertEquals "" "$OUT"
+	assertContains "$ERR" "--trace needs tracefs: mount it with 'mount -t tracefs nodev /sys/kernel/tracing'"
+}
+
+test_trace_needs_root() {
+	run as_nobody "$DCP_BIN/uring-open" --trace /
+	assertEquals 3 "$RC"
+	assertEquals "" "$OUT"
+	assertContains "$ERR" "--trace needs root"
+	run as_nobody "$DCP_BIN/uring-open" /
+	assertEquals "without --trace nobody can use it" 0 "$RC"
+}
+
+test_usage_errors() {
+	run uring-open
+	assertEquals 64 "$RC"
+	assertContains "$ERR" "no PATH given"
+	run uring-open --bogus /
+	assertEquals 64 "$RC"
+	run uring-open ""
+	assertEquals 64 "$RC"
+	run uring-open -n 0 /
+	assertEquals 64 "$RC"
+	run uring-open -n 1x /
+	assertEquals 64 "$RC"
+	run uring-open --depth 0 --bench /dev/null
+	assertEquals 64 "$RC"
+	run uring-open --depth 5000 --bench /dev/null
+	assertEquals 64 "$RC"
+	run uring-open --bench /dev/null /
+	assertEquals 64 "$RC"
+	run uring-open --bench /dev/null -n 2
+	assertEquals 64 "$RC"
+	run uring-open -q --json /
+	assertEquals 64 "$RC"
+	run uring-open --depth 8 /
+	assertEquals "--depth without --bench" 64 "$RC"
+	run uring-open -0 /
+	assertEquals "--null without --bench" 64 "$RC"
+	run uring-open --direct /
+	assertEquals "--direct without --bench" 64 "$RC"
+	run uring-open --help
+	assertEquals 0 "$RC"
+	assertContains "$OUT" "DEFER_TASKRUN"
+	run uring-open --version
+	assertContains "$OUT" "dcprobe"
+}
+
+test_write_error() {
+	uring-open / >/dev/full 2>/dev/null
+	assertEquals "write error is exit 2" 2 $?
+}
+
+# Every long option is in the man page and the bash completion.
+test_options_documented() {
+	local opt opts
+	opts=$(uring-open --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+	for opt in $opts; do
+		assertContains "man page: $opt" "$(cat "$DCP_SRC/man/uring-open.1")" "${opt//-/\\-}"
+		assertContains "completion: $opt" "$(cat "$DCP_SRC/completions/uring-open")" "$opt"
+	done
+}
+
+# The bash completion completes options and --flags names after a comma.
+test_completion() {
+	local bc=/usr/share/bash-completion/bash_completion
+	[ -r "$bc" ] || startSkipping
+	complete_words() {
+		bash -c '. "$1"; . "$2"; shift 2
+			COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+			COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+			_uring_open 2>/dev/null; echo "${COMPREPLY[*]}"' _ "$bc" "$DCP_SRC/completions/uring-open" "$@"
+	}
+	assertEquals "--flags" "$(complete_words uring-open --fl)"
+	assertEquals "--direct" "$(complete_words uring-open --dir)"
+	assertEquals "rdonly,nonblock rdonly,nofollow rdonly,noctty rdonly,noatime" \
+		"$(complete_words uring-open --flags rdonly,no)"
+	assertEquals "trunc tmpfile" "$(complete_words uring-open --flags t)"
+}
+
+. "$SHUNIT2"
