@@ -511,7 +511,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < env.nfrom; i++)
 		add_from(env.from[i]);
 
-	ret = dcp_warm_finish(run, &st);
+	/* The timer reads the run: stop it before the run is freed. */
+	ret = dcp_warm_wait(run);
 	if (dcp_progress_stop(prog) > 0) {
 		pthread_mutex_lock(&err_mu);
 		if (progress_shown)
@@ -519,6 +520,8 @@ int main(int argc, char **argv)
 		progress_shown = false;
 		pthread_mutex_unlock(&err_mu);
 	}
+	dcp_warm_finish(run, &st);
+	run = NULL;
 	if (ret < 0)
 		error(0, -ret, "warming failed");
 	for (unsigned i = 0; i + 1 < nbufs; i++)

@@ -117,10 +117,18 @@ unsigned dcp_warm_threads(const struct dcp_warm *w);
 void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st);
 
 /*
- * dcp_warm_finish - wait for every queued path, stop the threads, store the
- * final counts in *ST (if not NULL) and free the run.  Returns 0, or the
- * -errno of a failure of the engine itself (not of a path: those are
- * counted as errors and reported).
+ * dcp_warm_wait - wait until every queued path is warmed and stop the
+ * threads; the run stays valid (dcp_warm_snapshot() gives the final counts)
+ * until dcp_warm_finish(), so a progress timer can be stopped in between.
+ * No path can be added afterwards.  Returns as dcp_warm_finish().
+ */
+int dcp_warm_wait(struct dcp_warm *w);
+
+/*
+ * dcp_warm_finish - dcp_warm_wait() if not done yet, store the final counts
+ * in *ST (if not NULL) and free the run.  Returns 0, or the -errno of a
+ * failure of the engine itself (not of a path: those are counted as errors
+ * and reported).
  */
 int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st);
 

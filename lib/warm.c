@@ -51,6 +51,9 @@ struct dcp_warm {
 	struct wstats *ws;
 	uint64_t t0;
 	int failed; /* -errno of the engine itself */
+	bool waited; /* dcp_warm_wait() ran: threads are gone */
+	int wait_ret;
+	uint64_t elapsed_ns;
 
 	/* recursive: the walker, and the stat pool its visitor feeds */
 	struct dcp_walk *walk;
@@ -631,7 +634,7 @@ int dcp_warm_add(struct dcp_warm *w, const char *path)
 {
 	char *copy;
 
-	if (w->failed)
+	if (w->failed || w->waited)
 		return -ECANCELED;
 	if (w->walk) {
 		int ret = dcp_walk_add(w->walk, path);
@@ -673,17 +676,20 @@ void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st)
 		.cached_after = n[S_CACHED_AFTER],
 		.newly_warmed = n[S_NEWLY],
 		.still_miss = n[S_STILL_MISS],
-		.elapsed_ns = dcp_now_ns() - w->t0,
-		.jobs = w->walk ? w->walkers : w->nthreads,
+		.elapsed_ns = w->waited ? w->elapsed_ns : dcp_now_ns() - w->t0,
+		.jobs = w->walkers ? w->walkers : w->nthreads,
 	};
 }
 
-int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st)
+int dcp_warm_wait(struct dcp_warm *w)
 {
 	int ret = 0;
 
+	if (w->waited)
+		return w->wait_ret;
 	if (w->walk) {
 		ret = dcp_walk_finish(w->walk);
+		w->walk = NULL;
 		if (ret == -ECANCELED) /* the visitor never aborts: not ours */
 			ret = w->failed ? w->failed : ret;
 		/* The walker's threads are gone: hand off what they left. */
@@ -691,9 +697,20 @@ int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st)
 			pending_flush(w, &w->pend[i]);
 		list_stop(w);
 		free(w->pend);
+		w->pend = NULL;
 	} else {
 		list_stop(w);
 	}
+	w->elapsed_ns = dcp_now_ns() - w->t0;
+	w->waited = true;
+	w->wait_ret = ret;
+	return ret;
+}
+
+int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st)
+{
+	int ret = dcp_warm_wait(w);
+
 	if (st)
 		dcp_warm_snapshot(w, st);
 	warm_free(w);

@@ -111,7 +111,15 @@ static int run(unsigned flags, unsigned threads, const char *const *paths,
 	s->nthreads = dcp_warm_threads(w);
 	for (; *paths; paths++)
 		CHECK_INT(dcp_warm_add(w, *paths), 0);
-	return dcp_warm_finish(w, st);
+	/* After wait the run is still there: its snapshot is final. */
+	ret = dcp_warm_wait(w);
+	struct dcp_warm_stats snap;
+	dcp_warm_snapshot(w, &snap);
+	CHECK_INT(dcp_warm_add(w, "/"), -ECANCELED);
+	CHECK_INT(dcp_warm_finish(w, st), ret);
+	CHECK_INT(snap.entries, st->entries);
+	CHECK_INT(snap.elapsed_ns, st->elapsed_ns);
+	return ret;
 }
 
 int main(void)
