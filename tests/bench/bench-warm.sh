@@ -57,9 +57,9 @@ if [ "$COLD" = remount ]; then
 	cp -a --attributes-only "$ROOT/." "$mnt/" 2>/dev/null
 	TREE=$mnt
 	go_cold() {
-		local i
+		local _
 		sync -f "$TREE"
-		for i in 1 2 3 4 5; do
+		for _ in 1 2 3 4 5; do
 			umount "$TREE" 2>/dev/null && break
 			sleep 0.3
 		done
@@ -96,6 +96,7 @@ add "fdfind -u -S +0b ."
 run_one() {
 	local name=$1 t0 t1
 	case $name in
+	# shellcheck disable=SC2086 # the options are words
 	warm*)	set -- "$WARM" ${name#warm } "$TREE" ;;
 	du*)	set -- du -sx "$TREE" ;;
 	find*)	set -- find "$TREE" -xdev -printf %s ;;
