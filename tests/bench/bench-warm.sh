@@ -95,8 +95,8 @@ add "fdfind -u -S +0b ."
 
 run_one() {
 	local name=$1 t0 t1
+	# shellcheck disable=SC2086 # warm's options are words
 	case $name in
-	# shellcheck disable=SC2086 # the options are words
 	warm*)	set -- "$WARM" ${name#warm } "$TREE" ;;
 	du*)	set -- du -sx "$TREE" ;;
 	find*)	set -- find "$TREE" -xdev -printf %s ;;
