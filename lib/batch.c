@@ -56,9 +56,9 @@ int dcp_batch_new(unsigned flags, struct dcp_batch **out)
 	if (!b)
 		return -ENOMEM;
 	for (unsigned i = 0; i < 4; i++) {
-		/* No O_CLOEXEC: direct descriptors are not in the file table. */
-		b->how[i].flags = O_PATH | ((i & 1) ? 0 : O_NOFOLLOW) |
-				  ((i & 2) ? O_DIRECTORY : 0);
+		/* As dcp_probe_at(); no O_CLOEXEC, which direct opens refuse. */
+		b->how[i].flags = ((i & 2) ? O_WRONLY | O_DIRECTORY : O_PATH) |
+				  ((i & 1) ? 0 : O_NOFOLLOW);
 		b->how[i].resolve = RESOLVE_CACHED;
 	}
 	if (!(flags & DCP_BATCH_SYNC))
@@ -118,7 +118,7 @@ static bool probe_ring(struct dcp_batch *b, int dirfd, const char *const *names,
 		if (i < n) {
 			unsigned f = flags ? flags[i] : 0;
 
-			if (res >= 0 || (res == -ENOTDIR && (f & DCP_NOTDIR)))
+			if (res >= 0 || ((f & DCP_NOTDIR) && dcp_probe_refused(res)))
 				res = 0;
 			results[i] = res;
 		}

@@ -28,11 +28,13 @@ enum {
 	DCP_FOLLOW = 1 << 0, /* follow a symlink in the final component */
 	DCP_OPATH = 1 << 1,  /* dcp_open_cached(): an O_PATH descriptor */
 	/*
-	 * dcp_probe_at(): the caller believes the path is not a directory
-	 * (d_type).  The probe then adds O_DIRECTORY: the kernel checks it only
-	 * after the whole walk completed in RCU mode, so ENOTDIR proves a
-	 * cached lookup without opening a file (about a third cheaper).  A
-	 * wrong hint costs nothing but that saving.
+	 * dcp_probe_at(): probe without opening anything (the walker uses it
+	 * for every entry).  The probe asks for O_WRONLY|O_DIRECTORY instead
+	 * of O_PATH: the kernel checks both only after the whole walk
+	 * completed in RCU mode, and then refuses with ENOTDIR (not a
+	 * directory) or EISDIR (a directory may not be opened for writing),
+	 * which both prove a cached lookup.  Nothing stays open, so nothing
+	 * can keep a filesystem busy, and no device or FIFO is ever opened.
 	 */
 	DCP_NOTDIR = 1 << 2,
 };
@@ -96,6 +98,12 @@ const char *dcp_unsupported_reason(int err);
  * cannot answer" rather than anything about the path (ENOSYS, EINVAL).
  */
 bool dcp_errno_unsupported(int err);
+
+/*
+ * dcp_probe_refused - true when ERR (negative) is the refusal a DCP_NOTDIR
+ * probe ends with after a cached walk (-ENOTDIR, -EISDIR).
+ */
+bool dcp_probe_refused(int err);
 
 /*
  * dcp_probe_at - probe PATH relative to DIRFD without perturbing it:

@@ -18,16 +18,18 @@
 #ifndef DCPROBE_H
 #define DCPROBE_H
 
-#include "dcp_probe.h"
-#include "dcp_uring.h"
-#include "dcp_trace.h"
-#include "dcp_latency.h"
-#include "dcp_util.h"
-#include "dcp_report.h"
-#include "dcp_pathlist.h"
-#include "dcp_walk.h"
-#include "dcp_progress.h"
-#include "dcp_batch.h"
-#include "dcp_warm.h"
+#include "dcp_probe.h"	      /* one path: states, probes, exit statuses */
+#include "dcp_batch.h"	      /* many names of one directory, via io_uring */
+#include "dcp_walk.h"	      /* the parallel tree walker */
+#include "dcp_warm.h"	      /* the stat priming engine behind warm */
+#include "dcp_mounts.h"	      /* mount and filesystem class of a path */
+#include "dcp_uring.h"	      /* one io_uring open: inline or punted */
+#include "dcp_trace.h"	      /* io_uring tracepoints from tracefs */
+#include "dcp_report.h"	      /* buffers, quoting, JSON, Prometheus labels */
+#include "dcp_probe_report.h" /* dcache-probe's output formats */
+#include "dcp_latency.h"      /* min/median/p99/max */
+#include "dcp_pathlist.h"     /* paths from a file or stdin */
+#include "dcp_progress.h"     /* timer for progress lines */
+#include "dcp_util.h"	      /* strict parsing, errno names, clocks */
 
 #endif

@@ -114,6 +114,11 @@ const char *dcp_unsupported_reason(int err)
 	}
 }
 
+bool dcp_probe_refused(int err)
+{
+	return err == -ENOTDIR || err == -EISDIR;
+}
+
 static unsigned long long nofollow(unsigned flags)
 {
 	return (flags & DCP_FOLLOW) ? 0 : O_NOFOLLOW;
@@ -121,14 +126,13 @@ static unsigned long long nofollow(unsigned flags)
 
 int dcp_probe_at(int dirfd, const char *path, unsigned flags)
 {
-	unsigned long long how = O_PATH | O_CLOEXEC | nofollow(flags);
+	unsigned long long how = O_CLOEXEC | nofollow(flags);
 	int fd;
 
-	if (flags & DCP_NOTDIR)
-		how |= O_DIRECTORY;
+	how |= (flags & DCP_NOTDIR) ? O_WRONLY | O_DIRECTORY : O_PATH;
 	fd = dcp_openat2(dirfd, path, how, 0, RESOLVE_CACHED);
 	if (fd < 0)
-		return (fd == -ENOTDIR && (flags & DCP_NOTDIR)) ? 0 : fd;
+		return (flags & DCP_NOTDIR) && dcp_probe_refused(fd) ? 0 : fd;
 	close(fd);
 	return 0;
 }

@@ -1,0 +1,941 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dcache-probe - report which paths resolve from the kernel's dentry cache,
+ * for single paths or whole trees, without warming what it measures.
+ *
+ * Every path is probed with openat2(O_PATH|O_NOFOLLOW, RESOLVE_CACHED)
+ * before the walker touches it.  Worker threads fill their own output
+ * buffers and write them as whole lines under one lock; per-directory
+ * counts ride on the walker's directory data and are added up post-order.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <dirent.h>
+#include <errno.h>
+#include <error.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcprobe.h"
+
+static struct env {
+	bool recursive;
+	bool summary;	  /* -s: no per-path records */
+	bool quiet;
+	bool json;
+	bool prometheus;
+	bool nul;
+	bool no_perturb;
+	bool per_mount;
+	int per_dir;	  /* deepest directory reported; -1: no --per-dir */
+	int max_depth;	  /* -1 unlimited */
+	int progress;	  /* -1 never, 0 on a terminal, 1 always */
+	unsigned walk_flags;
+	unsigned jobs;
+	unsigned only;	  /* bit per state shown; 0: all */
+	double min_cached; /* -1: no verdict */
+	const char **excludes;
+	size_t nexcludes;
+	const char *from;
+	char **paths;
+	int npaths;
+} env = {
+	.per_dir = -1,
+	.max_depth = -1,
+	.min_cached = -1,
+};
+
+const char *argp_program_version = "dcache-probe (dcprobe) " DCP_VERSION;
+const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
+
+static const char doc[] =
+"Probe each PATH with openat2(2) RESOLVE_CACHED and report whether its lookup\n"
+"is served from the kernel's dentry cache; with -r, walk each tree and probe\n"
+"every entry before the walk touches it.\n"
+"\n"
+"Output: one line per path, state first: \"cached PATH\", \"negative PATH\"\n"
+"(absent, and known absent from the cache), \"miss PATH\" or \"error ENAME PATH\";\n"
+"then a summary line on stderr.\n"
+"\n"
+"Exit status: 0 every path was cached or negative (or --min-cached was met),\n"
+"1 some path missed (or --min-cached was not met), 2 an error (a probe failed\n"
+"otherwise, a directory could not be walked, bad input, a write error), 3 this\n"
+"kernel cannot probe (Linux 5.12 or later is needed), 64 usage error.\n"
+"\n"
+"EXAMPLES:\n"
+"  dcache-probe /etc/passwd /usr/bin/ls    # one line per path\n"
+"  dcache-probe -r -s /usr                  # how warm is /usr?\n"
+"  dcache-probe -r --per-dir=1 /srv         # which subtrees are cold\n"
+"  dcache-probe -r --no-perturb /srv        # measure, leave the cache as found\n"
+"  dcache-probe -rq --min-cached 95 /srv/app && echo warm\n"
+"  dcache-probe -r -0 --only=miss /srv | xargs -0 warm\n"
+"  dcache-probe -r -s --prometheus /srv > /var/lib/node_exporter/dcache.prom\n"
+"\v"
+"Opening a directory to list it puts that directory's own dentry in the cache;\n"
+"--no-perturb only lists directories that were cached already.  See dcprobe(7).";
+
+static const char args_doc[] = "[PATH...]";
+
+enum {
+	OPT_ONLY = 0x100,
+	OPT_PER_DIR,
+	OPT_PER_MOUNT,
+	OPT_JSON,
+	OPT_PROMETHEUS,
+	OPT_MAX_DEPTH,
+	OPT_EXCLUDE,
+	OPT_FROM,
+	OPT_NO_PERTURB,
+	OPT_MIN_CACHED,
+	OPT_PROGRESS,
+	OPT_NO_PROGRESS,
+};
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "What to probe:", 1 },
+	{ "recursive", 'r', NULL, 0, "Walk each PATH that is a directory and probe every entry", 1 },
+	{ "one-file-system", 'x', NULL, 0, "Do not descend into other filesystems", 1 },
+	{ "max-depth", OPT_MAX_DEPTH, "N", 0,
+	  "Probe at most N levels below each PATH (0: PATH only); implies -r", 1 },
+	{ "exclude", OPT_EXCLUDE, "GLOB", 0,
+	  "Skip entries whose name (or path, if GLOB has a '/') matches GLOB; repeatable", 1 },
+	{ "dereference", 'L', NULL, 0, "Follow every symbolic link (cycles are detected)", 1 },
+	{ "dereference-args", 'H', NULL, 0, "Follow symbolic links given as PATH", 1 },
+	{ "no-dereference", 'P', NULL, 0, "Follow no symbolic link (default)", 1 },
+	{ "from", OPT_FROM, "FILE", 0,
+	  "Read more paths from FILE, one per line (NUL-separated with -0); - for stdin", 1 },
+	{ "no-perturb", OPT_NO_PERTURB, NULL, 0,
+	  "Only descend into directories that were already cached: leave the cache as found", 1 },
+	{ "jobs", 'j', "N", 0, "Walk with N threads (default: one per CPU)", 1 },
+
+	{ NULL, 0, NULL, 0, "What to report:", 2 },
+	{ "only", OPT_ONLY, "STATE[,STATE]", 0,
+	  "Only list paths in these states: cached, negative, miss, error", 2 },
+	{ "summary", 's', NULL, 0, "No per-path lines, only the totals", 2 },
+	{ "per-dir", OPT_PER_DIR, "DEPTH", OPTION_ARG_OPTIONAL,
+	  "Instead of paths, a table of cached/total per directory, down to DEPTH; implies -r", 2 },
+	{ "per-mount", OPT_PER_MOUNT, NULL, 0,
+	  "Instead of paths, a table of cached/total per mount with its filesystem type", 2 },
+	{ "min-cached", OPT_MIN_CACHED, "PCT", 0,
+	  "Exit 0 if at least PCT percent of the paths were cached, else 1", 2 },
+	{ "quiet", 'q', NULL, 0, "Print nothing; only the exit status tells", 2 },
+	{ "silent", 0, NULL, OPTION_ALIAS, NULL, 2 },
+
+	{ NULL, 0, NULL, 0, "Output format:", 3 },
+	{ "json", OPT_JSON, NULL, 0, "JSON Lines: one object per record and a summary object", 3 },
+	{ "null", '0', NULL, 0,
+	  "Paths end with NUL instead of newline, in the output (bare paths) and in --from", 3 },
+	{ "prometheus", OPT_PROMETHEUS, NULL, 0,
+	  "Metrics for node_exporter's textfile collector instead of paths", 3 },
+	{ "progress", OPT_PROGRESS, NULL, 0, "Show progress on stderr even if it is not a terminal", 3 },
+	{ "no-progress", OPT_NO_PROGRESS, NULL, 0, "Never show progress", 3 },
+	{ 0 },
+};
+
+static int parse_only(const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	unsigned mask = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int st = dcp_state_parse(tok);
+
+		if (st < 0) {
+			free(copy);
+			return -EINVAL;
+		}
+		mask |= 1u << st;
+	}
+	free(copy);
+	if (!mask)
+		return -EINVAL;
+	env.only = mask;
+	return 0;
+}
+
+static int parse_int(struct argp_state *state, const char *what, const char *arg,
+		     uint64_t min, uint64_t max)
+{
+	uint64_t v;
+
+	if (dcp_parse_u64(arg, min, max, &v) < 0)
+		argp_error(state, "invalid %s: '%s' (a whole number from %llu to %llu)", what,
+			   arg, (unsigned long long)min, (unsigned long long)max);
+	return (int)v;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	const char **ex;
+
+	switch (key) {
+	case 'r':
+		env.recursive = true;
+		break;
+	case 'x':
+		env.walk_flags |= DCP_WALK_XDEV;
+		break;
+	case OPT_MAX_DEPTH:
+		env.max_depth = parse_int(state, "depth", arg, 0, INT_MAX);
+		env.recursive = true;
+		break;
+	case OPT_EXCLUDE:
+		ex = realloc(env.excludes, (env.nexcludes + 2) * sizeof(*ex));
+		if (!ex)
+			argp_failure(state, DCP_EXIT_ERROR, ENOMEM, "--exclude");
+		env.excludes = ex;
+		ex[env.nexcludes++] = arg;
+		ex[env.nexcludes] = NULL;
+		break;
+	case 'L':
+		env.walk_flags = (env.walk_flags & ~DCP_WALK_FOLLOW_ROOTS) | DCP_WALK_FOLLOW;
+		break;
+	case 'H':
+		env.walk_flags = (env.walk_flags & ~DCP_WALK_FOLLOW) | DCP_WALK_FOLLOW_ROOTS;
+		break;
+	case 'P':
+		env.walk_flags &= ~(DCP_WALK_FOLLOW | DCP_WALK_FOLLOW_ROOTS);
+		break;
+	case OPT_FROM:
+		env.from = arg;
+		break;
+	case OPT_NO_PERTURB:
+		env.no_perturb = true;
+		break;
+	case 'j':
+		env.jobs = (unsigned)parse_int(state, "number of jobs", arg, 1, 1024);
+		break;
+	case OPT_ONLY:
+		if (parse_only(arg) < 0)
+			argp_error(state, "invalid --only '%s': a comma-separated list of "
+				   "cached, negative, miss, error", arg);
+		break;
+	case 's':
+		env.summary = true;
+		break;
+	case OPT_PER_DIR:
+		env.per_dir = arg ? parse_int(state, "--per-dir depth", arg, 0, INT_MAX) : INT_MAX;
+		env.recursive = true;
+		break;
+	case OPT_PER_MOUNT:
+		env.per_mount = true;
+		break;
+	case OPT_MIN_CACHED:
+		if (dcp_parse_percent(arg, &env.min_cached) < 0)
+			argp_error(state, "invalid percentage '%s' (0 to 100)", arg);
+		break;
+	case 'q':
+		env.quiet = true;
+		break;
+	case OPT_JSON:
+		env.json = true;
+		break;
+	case '0':
+		env.nul = true;
+		break;
+	case OPT_PROMETHEUS:
+		env.prometheus = true;
+		break;
+	case OPT_PROGRESS:
+		env.progress = 1;
+		break;
+	case OPT_NO_PROGRESS:
+		env.progress = -1;
+		break;
+	case ARGP_KEY_ARG:
+		if (!*arg)
+			argp_error(state, "an empty PATH names nothing");
+		return ARGP_ERR_UNKNOWN;
+	case ARGP_KEY_ARGS:
+		env.paths = state->argv + state->next;
+		env.npaths = state->argc - state->next;
+		break;
+	case ARGP_KEY_END:
+		if (!env.npaths && !env.from)
+			argp_error(state, "no PATH given (and no --from)");
+		if (env.json && env.prometheus)
+			argp_error(state, "--json and --prometheus exclude each other");
+		if (env.quiet && (env.json || env.prometheus))
+			argp_error(state, "--quiet excludes --json and --prometheus");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = {
+	.options = options,
+	.parser = parse_arg,
+	.args_doc = args_doc,
+	.doc = doc,
+};
+
+/* ---- run state ---- */
+
+#define FLUSH_AT (64 * 1024)
+
+/* What one walker thread owns: no locking needed while it fills them. */
+struct worker {
+	struct dcp_buf out;
+	struct dcp_pr_counts c;
+	struct dcp_pr_devtab devs; /* --per-mount */
+	_Atomic unsigned long long seen; /* for the progress line */
+	char pad[64];
+};
+
+static struct dcp_progress *progress;
+
+/* Per-directory data (dcp_dir.data): own entries and finished subtrees. */
+struct dirstat {
+	struct dcp_pr_counts own; /* written by the thread visiting the dir */
+	struct dcp_pr_counts sub; /* written by dir_done, serialised */
+	size_t root;
+};
+
+/*
+ * Per-root records for --prometheus -r.  Chunks hang off a fixed table, so
+ * a worker never sees it move while the main thread adds roots; a chunk is
+ * filled in before its roots are handed to the walker.
+ */
+#define ROOT_CHUNK 1024
+#define ROOT_CHUNKS 65536
+struct rootrec {
+	char *path;
+	struct dcp_pr_counts c;
+};
+
+static struct {
+	struct worker *w;
+	unsigned nw;
+	pthread_mutex_t out_lock;
+	_Atomic bool stop;	   /* a write failed: abort the walk */
+	_Atomic int write_err;	   /* first -errno of writing stdout */
+	enum dcp_pr_format fmt;
+	bool records;		   /* per-path records are printed */
+	struct dcp_buf dirbuf;	   /* --per-dir rows (dir_done is serialised) */
+	struct dcp_pr_prom_series *dirs; /* --per-dir rows kept for --prometheus */
+	size_t ndirs, dircap;
+	struct rootrec *roots[ROOT_CHUNKS]; /* chunks of ROOT_CHUNK */
+	size_t nroots;		   /* written by the main thread only */
+	struct dcp_mounts *mounts;
+	unsigned long long input_errors;
+	/* progress */
+	_Atomic bool want_path;
+	pthread_mutex_t path_lock;
+	char cur[4096];
+	uint64_t t0, last_t;
+	unsigned long long last_seen;
+} run = {
+	.out_lock = PTHREAD_MUTEX_INITIALIZER,
+	.path_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static struct rootrec *root_rec(size_t i)
+{
+	struct rootrec *chunk = i / ROOT_CHUNK < ROOT_CHUNKS ? run.roots[i / ROOT_CHUNK] : NULL;
+
+	return chunk ? &chunk[i % ROOT_CHUNK] : NULL;
+}
+
+/* Add the record of root number run.nroots, before it goes to the walker. */
+static int root_push(const char *path)
+{
+	size_t i = run.nroots;
+	struct rootrec *chunk;
+
+	if (i / ROOT_CHUNK >= ROOT_CHUNKS)
+		return -E2BIG;
+	chunk = run.roots[i / ROOT_CHUNK];
+	if (!chunk) {
+		chunk = calloc(ROOT_CHUNK, sizeof(*chunk));
+		if (!chunk)
+			return -ENOMEM;
+		run.roots[i / ROOT_CHUNK] = chunk;
+	}
+	chunk[i % ROOT_CHUNK].path = strdup(path);
+	if (!chunk[i % ROOT_CHUNK].path)
+		return -ENOMEM;
+	run.nroots++;
+	return 0;
+}
+
+static void set_write_error(int err)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&run.write_err, &none, err);
+	atomic_store(&run.stop, true);
+}
+
+/* Write B to stdout under the output lock; a failure stops the run. */
+static void flush_buf(struct dcp_buf *b)
+{
+	int ret;
+
+	if (!b->len)
+		return;
+	if (atomic_load_explicit(&run.stop, memory_order_relaxed)) {
+		dcp_buf_reset(b);
+		return;
+	}
+	pthread_mutex_lock(&run.out_lock);
+	ret = dcp_buf_write(b, STDOUT_FILENO);
+	pthread_mutex_unlock(&run.out_lock);
+	if (ret < 0) {
+		dcp_buf_reset(b);
+		set_write_error(ret);
+	}
+}
+
+/*
+ * The device a path given by the user is on.  A cached path can be
+ * stat'ed without any I/O; anything else is placed by its text alone.
+ */
+static dev_t root_dev(const char *path, int ret, bool follow)
+{
+	struct dcp_mount mt;
+	struct stat st;
+
+	if (ret == 0 && fstatat(AT_FDCWD, path, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0)
+		return st.st_dev;
+	if (dcp_mounts_by_path(run.mounts, path, &mt) == 0)
+		return mt.dev;
+	return 0;
+}
+
+static bool shown(int ret)
+{
+	return run.records && (!env.only || (env.only & (1u << dcp_state_of_errno(ret))));
+}
+
+/* Count one probe result, and print it when asked. */
+static void record(struct worker *w, const char *path, size_t len, int ret,
+		   unsigned char type, int depth, struct dcp_pr_counts *dirc, dev_t dev)
+{
+	enum dcp_state st = dcp_state_of_errno(ret);
+
+	w->c.n[st]++;
+	if (dirc)
+		dirc->n[st]++;
+	if (env.per_mount) {
+		struct dcp_pr_counts *dc = dcp_pr_devtab_get(&w->devs, dev);
+
+		if (dc)
+			dc->n[st]++;
+	}
+	atomic_store_explicit(&w->seen, atomic_load_explicit(&w->seen, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	if (shown(ret)) {
+		dcp_pr_entry(&w->out, run.fmt, path, len, ret, type, depth);
+		if (w->out.len >= FLUSH_AT)
+			flush_buf(&w->out);
+	}
+}
+
+static void note_progress_path(const char *path)
+{
+	bool yes = true;
+
+	if (!atomic_load_explicit(&run.want_path, memory_order_relaxed) ||
+	    !atomic_compare_exchange_strong(&run.want_path, &yes, false))
+		return;
+	pthread_mutex_lock(&run.path_lock);
+	snprintf(run.cur, sizeof(run.cur), "%s", path);
+	pthread_mutex_unlock(&run.path_lock);
+}
+
+static bool follows(int depth)
+{
+	return (env.walk_flags & DCP_WALK_FOLLOW) ||
+	       (depth == 0 && (env.walk_flags & DCP_WALK_FOLLOW_ROOTS));
+}
+
+static int visit(const struct dcp_entry *e, void *arg)
+{
+	struct worker *w = &run.w[e->worker];
+	struct dirstat *ds = e->dir ? e->dir->data : NULL;
+	bool follow = follows(e->depth);
+	bool maybe_dir = e->type == DT_DIR || e->type == DT_UNKNOWN ||
+			 (e->type == DT_LNK && follow);
+	enum dcp_state st;
+	struct rootrec *rr = NULL;
+	dev_t dev = 0;
+	int ret;
+
+	(void)arg;
+	if (atomic_load_explicit(&run.stop, memory_order_relaxed))
+		return DCP_WALK_ABORT;
+	/*
+	 * The walker probed the entry (a directory's entries in one batch)
+	 * before anything touched it; with -H it probed a root symlink
+	 * itself, so follow it here.
+	 */
+	ret = e->probe;
+	if (!e->dir && env.recursive && (env.walk_flags & DCP_WALK_FOLLOW_ROOTS))
+		ret = dcp_probe_at(AT_FDCWD, e->name, DCP_FOLLOW);
+	st = dcp_state_of_errno(ret);
+	if (ds) {
+		ds->root = e->root;
+		dev = e->dir->dev;
+	} else {
+		rr = root_rec(e->root);
+		if (env.per_mount)
+			dev = root_dev(e->path, ret, follow);
+	}
+	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
+	       dev);
+	note_progress_path(e->path);
+	/* Nothing to walk below an absent name or a failed lookup. */
+	if (!env.recursive || !maybe_dir || st == DCP_NEGATIVE || st == DCP_ERROR)
+		return DCP_WALK_PRUNE;
+	if (env.no_perturb && st != DCP_CACHED) {
+		w->c.not_visited++;
+		if (ds)
+			ds->own.not_visited++;
+		else if (rr)
+			rr->c.not_visited++;
+		return DCP_WALK_PRUNE;
+	}
+	return DCP_WALK_DESCEND;
+}
+
+static void quote_path(struct dcp_buf *b, const char *path, size_t len)
+{
+	dcp_buf_reset(b);
+	dcp_buf_quote(b, path, len);
+	dcp_buf_putc(b, '\0');
+}
+
+static void walk_error(const struct dcp_entry *e, int err, void *arg)
+{
+	struct worker *w = &run.w[e->worker];
+	struct dirstat *ds = e->dir ? e->dir->data : NULL;
+	struct rootrec *rr = e->dir ? NULL : root_rec(e->root);
+
+	(void)arg;
+	w->c.walk_errors++;
+	/* Siblings may fail on several threads at once: count atomically. */
+	if (ds)
+		__atomic_fetch_add(&ds->own.walk_errors, 1, __ATOMIC_RELAXED);
+	else if (rr)
+		__atomic_fetch_add(&rr->c.walk_errors, 1, __ATOMIC_RELAXED);
+	if (run.fmt == DCP_PR_JSON) {
+		dcp_pr_walk_error(&w->out, run.fmt, e->path, e->pathlen, err);
+	} else if (!env.quiet) {
+		struct dcp_buf q = DCP_BUF_INIT;
+
+		quote_path(&q, e->path, e->pathlen);
+		if (progress)
+			fputs("\r\033[K", stderr); /* not after a progress line */
+		error(0, err, "cannot walk %s", q.oom ? "(path)" : q.data);
+		dcp_buf_free(&q);
+	}
+}
+
+static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, void *arg)
+{
+	struct dirstat *ds = d->data;
+	struct dcp_pr_counts tot = ds->own;
+
+	(void)arg;
+	dcp_pr_counts_add(&tot, &ds->sub);
+	if (d->parent) {
+		dcp_pr_counts_add(&((struct dirstat *)d->parent->data)->sub, &tot);
+	} else {
+		struct rootrec *rr = root_rec(ds->root);
+
+		/* The root's own probe is in rr already; add what lies below. */
+		if (rr)
+			dcp_pr_counts_add(&rr->c, &tot);
+	}
+	if (env.per_dir < 0 || d->depth > env.per_dir || env.quiet)
+		return;
+	if (!env.prometheus) {
+		dcp_pr_dir(&run.dirbuf, run.fmt, path, pathlen, d->depth, &tot);
+		if (run.dirbuf.len >= FLUSH_AT)
+			flush_buf(&run.dirbuf);
+		return;
+	}
+	if (run.ndirs == run.dircap) {
+		size_t cap = run.dircap ? run.dircap * 2 : 64;
+		struct dcp_pr_prom_series *v = realloc(run.dirs, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		run.dirs = v;
+		run.dircap = cap;
+	}
+	struct dcp_pr_counts *c = malloc(sizeof(*c));
+	char *p = malloc(pathlen + 1);
+
+	if (!c || !p) {
+		free(c);
+		free(p);
+		return;
+	}
+	*c = tot;
+	memcpy(p, path, pathlen + 1);
+	run.dirs[run.ndirs++] = (struct dcp_pr_prom_series){ .path = p, .pathlen = pathlen, .c = c };
+}
+
+/* ---- progress ---- */
+
+static unsigned term_width(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+		return ws.ws_col;
+	return 80;
+}
+
+static void tick(void *arg)
+{
+	struct dcp_buf line = DCP_BUF_INIT;
+	unsigned long long seen = 0;
+	uint64_t now = dcp_now_ns();
+	double rate;
+
+	(void)arg;
+	for (unsigned i = 0; i < run.nw; i++)
+		seen += atomic_load_explicit(&run.w[i].seen, memory_order_relaxed);
+	rate = now > run.last_t ? (double)(seen - run.last_seen) * 1e9 / (double)(now - run.last_t)
+				: 0;
+	run.last_t = now;
+	run.last_seen = seen;
+	pthread_mutex_lock(&run.path_lock);
+	dcp_pr_progress(&line, seen, rate, run.cur, term_width());
+	pthread_mutex_unlock(&run.path_lock);
+	if (!line.oom)
+		dcp_buf_write(&line, STDERR_FILENO);
+	dcp_buf_free(&line);
+	atomic_store(&run.want_path, true);
+}
+
+static bool want_progress(void)
+{
+	if (env.progress)
+		return env.progress > 0;
+	if (env.quiet || !isatty(STDERR_FILENO))
+		return false;
+	/* Lines streaming to the same terminal are progress enough. */
+	return !(isatty(STDOUT_FILENO) && (run.records || env.per_dir >= 0));
+}
+
+/* ---- driving the run ---- */
+
+static void input_error(const char *what, size_t record, int err)
+{
+	run.input_errors++;
+	if (!env.quiet)
+		error(0, err == EINVAL ? 0 : err, "%s: record %zu%s", what, record,
+		      err == EINVAL ? ": a path contains a NUL byte (use -0)" : "");
+}
+
+/* Feed every path (argv, then --from) to ADD; stops early when it fails. */
+static int for_each_path(int (*add)(const char *path, void *ctx), void *ctx)
+{
+	struct dcp_pathlist *pl;
+	const char *p;
+	int ret;
+
+	for (int i = 0; i < env.npaths; i++) {
+		ret = add(env.paths[i], ctx);
+		if (ret < 0)
+			return ret;
+	}
+	if (!env.from)
+		return 0;
+	ret = dcp_pathlist_open(env.from, env.nul, &pl);
+	if (ret < 0) {
+		run.input_errors++;
+		error(0, -ret, "cannot read %s", strcmp(env.from, "-") ? env.from : "standard input");
+		return 0;
+	}
+	while ((ret = dcp_pathlist_next(pl, &p, NULL)) != 0) {
+		if (ret == -EINVAL) {
+			input_error(strcmp(env.from, "-") ? env.from : "standard input",
+				    dcp_pathlist_record(pl), EINVAL);
+			continue;
+		}
+		if (ret < 0) {
+			input_error(strcmp(env.from, "-") ? env.from : "standard input",
+				    dcp_pathlist_record(pl), -ret);
+			break;
+		}
+		ret = add(p, ctx);
+		if (ret < 0)
+			break;
+	}
+	dcp_pathlist_close(pl);
+	return 0;
+}
+
+/* Without -r: probe each path right here, in order. */
+static int probe_one(const char *path, void *ctx)
+{
+	struct dcp_entry e = {
+		.dirfd = AT_FDCWD,
+		.name = path,
+		.path = path,
+		.pathlen = strlen(path),
+		.type = DT_UNKNOWN,
+		.root = run.nroots,
+		.probe = dcp_probe_at(AT_FDCWD, path, follows(0) ? DCP_FOLLOW : 0),
+	};
+
+	(void)ctx;
+	return visit(&e, NULL) == DCP_WALK_ABORT ? -ECANCELED : 0;
+}
+
+static int walk_one(const char *path, void *ctx)
+{
+	int ret = env.prometheus ? root_push(path) : 0;
+
+	if (ret < 0) {
+		run.input_errors++;
+		error(0, -ret, "cannot keep the metrics of more roots");
+		return ret;
+	}
+	return dcp_walk_add(ctx, path);
+}
+
+/* Start the progress timer once the workers' counters exist. */
+static void start_progress(void)
+{
+	if (want_progress())
+		dcp_progress_start(tick, NULL, 1000000000ULL, 200000000ULL, &progress);
+}
+
+static int run_walk(void)
+{
+	struct dcp_walk_opts o = {
+		.flags = env.walk_flags | DCP_WALK_PROBE,
+		.probe_flags = (env.walk_flags & DCP_WALK_FOLLOW) ? DCP_FOLLOW : 0,
+		.threads = env.jobs,
+		.max_depth = env.max_depth,
+		.excludes = env.excludes,
+		.dir_data_size = sizeof(struct dirstat),
+		.visit = visit,
+		.error = walk_error,
+		.dir_done = dir_done,
+	};
+	struct dcp_walk *w;
+	int ret;
+
+	ret = dcp_walk_new(&o, &w);
+	if (ret < 0)
+		return ret;
+	run.nw = dcp_walk_threads(w);
+	run.w = calloc(run.nw, sizeof(*run.w));
+	if (!run.w) {
+		/* Nothing was queued: the walk ends at once. */
+		dcp_walk_finish(w);
+		return -ENOMEM;
+	}
+	start_progress();
+	for_each_path(walk_one, w);
+	return dcp_walk_finish(w);
+}
+
+/* One row of the --per-mount table. */
+struct mountrow {
+	dev_t dev;
+	struct dcp_pr_counts c;
+	struct dcp_mount mt;
+	bool found;
+};
+
+static int cmp_mountrow(const void *a, const void *b)
+{
+	const struct mountrow *x = a, *y = b;
+	int d = strcmp(x->found ? x->mt.target : "?", y->found ? y->mt.target : "?");
+
+	return d ? d : (x->dev > y->dev) - (x->dev < y->dev);
+}
+
+/*
+ * The --per-mount table from all workers' per-device counts: rows in OUT,
+ * or series in PROM for --prometheus (kept until exit).
+ */
+static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
+{
+	struct dcp_pr_devtab all = { 0 };
+	struct mountrow *rows = NULL;
+	struct dcp_pr_prom_series *ser;
+	size_t n;
+
+	for (unsigned i = 0; i < run.nw; i++)
+		if (dcp_pr_devtab_merge(&all, &run.w[i].devs) < 0)
+			goto oom;
+	n = all.n;
+	rows = calloc(n ? n : 1, sizeof(*rows));
+	if (!rows)
+		goto oom;
+	for (size_t k = 0; k < n; k++) {
+		rows[k].dev = all.v[k].dev;
+		rows[k].c = all.v[k].c;
+		rows[k].found = dcp_mounts_by_dev(run.mounts, rows[k].dev, &rows[k].mt) == 0;
+	}
+	dcp_pr_devtab_free(&all);
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_mountrow);
+	if (!prom) {
+		for (size_t k = 0; k < n; k++)
+			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL, rows[k].dev,
+				     &rows[k].c);
+		free(rows);
+		return;
+	}
+	ser = calloc(n ? n : 1, sizeof(*ser));
+	if (!ser)
+		goto oom;
+	for (size_t k = 0; k < n; k++) {
+		const char *target = rows[k].found ? rows[k].mt.target : "?";
+
+		ser[k] = (struct dcp_pr_prom_series){
+			.path = target,
+			.pathlen = strlen(target),
+			.fstype = rows[k].found ? rows[k].mt.fstype : "unknown",
+			.c = &rows[k].c,
+		};
+	}
+	prom->mounts = ser;
+	prom->nmounts = n;
+	return;
+oom:
+	dcp_pr_devtab_free(&all);
+	free(rows);
+	run.input_errors++;
+	error(0, ENOMEM, "--per-mount");
+}
+
+static int exit_status(const struct dcp_pr_counts *tot)
+{
+	bool err = tot->n[DCP_ERROR] || tot->walk_errors || run.input_errors ||
+		   atomic_load(&run.write_err);
+
+	if (err)
+		return DCP_EXIT_ERROR;
+	if (env.min_cached >= 0)
+		return dcp_pr_cached_pct(tot) >= env.min_cached ? DCP_EXIT_OK : DCP_EXIT_COLD;
+	return tot->n[DCP_MISS] ? DCP_EXIT_COLD : DCP_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	/* Static: what they own stays reachable until exit. */
+	static struct dcp_buf out = DCP_BUF_INIT, err = DCP_BUF_INIT;
+	static struct dcp_pr_prom prom;
+	static struct worker single;
+	struct dcp_pr_counts tot = { 0 };
+	int ret, status, werr;
+
+	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (ret)
+		return DCP_EXIT_USAGE;
+
+	ret = dcp_probe_support();
+	if (ret < 0) {
+		error(0, 0, "%s", dcp_unsupported_reason(ret));
+		return DCP_EXIT_UNSUPPORTED;
+	}
+	if (env.per_mount) {
+		ret = dcp_mounts_load(NULL, &run.mounts);
+		if (ret < 0)
+			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
+	}
+	run.fmt = env.json ? DCP_PR_JSON : env.nul ? DCP_PR_NUL : DCP_PR_TEXT;
+	run.records = !env.summary && !env.quiet && !env.prometheus && env.per_dir < 0 &&
+		      !env.per_mount;
+
+	run.t0 = run.last_t = dcp_now_ns();
+	if (env.recursive) {
+		ret = run_walk();
+		if (ret < 0 && ret != -ECANCELED) {
+			dcp_progress_stop(progress);
+			error(0, -ret, "the walk failed");
+			return DCP_EXIT_ERROR;
+		}
+	} else {
+		run.w = &single;
+		run.nw = 1;
+		start_progress();
+		for_each_path(probe_one, NULL);
+	}
+	if (dcp_progress_stop(progress))
+		dcp_buf_write(&(struct dcp_buf){ .data = "\r\033[K", .len = 4 }, STDERR_FILENO);
+
+	for (unsigned i = 0; i < run.nw; i++) {
+		flush_buf(&run.w[i].out);
+		dcp_pr_counts_add(&tot, &run.w[i].c);
+	}
+	flush_buf(&run.dirbuf);
+
+	if (env.prometheus) {
+		struct dcp_pr_prom_series *roots = NULL;
+
+		if (env.recursive && run.nroots) {
+			roots = calloc(run.nroots, sizeof(*roots));
+			for (size_t i = 0; roots && i < run.nroots; i++) {
+				struct rootrec *rr = root_rec(i);
+
+				roots[i] = (struct dcp_pr_prom_series){
+					.path = rr->path, .pathlen = strlen(rr->path), .c = &rr->c };
+			}
+			prom.roots = roots;
+			prom.nroots = roots ? run.nroots : 0;
+		}
+		prom.total = &tot;
+		if (env.per_mount)
+			per_mount(&out, &prom);
+		prom.dirs = run.dirs;
+		prom.ndirs = run.ndirs;
+	} else if (env.per_mount && !env.quiet) {
+		per_mount(&out, NULL);
+	}
+
+	status = exit_status(&tot);
+	if (env.prometheus) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		prom.duration_s = (double)(dcp_now_ns() - run.t0) / 1e9;
+		prom.timestamp_s = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+		prom.status = status;
+		dcp_pr_prometheus(&out, &prom);
+	} else if (env.json) {
+		dcp_pr_summary_json(&out, &tot, env.min_cached,
+				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
+	} else if (!env.quiet) {
+		dcp_buf_puts(&err, program_invocation_name);
+		dcp_buf_puts(&err, ": ");
+		dcp_pr_summary_text(&err, &tot);
+	}
+	flush_buf(&out);
+	werr = atomic_load(&run.write_err);
+	if (!werr && close(STDOUT_FILENO) < 0 && errno != EBADF)
+		werr = -errno;
+	if (werr) {
+		/* A reader that went away (| head) wants no message. */
+		if (werr != -EPIPE)
+			error(0, -werr, "write error");
+		return DCP_EXIT_ERROR;
+	}
+	dcp_buf_write(&err, STDERR_FILENO);
+	return status;
+}

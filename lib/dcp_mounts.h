@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_mounts.h - which mount a path or a device is on, its filesystem type,
+ * and whether RESOLVE_CACHED lookups can succeed on that filesystem at all.
+ *
+ * A snapshot of /proc/self/mountinfo is read once with libmount; lookups
+ * in it are pure memory work and never touch the filesystem, so they do not
+ * perturb the dentry cache being measured.
+ */
+#ifndef DCP_MOUNTS_H
+#define DCP_MOUNTS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct dcp_mounts;
+
+/* One mount, as the snapshot holds it (strings live as long as the snapshot). */
+struct dcp_mount {
+	int id;		    /* mount ID (mountinfo's first field) */
+	dev_t dev;	    /* st_dev of files on it */
+	const char *target; /* mount point */
+	const char *fstype; /* "ext4", "fuse.sshfs"... */
+	const char *source; /* "/dev/sda1", "server:/export"... ("none" if unset) */
+};
+
+/*
+ * dcp_mounts_load - read FILE in mountinfo format (NULL: /proc/self/mountinfo).
+ * Returns 0 and stores the snapshot in *OUT, or -errno.
+ */
+int dcp_mounts_load(const char *file, struct dcp_mounts **out);
+
+/* dcp_mounts_free - release a snapshot (NULL is accepted). */
+void dcp_mounts_free(struct dcp_mounts *m);
+
+/*
+ * dcp_mounts_by_dev - the mount whose files carry st_dev DEV; when several
+ * do (bind mounts), the one mounted last.  Returns 0 or -ENOENT.
+ */
+int dcp_mounts_by_dev(const struct dcp_mounts *m, dev_t dev, struct dcp_mount *out);
+
+/*
+ * dcp_mounts_by_path - the mount PATH lies on, found from the text of the
+ * path alone (longest mount point that is a prefix of it, the topmost of
+ * stacked mounts): no lookup is made, so symlinks in PATH are not followed.
+ * A relative PATH is taken from the current directory; "." and ".." are
+ * folded lexically.  Returns 0, -ENOENT, or -ENOMEM.
+ */
+int dcp_mounts_by_path(const struct dcp_mounts *m, const char *path, struct dcp_mount *out);
+
+/* How RESOLVE_CACHED fares on a filesystem type. */
+enum dcp_fs_cache {
+	DCP_FS_CACHEABLE = 0, /* cached lookups succeed once the dentries are in memory */
+	DCP_FS_NEVER,	      /* every lookup is revalidated outside RCU mode: always a miss */
+	DCP_FS_PARTIAL,	      /* parts of the filesystem always miss (/proc/sys...) */
+	DCP_FS_REVALIDATE,    /* cached only until a revalidation timeout or lease expires */
+};
+
+/*
+ * dcp_fs_cache_class - classify filesystem type FSTYPE (as in mountinfo).
+ * When WHY is not NULL it receives a one-line reason for a person (NULL
+ * for DCP_FS_CACHEABLE).
+ */
+enum dcp_fs_cache dcp_fs_cache_class(const char *fstype, const char **why);
+
+/*
+ * dcp_fs_flagged - yes/no: can a RESOLVE_CACHED lookup on FSTYPE fail
+ * although every dentry is in memory?  (Every class but DCP_FS_CACHEABLE.)
+ */
+static inline bool dcp_fs_flagged(const char *fstype)
+{
+	return dcp_fs_cache_class(fstype, NULL) != DCP_FS_CACHEABLE;
+}
+
+#endif

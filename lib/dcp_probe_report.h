@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_probe_report.h - dcache-probe's records: per-path lines, per-directory
+ * and per-mount tables, summaries and Prometheus metrics, as text, NUL-
+ * terminated text or JSON Lines.  Everything is appended to a dcp_buf; the
+ * caller writes it.  The formats are documented in dcache-probe(1).
+ */
+#ifndef DCP_PROBE_REPORT_H
+#define DCP_PROBE_REPORT_H
+
+#include <stddef.h>
+
+#include "dcp_mounts.h"
+#include "dcp_probe.h"
+#include "dcp_report.h"
+
+/* Output formats of the per-path, per-directory and per-mount records. */
+enum dcp_pr_format {
+	DCP_PR_TEXT = 0, /* "STATE PATH\n", paths quoted for a terminal */
+	DCP_PR_NUL,	 /* raw paths ending in '\0' (xargs -0) */
+	DCP_PR_JSON,	 /* JSON Lines */
+};
+
+/* Counts over a set of probed paths. */
+struct dcp_pr_counts {
+	unsigned long long n[DCP_NSTATES]; /* probes by state */
+	unsigned long long not_visited;	   /* uncached dirs not descended into */
+	unsigned long long walk_errors;	   /* dirs that could not be opened or listed */
+};
+
+/* dcp_pr_counts_add - add B into A. */
+void dcp_pr_counts_add(struct dcp_pr_counts *a, const struct dcp_pr_counts *b);
+
+/* dcp_pr_total - the number of paths probed. */
+unsigned long long dcp_pr_total(const struct dcp_pr_counts *c);
+
+/*
+ * dcp_pr_cached_pct - the cached share in percent: cached and negative
+ * paths over all probed paths; 100 when nothing was probed.
+ */
+double dcp_pr_cached_pct(const struct dcp_pr_counts *c);
+
+/*
+ * dcp_pr_entry - one probed path.  RET is the probe's result (0 or -errno),
+ * DTYPE the DT_* type from the directory listing (DT_UNKNOWN for a path
+ * given by the user), DEPTH its depth below its root.
+ *   text: "cached PATH", "negative PATH", "miss PATH", "error ENAME PATH"
+ *   NUL:  "PATH\0"
+ *   JSON: {"type":"entry","path":...,"state":...,"kind":...,"depth":N
+ *          [,"errno":"ENAME","message":"..."]}
+ */
+void dcp_pr_entry(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
+		  size_t len, int ret, unsigned char dtype, int depth);
+
+/*
+ * dcp_pr_walk_error - the walk could not go on at PATH (ERR a positive
+ * errno), as a JSON object {"type":"error",...}.  Text formats report walk
+ * errors on stderr instead (the command's job): this appends nothing.
+ */
+void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
+		       size_t len, int err);
+
+/*
+ * dcp_pr_dir - one row of the --per-dir table: the paths below directory
+ * PATH (not PATH itself).
+ *   text: "PCT%\tCACHED/TOTAL\tPATH\n" (PCT with one decimal, width 5)
+ *   JSON: {"type":"dir","path":...,"depth":N,"paths":N,"cached":N,...}
+ */
+void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
+		size_t len, int depth, const struct dcp_pr_counts *c);
+
+/*
+ * dcp_pr_mount - one row of the --per-mount table.  MT is NULL when the
+ * device DEV is in no mount of the table.
+ *   text: "PCT%\tCACHED/TOTAL\tFSTYPE\tMOUNTPOINT\n", FSTYPE followed by '*'
+ *         when dcp_fs_flagged()
+ *   JSON: {"type":"mount","mountpoint":...,"fstype":...,"source":...,
+ *          "resolve_cached":"yes|never|partial|revalidate",["note":...,]
+ *          "paths":N,"cached":N,...}
+ */
+void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mount *mt,
+		  dev_t dev, const struct dcp_pr_counts *c);
+
+/* Counts per device (st_dev), for the --per-mount table. */
+struct dcp_pr_devcount {
+	dev_t dev;
+	struct dcp_pr_counts c;
+};
+
+/* A small table of them: one per thread, merged at the end.  Zero it to start. */
+struct dcp_pr_devtab {
+	struct dcp_pr_devcount *v;
+	size_t n, cap, last;
+};
+
+/*
+ * dcp_pr_devtab_get - the counts of DEV, added (zeroed) if new.
+ * Returns NULL when memory runs out.
+ */
+struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, dev_t dev);
+
+/* dcp_pr_devtab_merge - add FROM's counts into INTO.  Returns 0 or -ENOMEM. */
+int dcp_pr_devtab_merge(struct dcp_pr_devtab *into, const struct dcp_pr_devtab *from);
+
+/* dcp_pr_devtab_free - release the table's memory and zero it. */
+void dcp_pr_devtab_free(struct dcp_pr_devtab *t);
+
+/*
+ * dcp_pr_progress - a progress line for a terminal of WIDTH columns:
+ * "\r\e[K" (return, clear line), "N paths, R/s: PATH", PATH quoted and cut
+ * at the front to fit ("...end/of/path").
+ */
+void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
+		     const char *path, unsigned width);
+
+/*
+ * dcp_pr_summary_text - "N paths: C cached, G negative, M miss, E error;
+ * P% cached" and, when not zero, "; D directories not visited" and
+ * "; W walk errors", then '\n'.
+ */
+void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c);
+
+/*
+ * dcp_pr_summary_json - {"type":"summary","paths":N,...,"cached_percent":P,
+ * ["min_cached":T,]"elapsed_s":S,"status":X}.  MIN_CACHED < 0: none.
+ */
+void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,
+			 double min_cached, double elapsed_s, int status);
+
+/* One labelled set of counts for dcp_pr_prometheus(). */
+struct dcp_pr_prom_series {
+	const char *path;	   /* root, mount point or directory */
+	size_t pathlen;
+	const char *fstype;	   /* mounts only */
+	const struct dcp_pr_counts *c;
+};
+
+/* What dcp_pr_prometheus() writes. */
+struct dcp_pr_prom {
+	const struct dcp_pr_prom_series *roots; /* label root="..."; with NROOTS 0 */
+	size_t nroots;				/* the run's TOTAL has no label */
+	const struct dcp_pr_counts *total;
+	const struct dcp_pr_prom_series *mounts; /* label mountpoint, fstype */
+	size_t nmounts;
+	const struct dcp_pr_prom_series *dirs; /* label path */
+	size_t ndirs;
+	double duration_s;
+	double timestamp_s; /* wall clock at the end of the run */
+	int status;	    /* the run's exit status */
+};
+
+/*
+ * dcp_pr_prometheus - node_exporter textfile-collector metrics (text
+ * exposition format 0.0.4), every family with HELP and TYPE lines:
+ *   dcache_probe_paths{[root=...,]state=...}           gauge
+ *   dcache_probe_cached_ratio{[root=...]}              gauge 0..1
+ *   dcache_probe_not_visited_dirs{[root=...]}          gauge
+ *   dcache_probe_walk_errors{[root=...]}               gauge
+ *   dcache_probe_mount_paths{mountpoint,fstype,state}  gauge (--per-mount)
+ *   dcache_probe_mount_resolve_cached{mountpoint,fstype} 1 can succeed, 0 flagged
+ *   dcache_probe_dir_paths{path,state}                 gauge (--per-dir)
+ *   dcache_probe_duration_seconds, dcache_probe_exit_status,
+ *   dcache_probe_last_run_timestamp_seconds            gauge
+ */
+void dcp_pr_prometheus(struct dcp_buf *b, const struct dcp_pr_prom *p);
+
+#endif

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/* mounts.c - mount table snapshot (libmount) and RESOLVE_CACHED fs classes. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <libmount.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dcp_mounts.h"
+
+struct mount_rec {
+	int id;
+	dev_t dev;
+	char *target;
+	char *fstype;
+	char *source;
+};
+
+struct dcp_mounts {
+	struct mount_rec *v; /* in mountinfo order: later entries are on top */
+	size_t n;
+};
+
+void dcp_mounts_free(struct dcp_mounts *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->v[i].target);
+		free(m->v[i].fstype);
+		free(m->v[i].source);
+	}
+	free(m->v);
+	free(m);
+}
+
+static char *dup_or(const char *s, const char *dflt)
+{
+	return strdup(s ? s : dflt);
+}
+
+int dcp_mounts_load(const char *file, struct dcp_mounts **out)
+{
+	struct libmnt_table *tb;
+	struct libmnt_iter *it;
+	struct libmnt_fs *fs;
+	struct dcp_mounts *m;
+	size_t cap = 0;
+	int ret = 0;
+
+	tb = mnt_new_table_from_file(file ? file : "/proc/self/mountinfo");
+	if (!tb)
+		return errno ? -errno : -EINVAL;
+	it = mnt_new_iter(MNT_ITER_FORWARD);
+	m = calloc(1, sizeof(*m));
+	if (!it || !m) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (mnt_table_next_fs(tb, it, &fs) == 0) {
+		struct mount_rec *r;
+
+		if (m->n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct mount_rec *v = realloc(m->v, ncap * sizeof(*v));
+
+			if (!v) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			m->v = v;
+			cap = ncap;
+		}
+		r = &m->v[m->n];
+		r->id = mnt_fs_get_id(fs);
+		r->dev = mnt_fs_get_devno(fs);
+		r->target = dup_or(mnt_fs_get_target(fs), "?");
+		r->fstype = dup_or(mnt_fs_get_fstype(fs), "unknown");
+		r->source = dup_or(mnt_fs_get_source(fs), "none");
+		m->n++;
+		if (!r->target || !r->fstype || !r->source) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+out:
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+	if (ret < 0) {
+		dcp_mounts_free(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
+static void fill(const struct mount_rec *r, struct dcp_mount *out)
+{
+	out->id = r->id;
+	out->dev = r->dev;
+	out->target = r->target;
+	out->fstype = r->fstype;
+	out->source = r->source;
+}
+
+int dcp_mounts_by_dev(const struct dcp_mounts *m, dev_t dev, struct dcp_mount *out)
+{
+	for (size_t i = m->n; i-- > 0;) {
+		if (m->v[i].dev == dev) {
+			fill(&m->v[i], out);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Fold "//", "/./" and "/../" of an absolute path in place (lexically). */
+static void fold_path(char *p)
+{
+	char *w = p, *r = p;
+
+	while (*r) {
+		while (*r == '/')
+			r++;
+		if (!*r)
+			break;
+		char *end = strchrnul(r, '/');
+		size_t n = (size_t)(end - r);
+
+		if (n == 1 && r[0] == '.') {
+			/* skip */
+		} else if (n == 2 && r[0] == '.' && r[1] == '.') {
+			while (w > p && *--w != '/')
+				;
+		} else {
+			*w++ = '/';
+			memmove(w, r, n);
+			w += n;
+		}
+		r = end;
+	}
+	if (w == p)
+		*w++ = '/';
+	*w = '\0';
+}
+
+/* Is mount point T (folded, no trailing slash but "/") a prefix of path P? */
+static size_t target_match(const char *t, const char *p)
+{
+	size_t n = strlen(t);
+
+	if (n == 1 && t[0] == '/')
+		return 1;
+	if (strncmp(t, p, n) != 0 || (p[n] != '/' && p[n] != '\0'))
+		return 0;
+	return n;
+}
+
+int dcp_mounts_by_path(const struct dcp_mounts *m, const char *path, struct dcp_mount *out)
+{
+	const struct mount_rec *best = NULL;
+	size_t bestlen = 0;
+	char *abs;
+
+	if (path[0] == '/') {
+		abs = strdup(path);
+	} else {
+		char *cwd = getcwd(NULL, 0);
+
+		if (!cwd)
+			return -errno;
+		if (asprintf(&abs, "%s/%s", cwd, path) < 0)
+			abs = NULL;
+		free(cwd);
+	}
+	if (!abs)
+		return -ENOMEM;
+	fold_path(abs);
+	for (size_t i = 0; i < m->n; i++) {
+		size_t len = target_match(m->v[i].target, abs);
+
+		/* ">=": of mounts stacked on one point, the last is on top. */
+		if (len && len >= bestlen) {
+			best = &m->v[i];
+			bestlen = len;
+		}
+	}
+	free(abs);
+	if (!best)
+		return -ENOENT;
+	fill(best, out);
+	return 0;
+}
+
+/*
+ * Why a type is flagged.  The kernel drops out of RCU-walk mode (which
+ * RESOLVE_CACHED requires) whenever a dentry's d_revalidate cannot answer
+ * without blocking: these filesystems' revalidate methods refuse RCU mode
+ * always, or once a timeout or lease has run out.
+ */
+static const struct {
+	const char *glob;
+	enum dcp_fs_cache cls;
+	const char *why;
+} fs_classes[] = {
+	{ "vfat", DCP_FS_NEVER, "vfat revalidates every lookup outside RCU mode" },
+	{ "msdos", DCP_FS_NEVER, "msdos revalidates every lookup outside RCU mode" },
+	{ "exfat", DCP_FS_NEVER, "exfat revalidates every lookup outside RCU mode" },
+	{ "cifs", DCP_FS_NEVER, "CIFS/SMB revalidates every lookup outside RCU mode" },
+	{ "smb3", DCP_FS_NEVER, "CIFS/SMB revalidates every lookup outside RCU mode" },
+	{ "9p", DCP_FS_NEVER, "9p revalidates every lookup outside RCU mode" },
+	{ "sysfs", DCP_FS_NEVER, "kernfs (sysfs) revalidates every lookup outside RCU mode" },
+	{ "cgroup", DCP_FS_NEVER, "kernfs (cgroup) revalidates every lookup outside RCU mode" },
+	{ "cgroup2", DCP_FS_NEVER, "kernfs (cgroup2) revalidates every lookup outside RCU mode" },
+	{ "tracefs", DCP_FS_NEVER, "tracefs revalidates its lookups outside RCU mode" },
+	{ "autofs", DCP_FS_NEVER, "automount points need the automounter, outside RCU mode" },
+	{ "proc", DCP_FS_PARTIAL,
+	  "/proc/sys, /proc files and magic links (/proc/*/fd/*) always miss" },
+	{ "nfs", DCP_FS_REVALIDATE, "NFS revalidates lookups once the attribute cache times out" },
+	{ "nfs4", DCP_FS_REVALIDATE, "NFS revalidates lookups once the attribute cache times out" },
+	{ "fuse", DCP_FS_REVALIDATE, "FUSE revalidates lookups once the entry timeout expires" },
+	{ "fuseblk", DCP_FS_REVALIDATE, "FUSE revalidates lookups once the entry timeout expires" },
+	{ "fuse.*", DCP_FS_REVALIDATE, "FUSE revalidates lookups once the entry timeout expires" },
+	{ "ceph", DCP_FS_REVALIDATE, "CephFS revalidates lookups once their lease expires" },
+};
+
+enum dcp_fs_cache dcp_fs_cache_class(const char *fstype, const char **why)
+{
+	for (size_t i = 0; fstype && i < sizeof(fs_classes) / sizeof(fs_classes[0]); i++) {
+		if (fnmatch(fs_classes[i].glob, fstype, 0) == 0) {
+			if (why)
+				*why = fs_classes[i].why;
+			return fs_classes[i].cls;
+		}
+	}
+	if (why)
+		*why = NULL;
+	return DCP_FS_CACHEABLE;
+}

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: MIT
+/* probe_report.c - dcache-probe's output records in text, NUL and JSON form. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "dcp_probe_report.h"
+#include "dcp_util.h"
+
+void dcp_pr_counts_add(struct dcp_pr_counts *a, const struct dcp_pr_counts *b)
+{
+	for (int i = 0; i < DCP_NSTATES; i++)
+		a->n[i] += b->n[i];
+	a->not_visited += b->not_visited;
+	a->walk_errors += b->walk_errors;
+}
+
+unsigned long long dcp_pr_total(const struct dcp_pr_counts *c)
+{
+	unsigned long long t = 0;
+
+	for (int i = 0; i < DCP_NSTATES; i++)
+		t += c->n[i];
+	return t;
+}
+
+double dcp_pr_cached_pct(const struct dcp_pr_counts *c)
+{
+	unsigned long long t = dcp_pr_total(c);
+
+	if (!t)
+		return 100.0;
+	return 100.0 * (double)(c->n[DCP_CACHED] + c->n[DCP_NEGATIVE]) / (double)t;
+}
+
+/* Percent with one decimal, never rounded up to 100.0 unless it is 100. */
+static double pct1(const struct dcp_pr_counts *c)
+{
+	double p = dcp_pr_cached_pct(c);
+
+	if (p < 100.0 && p > 99.95)
+		return 99.9;
+	if (p > 0.0 && p < 0.05)
+		return 0.1;
+	return p;
+}
+
+static const char *kind_name(unsigned char dtype)
+{
+	switch (dtype) {
+	case DT_REG: return "file";
+	case DT_DIR: return "dir";
+	case DT_LNK: return "symlink";
+	case DT_FIFO: return "fifo";
+	case DT_SOCK: return "socket";
+	case DT_CHR: return "char";
+	case DT_BLK: return "block";
+	default: return "unknown";
+	}
+}
+
+static void json_counts(struct dcp_buf *b, const struct dcp_pr_counts *c)
+{
+	dcp_buf_printf(b, "\"paths\":%llu,\"cached\":%llu,\"negative\":%llu,"
+		       "\"miss\":%llu,\"error\":%llu,\"not_visited\":%llu,"
+		       "\"walk_errors\":%llu,\"cached_percent\":%.2f",
+		       dcp_pr_total(c), c->n[DCP_CACHED], c->n[DCP_NEGATIVE],
+		       c->n[DCP_MISS], c->n[DCP_ERROR], c->not_visited, c->walk_errors,
+		       dcp_pr_cached_pct(c));
+}
+
+static void json_errno(struct dcp_buf *b, int err)
+{
+	const char *msg = strerror(err);
+
+	dcp_buf_printf(b, ",\"errno\":\"%s\",\"message\":", dcp_errno_name(err));
+	dcp_buf_json_str(b, msg, strlen(msg));
+}
+
+void dcp_pr_entry(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
+		  size_t len, int ret, unsigned char dtype, int depth)
+{
+	enum dcp_state st = dcp_state_of_errno(ret);
+
+	switch (fmt) {
+	case DCP_PR_TEXT:
+		dcp_buf_puts(b, dcp_state_name(st));
+		dcp_buf_putc(b, ' ');
+		if (st == DCP_ERROR) {
+			dcp_buf_puts(b, dcp_errno_name(-ret));
+			dcp_buf_putc(b, ' ');
+		}
+		dcp_buf_quote(b, path, len);
+		dcp_buf_putc(b, '\n');
+		break;
+	case DCP_PR_NUL:
+		dcp_buf_add(b, path, len);
+		dcp_buf_putc(b, '\0');
+		break;
+	case DCP_PR_JSON:
+		dcp_buf_puts(b, "{\"type\":\"entry\",\"path\":");
+		dcp_buf_json_str(b, path, len);
+		dcp_buf_printf(b, ",\"state\":\"%s\",\"kind\":\"%s\",\"depth\":%d",
+			       dcp_state_name(st), kind_name(dtype), depth);
+		if (st == DCP_ERROR)
+			json_errno(b, -ret);
+		dcp_buf_puts(b, "}\n");
+		break;
+	}
+}
+
+void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
+		       size_t len, int err)
+{
+	if (fmt != DCP_PR_JSON)
+		return;
+	dcp_buf_puts(b, "{\"type\":\"error\",\"path\":");
+	dcp_buf_json_str(b, path, len);
+	json_errno(b, err);
+	dcp_buf_puts(b, "}\n");
+}
+
+/* The "PCT%\tCACHED/TOTAL\t" columns of the text tables. */
+static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c)
+{
+	dcp_buf_printf(b, "%5.1f%%\t%llu/%llu\t", pct1(c),
+		       c->n[DCP_CACHED] + c->n[DCP_NEGATIVE], dcp_pr_total(c));
+}
+
+static void text_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len)
+{
+	if (fmt == DCP_PR_NUL) {
+		dcp_buf_add(b, path, len);
+		dcp_buf_putc(b, '\0');
+	} else {
+		dcp_buf_quote(b, path, len);
+		dcp_buf_putc(b, '\n');
+	}
+}
+
+void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
+		size_t len, int depth, const struct dcp_pr_counts *c)
+{
+	if (fmt == DCP_PR_JSON) {
+		dcp_buf_puts(b, "{\"type\":\"dir\",\"path\":");
+		dcp_buf_json_str(b, path, len);
+		dcp_buf_printf(b, ",\"depth\":%d,", depth);
+		json_counts(b, c);
+		dcp_buf_puts(b, "}\n");
+		return;
+	}
+	text_share(b, c);
+	text_path(b, fmt, path, len);
+}
+
+static const char *const class_names[] = {
+	[DCP_FS_CACHEABLE] = "yes",
+	[DCP_FS_NEVER] = "never",
+	[DCP_FS_PARTIAL] = "partial",
+	[DCP_FS_REVALIDATE] = "revalidate",
+};
+
+void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mount *mt,
+		  dev_t dev, const struct dcp_pr_counts *c)
+{
+	const char *fstype = mt ? mt->fstype : "unknown";
+	const char *target = mt ? mt->target : "?";
+	const char *why;
+	enum dcp_fs_cache cls = dcp_fs_cache_class(mt ? fstype : NULL, &why);
+
+	if (fmt == DCP_PR_JSON) {
+		dcp_buf_puts(b, "{\"type\":\"mount\",\"mountpoint\":");
+		dcp_buf_json_str(b, target, strlen(target));
+		dcp_buf_puts(b, ",\"fstype\":");
+		dcp_buf_json_str(b, fstype, strlen(fstype));
+		dcp_buf_puts(b, ",\"source\":");
+		if (mt)
+			dcp_buf_json_str(b, mt->source, strlen(mt->source));
+		else
+			dcp_buf_puts(b, "null");
+		dcp_buf_printf(b, ",\"dev\":\"%u:%u\",\"resolve_cached\":\"%s\",",
+			       major(dev), minor(dev), class_names[cls]);
+		if (why) {
+			dcp_buf_puts(b, "\"note\":");
+			dcp_buf_json_str(b, why, strlen(why));
+			dcp_buf_putc(b, ',');
+		}
+		json_counts(b, c);
+		dcp_buf_puts(b, "}\n");
+		return;
+	}
+	text_share(b, c);
+	dcp_buf_quote(b, fstype, strlen(fstype));
+	if (cls != DCP_FS_CACHEABLE)
+		dcp_buf_putc(b, '*');
+	dcp_buf_putc(b, '\t');
+	text_path(b, fmt, target, strlen(target));
+}
+
+void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c)
+{
+	unsigned long long t = dcp_pr_total(c);
+
+	dcp_buf_printf(b, "%llu path%s: %llu cached, %llu negative, %llu miss, %llu error; "
+		       "%.1f%% cached", t, t == 1 ? "" : "s", c->n[DCP_CACHED],
+		       c->n[DCP_NEGATIVE], c->n[DCP_MISS], c->n[DCP_ERROR], pct1(c));
+	if (c->not_visited)
+		dcp_buf_printf(b, "; %llu director%s not visited", c->not_visited,
+			       c->not_visited == 1 ? "y" : "ies");
+	if (c->walk_errors)
+		dcp_buf_printf(b, "; %llu walk error%s", c->walk_errors,
+			       c->walk_errors == 1 ? "" : "s");
+	dcp_buf_putc(b, '\n');
+}
+
+void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,
+			 double min_cached, double elapsed_s, int status)
+{
+	dcp_buf_puts(b, "{\"type\":\"summary\",");
+	json_counts(b, c);
+	if (min_cached >= 0)
+		dcp_buf_printf(b, ",\"min_cached\":%g", min_cached);
+	dcp_buf_printf(b, ",\"elapsed_s\":%.6f,\"status\":%d}\n", elapsed_s, status);
+}
+
+/* ---- per-device counts ---- */
+
+struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, dev_t dev)
+{
+	if (t->n && t->v[t->last].dev == dev)
+		return &t->v[t->last].c;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->v[i].dev == dev) {
+			t->last = i;
+			return &t->v[i].c;
+		}
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 8;
+		struct dcp_pr_devcount *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n] = (struct dcp_pr_devcount){ .dev = dev };
+	t->last = t->n++;
+	return &t->v[t->last].c;
+}
+
+int dcp_pr_devtab_merge(struct dcp_pr_devtab *into, const struct dcp_pr_devtab *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		struct dcp_pr_counts *c = dcp_pr_devtab_get(into, from->v[i].dev);
+
+		if (!c)
+			return -ENOMEM;
+		dcp_pr_counts_add(c, &from->v[i].c);
+	}
+	return 0;
+}
+
+void dcp_pr_devtab_free(struct dcp_pr_devtab *t)
+{
+	free(t->v);
+	*t = (struct dcp_pr_devtab){ 0 };
+}
+
+/* ---- progress ---- */
+
+void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
+		     const char *path, unsigned width)
+{
+	struct dcp_buf q = DCP_BUF_INIT;
+	size_t start, head, keep;
+
+	dcp_buf_puts(b, "\r\033[K");
+	start = b->len;
+	dcp_buf_printf(b, "%llu paths, %.0f/s: ", seen, rate);
+	head = b->len - start;
+	dcp_buf_quote(&q, path, strlen(path));
+	keep = width > head + 1 ? width - head - 1 : 0; /* never the last column */
+	if (q.oom) {
+		/* nothing */
+	} else if (q.len <= keep) {
+		dcp_buf_add(b, q.data, q.len);
+	} else if (keep > 3) {
+		/* The end of a long path says where the walk is. */
+		size_t from = q.len - (keep - 3);
+
+		while (from < q.len && ((unsigned char)q.data[from] & 0xc0) == 0x80)
+			from++;
+		dcp_buf_puts(b, "...");
+		dcp_buf_add(b, q.data + from, q.len - from);
+	}
+	dcp_buf_free(&q);
+}
+
+/* ---- Prometheus text exposition format ---- */
+
+static void prom_family(struct dcp_buf *b, const char *name, const char *help)
+{
+	dcp_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+static void prom_label(struct dcp_buf *b, const char *name, const char *v, size_t n,
+		       bool *first)
+{
+	dcp_buf_puts(b, *first ? "{" : ",");
+	*first = false;
+	dcp_buf_puts(b, name);
+	dcp_buf_puts(b, "=\"");
+	dcp_buf_prom_label(b, v, n);
+	dcp_buf_putc(b, '"');
+}
+
+/* The labels of series S (root, mount or dir), without the closing brace. */
+static bool prom_series_labels(struct dcp_buf *b, const char *pathlabel,
+			       const struct dcp_pr_prom_series *s)
+{
+	bool first = true;
+
+	if (s) {
+		prom_label(b, pathlabel, s->path, s->pathlen, &first);
+		if (s->fstype)
+			prom_label(b, "fstype", s->fstype, strlen(s->fstype), &first);
+	}
+	return first;
+}
+
+static void prom_close(struct dcp_buf *b, bool first)
+{
+	if (!first)
+		dcp_buf_putc(b, '}');
+}
+
+static void prom_states(struct dcp_buf *b, const char *name, const char *pathlabel,
+			const struct dcp_pr_prom_series *s, const struct dcp_pr_counts *c)
+{
+	for (int st = 0; st < DCP_NSTATES; st++) {
+		bool first;
+
+		dcp_buf_puts(b, name);
+		first = prom_series_labels(b, pathlabel, s);
+		prom_label(b, "state", dcp_state_name(st), strlen(dcp_state_name(st)), &first);
+		prom_close(b, first);
+		dcp_buf_printf(b, " %llu\n", c->n[st]);
+	}
+}
+
+static void prom_value(struct dcp_buf *b, const char *name, const char *pathlabel,
+		       const struct dcp_pr_prom_series *s, bool ratio, double v)
+{
+	dcp_buf_puts(b, name);
+	prom_close(b, prom_series_labels(b, pathlabel, s));
+	if (ratio)
+		dcp_buf_printf(b, " %.6g\n", v);
+	else
+		dcp_buf_printf(b, " %.0f\n", v);
+}
+
+/* Per-root series, or one unlabelled series for the whole run. */
+static size_t nseries(const struct dcp_pr_prom *p)
+{
+	return p->nroots ? p->nroots : 1;
+}
+
+static const struct dcp_pr_prom_series *series_at(const struct dcp_pr_prom *p, size_t i)
+{
+	return p->nroots ? &p->roots[i] : NULL;
+}
+
+static const struct dcp_pr_counts *counts_at(const struct dcp_pr_prom *p, size_t i)
+{
+	return p->nroots ? p->roots[i].c : p->total;
+}
+
+void dcp_pr_prometheus(struct dcp_buf *b, const struct dcp_pr_prom *p)
+{
+	prom_family(b, "dcache_probe_paths",
+		    "Paths probed with openat2 RESOLVE_CACHED, by residency state.");
+	for (size_t i = 0; i < nseries(p); i++)
+		prom_states(b, "dcache_probe_paths", "root", series_at(p, i), counts_at(p, i));
+	prom_family(b, "dcache_probe_cached_ratio",
+		    "Share of probed paths resolved from the dentry cache (cached or negative).");
+	for (size_t i = 0; i < nseries(p); i++)
+		prom_value(b, "dcache_probe_cached_ratio", "root", series_at(p, i), true,
+			   dcp_pr_cached_pct(counts_at(p, i)) / 100.0);
+	prom_family(b, "dcache_probe_not_visited_dirs",
+		    "Uncached directories not descended into (--no-perturb).");
+	for (size_t i = 0; i < nseries(p); i++)
+		prom_value(b, "dcache_probe_not_visited_dirs", "root", series_at(p, i), false,
+			   (double)counts_at(p, i)->not_visited);
+	prom_family(b, "dcache_probe_walk_errors",
+		    "Directories that could not be opened or listed.");
+	for (size_t i = 0; i < nseries(p); i++)
+		prom_value(b, "dcache_probe_walk_errors", "root", series_at(p, i), false,
+			   (double)counts_at(p, i)->walk_errors);
+	if (p->nmounts) {
+		prom_family(b, "dcache_probe_mount_paths",
+			    "Paths probed per mount, by residency state.");
+		for (size_t i = 0; i < p->nmounts; i++)
+			prom_states(b, "dcache_probe_mount_paths", "mountpoint",
+				    &p->mounts[i], p->mounts[i].c);
+		prom_family(b, "dcache_probe_mount_resolve_cached",
+			    "1 if RESOLVE_CACHED lookups can succeed on the mount's filesystem type, "
+			    "0 if they can miss although cached.");
+		for (size_t i = 0; i < p->nmounts; i++)
+			prom_value(b, "dcache_probe_mount_resolve_cached", "mountpoint",
+				   &p->mounts[i], false,
+				   dcp_fs_flagged(p->mounts[i].fstype) ? 0.0 : 1.0);
+	}
+	if (p->ndirs) {
+		prom_family(b, "dcache_probe_dir_paths",
+			    "Paths probed below a directory (--per-dir), by residency state.");
+		for (size_t i = 0; i < p->ndirs; i++)
+			prom_states(b, "dcache_probe_dir_paths", "path", &p->dirs[i],
+				    p->dirs[i].c);
+	}
+	prom_family(b, "dcache_probe_duration_seconds", "Wall time of the run.");
+	dcp_buf_printf(b, "dcache_probe_duration_seconds %.6f\n", p->duration_s);
+	prom_family(b, "dcache_probe_exit_status",
+		    "Exit status of the run (0 cached, 1 cold, 2 error).");
+	dcp_buf_printf(b, "dcache_probe_exit_status %d\n", p->status);
+	prom_family(b, "dcache_probe_last_run_timestamp_seconds",
+		    "Unix time at the end of the run.");
+	dcp_buf_printf(b, "dcache_probe_last_run_timestamp_seconds %.3f\n", p->timestamp_s);
+}

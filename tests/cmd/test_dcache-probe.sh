@@ -1,0 +1,594 @@
+#!/bin/bash
+# Tests for dcache-probe on real cold-cache fixtures.
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require
+
+# The tree under $MNT/t (14 entries below t):
+#   a/ f1..f4 sub/ g1 g2     b/ f1..f4     c
+T_BELOW=14
+
+oneTimeSetUp() {
+	MNT=$(fixture_new 64) || fail "cannot make fixture"
+	mkdir -p "$MNT/t/a/sub" "$MNT/t/b"
+	for f in f1 f2 f3 f4; do
+		echo "$f" >"$MNT/t/a/$f"
+		echo "$f" >"$MNT/t/b/$f"
+	done
+	touch "$MNT/t/a/sub/g1" "$MNT/t/a/sub/g2" "$MNT/t/c"
+
+	mkdir -p "$MNT/names"
+	touch "$MNT/names/$(printf 'new\nline')" "$MNT/names/$(printf 'esc\033[31mred')" \
+		"$MNT/names/$(printf 'bad\377byte')" "$MNT/names/back\\slash" \
+		"$MNT/names/quo\"te" "$MNT/names/sp ace"
+
+	mkdir -p "$MNT/loop/d"
+	ln -s . "$MNT/loop/self"
+	ln -s l2 "$MNT/loop/l1"
+	ln -s l1 "$MNT/loop/l2"
+	ln -s .. "$MNT/loop/d/up"
+	ln -s t "$MNT/tlink"
+
+	mkdir -p "$MNT/perm/priv" "$MNT/perm/pub"
+	touch "$MNT/perm/priv/secret" "$MNT/perm/pub/file"
+	chmod 0700 "$MNT/perm/priv"
+	mkdir -p "$MNT/pm/inner" "$MNT/pm/sys" "$MNT/pm/ext"
+	touch "$MNT/pm/here"
+}
+
+# fixture_cold, retried: io_uring releases the probes' direct descriptors
+# asynchronously after the command exits, so umount may briefly be EBUSY.
+cold() {
+	local i
+	for i in $(seq 30); do
+		fixture_cold "$MNT" 2>/dev/null && return 0
+		mountpoint -q "$MNT" || mount -o loop "$MNT.img" "$MNT" || return 1
+		sleep 0.1
+	done
+	fixture_cold "$MNT"
+}
+
+umount_retry() {
+	local i
+	for i in $(seq 30); do
+		umount "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	umount "$1"
+}
+
+setUp() {
+	cold || fail "cannot remount fixture"
+}
+
+# Entries of OUT (text lines) in STATE.
+count_state() {
+	grep -c "^$1 " <<<"$OUT"
+}
+
+test_cold_tree_is_all_miss() {
+	run dcache-probe -r -j1 "$MNT/t"
+	assertEquals "a cold tree is cold" 1 "$RC"
+	assertEquals "every entry, root included" $((T_BELOW + 1)) "$(wc -l <<<"$OUT")"
+	assertEquals "every entry is a miss" $((T_BELOW + 1)) "$(count_state miss)"
+	assertContains "$OUT" "miss $MNT/t/a/sub/g1"
+	assertEquals "dcache-probe: 15 paths: 0 cached, 0 negative, 15 miss, 0 error; 0.0% cached" "$ERR"
+}
+
+test_probing_does_not_warm_files() {
+	run dcache-probe -r "$MNT/t"
+	assertEquals 1 "$RC"
+	assertEquals 11 "$(grep -c "^miss .*/[fgc][0-9]*$" <<<"$OUT")"
+	run dcache-probe -r "$MNT/t"
+	assertEquals "still cold" 1 "$RC"
+	# Listing a directory warmed the directory itself, never its files.
+	assertEquals "files miss again" 11 "$(grep -c "^miss .*/[fgc][0-9]*$" <<<"$OUT")"
+	assertEquals "the walked directories are now cached" 4 "$(count_state cached)"
+}
+
+test_warm_tree_is_all_cached() {
+	du -a "$MNT/t" >/dev/null
+	run dcache-probe -r "$MNT/t"
+	assertEquals "after du everything is cached" 0 "$RC"
+	assertEquals $((T_BELOW + 1)) "$(count_state cached)"
+	assertEquals "" "$(grep -v '^cached ' <<<"$OUT")"
+	assertContains "$ERR" "15 paths: 15 cached, 0 negative, 0 miss, 0 error; 100.0% cached"
+}
+
+test_negative_dentries() {
+	ls -l "$MNT/t" >/dev/null
+	stat "$MNT/t/absent" >/dev/null 2>&1
+	run dcache-probe "$MNT/t/absent" "$MNT/t/c"
+	assertEquals "negative counts as cached" 0 "$RC"
+	assertEquals "negative $MNT/t/absent
+cached $MNT/t/c" "$OUT"
+	run dcache-probe "$MNT/t/never-looked-up"
+	assertEquals "an absent name nobody looked up is a miss" 1 "$RC"
+	assertEquals "miss $MNT/t/never-looked-up" "$OUT"
+	run dcache-probe -r "$MNT/t/absent"
+	assertEquals "nothing to walk below a negative root" 0 "$RC"
+	assertEquals "negative $MNT/t/absent" "$OUT"
+	assertNotContains "$ERR" "cannot walk"
+}
+
+test_no_perturb_leaves_cache_as_found() {
+	ls -l "$MNT/t" >/dev/null   # t, a, b and c cached, what lies below them not
+	run dcache-probe -r -j1 --no-perturb "$MNT/t"
+	local out1=$OUT err1=$ERR rc1=$RC
+	assertEquals 1 "$rc1"
+	assertContains "$out1" "cached $MNT/t/a"
+	assertContains "$out1" "miss $MNT/t/a/f1"
+	assertContains "$out1" "miss $MNT/t/a/sub"
+	assertNotContains "sub is cold: not listed" "$out1" "$MNT/t/a/sub/g1"
+	assertContains "$err1" "13 paths: 4 cached, 0 negative, 9 miss, 0 error; 30.8% cached; 1 directory not visited"
+	run dcache-probe -r -j1 --no-perturb "$MNT/t"
+	assertEquals "second run byte-identical" "$out1" "$OUT"
+	assertEquals "$err1" "$ERR"
+	assertEquals "$rc1" "$RC"
+	# The default order is not fixed with several threads, the set is.
+	run dcache-probe -r --no-perturb "$MNT/t"
+	assertEquals "$(sort <<<"$out1")" "$(sort <<<"$OUT")"
+	# A plain -r run opens the cold directories it lists: that shows.
+	run dcache-probe -r "$MNT/t"
+	run dcache-probe -r -j1 --no-perturb "$MNT/t"
+	assertNotEquals "a plain walk perturbed the cache" "$out1" "$OUT"
+}
+
+test_no_perturb_counts_not_visited() {
+	stat "$MNT/t" >/dev/null    # t cached; a, b, c cold
+	run dcache-probe -r --no-perturb "$MNT/t"
+	assertEquals 1 "$RC"
+	assertEquals "cached $MNT/t
+miss $MNT/t/a
+miss $MNT/t/b
+miss $MNT/t/c" "$(sort <<<"$OUT")"
+	assertContains "$ERR" "4 paths: 1 cached, 0 negative, 3 miss, 0 error; 25.0% cached; 2 directories not visited"
+	run dcache-probe -r --no-perturb --json "$MNT/t"
+	assertEquals 2 "$(json_get 'objs[-1]["not_visited"]' <<<"$OUT")"
+	run dcache-probe -r --no-perturb "$MNT/t"
+	assertContains "nothing was warmed" "$ERR" "1 cached, 0 negative, 3 miss"
+}
+
+test_exit_codes() {
+	du -a "$MNT/t" >/dev/null
+	run dcache-probe "$MNT/t/c"
+	assertEquals "cached: 0" 0 "$RC"
+	cold
+	run dcache-probe "$MNT/t/c"
+	assertEquals "miss: 1" 1 "$RC"
+	ls -l "$MNT/loop" >/dev/null
+	run dcache-probe -L "$MNT/loop/l1"
+	assertEquals "ELOOP: 2" 2 "$RC"
+	assertEquals "error ELOOP $MNT/loop/l1" "$OUT"
+	run dcache-probe -L "$MNT/loop/l1" "$MNT/t/a/f1"
+	assertEquals "2 beats 1" 2 "$RC"
+	run dcache-probe -q "$MNT/t/a/f1"
+	assertEquals 1 "$RC"
+	assertEquals "quiet is quiet" "" "$OUT$ERR"
+}
+
+# An unsupported kernel is simulated by a preloaded syscall() that fails
+# openat2 with ENOSYS.
+test_unsupported_kernel_is_3() {
+	local shim=$SHUNIT_TMPDIR/noopenat2.so
+	command -v cc >/dev/null || startSkipping
+	cat >"$SHUNIT_TMPDIR/shim.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+long syscall(long n, ...)
+{
+	static long (*real)(long, ...);
+	va_list ap;
+	long a[6];
+	if (n == SYS_openat2) { errno = ENOSYS; return -1; }
+	if (!real) real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	va_start(ap, n);
+	for (int i = 0; i < 6; i++) a[i] = va_arg(ap, long);
+	va_end(ap);
+	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+EOF
+	cc -shared -fPIC -o "$shim" "$SHUNIT_TMPDIR/shim.c" -ldl || fail "cannot build shim"
+	run env LD_PRELOAD="$shim" ASAN_OPTIONS=verify_asan_link_order=0 dcache-probe -r "$MNT/t"
+	assertEquals 3 "$RC"
+	assertContains "$ERR" "openat2"
+	assertEquals "" "$OUT"
+}
+
+test_min_cached() {
+	ls -l "$MNT/t" "$MNT/t/a" >/dev/null   # t, a, b, c, a/* cached: 9 of 15
+	run dcache-probe -r -s --no-perturb --min-cached 50 "$MNT/t"
+	assertEquals "60% >= 50%" 0 "$RC"
+	assertContains "$ERR" "60.0% cached"
+	run dcache-probe -r -s --no-perturb --min-cached 60% "$MNT/t"
+	assertEquals "60% >= 60%" 0 "$RC"
+	run dcache-probe -rq --no-perturb --min-cached 60.5 "$MNT/t"
+	assertEquals "60% < 60.5%" 1 "$RC"
+	assertEquals "" "$OUT$ERR"
+	run dcache-probe -r --no-perturb --min-cached 99 --json "$MNT/t"
+	assertEquals 1 "$RC"
+	assertEquals "99 60.0 1" "$(json_get '"%g %.1f %d" % (objs[-1]["min_cached"], objs[-1]["cached_percent"], objs[-1]["status"])' <<<"$OUT")"
+	ls -l "$MNT/loop" >/dev/null
+	run dcache-probe -L --min-cached 0 "$MNT/loop/l1"
+	assertEquals "an error still wins over a met threshold" 2 "$RC"
+	run dcache-probe --min-cached 101 "$MNT"
+	assertEquals 64 "$RC"
+}
+
+test_only() {
+	stat "$MNT/t" >/dev/null
+	stat "$MNT/t/absent" >/dev/null 2>&1
+	run dcache-probe -r --no-perturb --only=cached "$MNT/t" "$MNT/t/absent"
+	assertEquals "cached $MNT/t" "$OUT"
+	assertContains "the summary counts everything" "$ERR" "5 paths: 1 cached, 1 negative, 3 miss"
+	run dcache-probe -r --no-perturb --only=negative,miss "$MNT/t" "$MNT/t/absent"
+	assertEquals "miss $MNT/t/a
+miss $MNT/t/b
+miss $MNT/t/c
+negative $MNT/t/absent" "$(sort <<<"$OUT")"
+	run dcache-probe --only=warm "$MNT"
+	assertEquals 64 "$RC"
+	assertContains "$ERR" "invalid --only"
+	run dcache-probe --only= "$MNT"
+	assertEquals 64 "$RC"
+}
+
+test_per_dir() {
+	du -a "$MNT/t/a" >/dev/null   # t and all of a cached; b and c cold
+	run dcache-probe --per-dir=1 "$MNT/t"
+	assertEquals "--per-dir implies -r" 1 "$RC"
+	assertEquals "3 rows down to depth 1" 3 "$(wc -l <<<"$OUT")"
+	assertEquals "$(printf '100.0%%\t7/7\t%s' "$MNT/t/a")" "$(grep '/t/a$' <<<"$OUT")"
+	assertEquals "$(printf '  0.0%%\t0/4\t%s' "$MNT/t/b")" "$(grep '/t/b$' <<<"$OUT")"
+	assertEquals "$(printf ' 57.1%%\t8/14\t%s' "$MNT/t")" "$(grep '/t$' <<<"$OUT")"
+	assertEquals "the root comes last (post-order)" "$MNT/t" "$(tail -1 <<<"$OUT" | cut -f3)"
+	run dcache-probe --per-dir "$MNT/t"
+	assertEquals "all directories" 4 "$(wc -l <<<"$OUT")"
+	assertContains "$OUT" "$(printf '2/2\t%s' "$MNT/t/a/sub")"
+	run dcache-probe --per-dir=0 --json "$MNT/t"
+	assertEquals "dir summary" "$(json_types <<<"$OUT" | xargs)"
+	# b was listed by the first run, which warmed its dentry.
+	assertEquals "14 9 5" "$(json_get '"%d %d %d" % (objs[0]["paths"], objs[0]["cached"], objs[0]["miss"])' <<<"$OUT")"
+	run dcache-probe --per-dir=x "$MNT/t"
+	assertEquals 64 "$RC"
+}
+
+# A second cold ext4 fixture, a tmpfs and a sysfs mounted inside the first.
+test_per_mount() {
+	local mnt2
+	mnt2=$(fixture_new 16) || fail "cannot make a second fixture"
+	touch "$mnt2/f1" "$mnt2/f2" "$mnt2/f3"
+	fixture_cold "$mnt2"
+	mount --bind "$mnt2" "$MNT/pm/ext" || fail "cannot mount the second fixture"
+	mount -t tmpfs dcp-tmpfs "$MNT/pm/inner" || fail "cannot mount tmpfs"
+	mount -t sysfs dcp-sysfs "$MNT/pm/sys" || fail "cannot mount sysfs"
+	touch "$MNT/pm/inner/x" "$MNT/pm/inner/y"
+	run dcache-probe -r -s --per-mount --max-depth 2 "$MNT/pm"
+	assertEquals 1 "$RC"
+	assertEquals "sorted by mount point" 4 "$(wc -l <<<"$OUT")"
+	assertEquals "pm, the 3 mount points (they count on their parent) and a cold file" \
+		"$(printf ' 80.0%%\t4/5\text4\t%s' "$MNT")" "$(sed -n 1p <<<"$OUT")"
+	assertEquals "the cold second fixture" \
+		"$(printf '  0.0%%\t0/4\text4\t%s' "$MNT/pm/ext")" "$(sed -n 2p <<<"$OUT")"
+	assertEquals "$(printf '100.0%%\t2/2\ttmpfs\t%s' "$MNT/pm/inner")" "$(sed -n 3p <<<"$OUT")"
+	assertContains "sysfs is flagged" "$(sed -n 4p <<<"$OUT")" "$(printf 'sysfs*\t%s/pm/sys' "$MNT")"
+	assertContains "and always misses" "$(sed -n 4p <<<"$OUT")" "  0.0%"
+	run dcache-probe -r -s --per-mount --max-depth 2 --json "$MNT/pm"
+	assertEquals "never" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "sysfs"][0]' <<<"$OUT")"
+	assertEquals "yes" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "tmpfs"][0]' <<<"$OUT")"
+	assertEquals "its 3 files and lost+found stay cold" "0 4" \
+		"$(json_get '[" ".join(str(o[k]) for k in ("cached", "miss")) for o in objs if o["type"] == "mount" and o["mountpoint"].endswith("/pm/ext")][0]' <<<"$OUT")"
+	run dcache-probe -x -r -s --per-mount "$MNT/pm"
+	assertEquals "-x: only the mount points of other filesystems" \
+		"$(printf 'ext4\t%s' "$MNT")" "$(cut -f3- <<<"$OUT")"
+	run dcache-probe --per-mount "$MNT/pm/inner/x"
+	assertEquals "one path, on tmpfs" "$(printf '100.0%%\t1/1\ttmpfs\t%s' "$MNT/pm/inner")" "$OUT"
+	umount_retry "$MNT/pm/sys"
+	umount_retry "$MNT/pm/inner"
+	umount_retry "$MNT/pm/ext"
+}
+
+test_json_parses() {
+	du -a "$MNT/t/a" >/dev/null
+	ls -l "$MNT/loop" >/dev/null
+	run dcache-probe -r --json -L "$MNT/t" "$MNT/loop/l1"
+	assertEquals 2 "$RC"
+	json_types <<<"$OUT" >/dev/null || fail "not JSON Lines"
+	assertEquals "entry" "$(json_types <<<"$OUT" | sort -u | grep -v summary)"
+	assertEquals "summary" "$(json_types <<<"$OUT" | tail -1)"
+	assertEquals "dir" "$(json_get '[o["kind"] for o in objs if o.get("path") == "'"$MNT"'/t/a"][0]' <<<"$OUT")"
+	assertEquals "file" "$(json_get '[o["kind"] for o in objs if o.get("path") == "'"$MNT"'/t/a/f1"][0]' <<<"$OUT")"
+	assertEquals "cached" "$(json_get '[o["state"] for o in objs if o.get("path") == "'"$MNT"'/t/a/f1"][0]' <<<"$OUT")"
+	assertEquals "ELOOP" "$(json_get '[o["errno"] for o in objs if o.get("state") == "error"][0]' <<<"$OUT")"
+	assertEquals "16 9 6 1 2" "$(json_get '" ".join(str(objs[-1][k]) for k in ("paths","cached","miss","error","status"))' <<<"$OUT")"
+	assertEquals "" "$ERR"
+}
+
+test_null_output_with_xargs() {
+	ls -l "$MNT/names" >/dev/null
+	local o=$SHUNIT_TMPDIR/nul
+	dcache-probe -r -0 "$MNT/names" >"$o" 2>/dev/null
+	assertEquals "7 NUL-terminated paths" 7 "$(tr -cd '\0' <"$o" | wc -c)"
+	xargs -0 stat -c %i <"$o" >/dev/null
+	assertEquals "xargs -0 gets every path right" 0 $?
+	assertEquals "raw names, no quoting" 1 "$(grep -ac "$(printf 'esc\033')" "$o")"
+	# NUL-separated input too: find -print0 | dcache-probe -0 --from -
+	find "$MNT/names" -mindepth 1 -print0 | dcache-probe -0 --from - >"$o" 2>/dev/null
+	assertEquals "all cached since ls -l" 0 $?
+	assertEquals 6 "$(tr -cd '\0' <"$o" | wc -c)"
+}
+
+test_from_file() {
+	du -a "$MNT/t" >/dev/null
+	printf '%s\n\n%s\n' "$MNT/t/c" "$MNT/t/a/f1" >"$SHUNIT_TMPDIR/list"
+	run dcache-probe --from "$SHUNIT_TMPDIR/list" "$MNT/t/b"
+	assertEquals 0 "$RC"
+	assertEquals "arguments first, then the list" "cached $MNT/t/b
+cached $MNT/t/c
+cached $MNT/t/a/f1" "$OUT"
+	run dcache-probe -r --from - <<<"$MNT/t"
+	assertEquals 15 "$(count_state cached)"
+	printf '%s\n%s\0x\n%s\n' "$MNT/t/c" "$MNT/t" "$MNT/t/b" >"$SHUNIT_TMPDIR/bad"
+	run dcache-probe --from "$SHUNIT_TMPDIR/bad"
+	assertEquals "a NUL in a line is bad input" 2 "$RC"
+	assertContains "$ERR" "record 2: a path contains a NUL byte"
+	assertEquals "the other records are probed" 2 "$(count_state cached)"
+	run dcache-probe --from "$SHUNIT_TMPDIR/missing"
+	assertEquals 2 "$RC"
+	assertContains "$ERR" "cannot read"
+}
+
+# The exposition format, line by line: HELP and TYPE before every family,
+# well-formed names, escaped label values, numeric values.
+prom_check() {
+	python3 -c '
+import re, sys
+name = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+label = r"[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\n]|\\[\\\"n])*\""
+sample = re.compile(r"^(%s)(\{%s(?:,%s)*\})? (\S+)$" % (name, label, label))
+helped, typed, seen = set(), set(), {}
+for n, line in enumerate(sys.stdin.read().split("\n")[:-1], 1):
+    m = re.match(r"^# (HELP|TYPE) (%s) (.+)$" % name, line)
+    if m:
+        (helped if m.group(1) == "HELP" else typed).add(m.group(2))
+        if m.group(1) == "TYPE" and m.group(3) not in ("gauge", "counter"):
+            sys.exit("line %d: bad type" % n)
+        continue
+    m = sample.match(line)
+    if not m:
+        sys.exit("line %d malformed: %r" % (n, line))
+    if m.group(1) not in helped or m.group(1) not in typed:
+        sys.exit("line %d: no HELP/TYPE for %s" % (n, m.group(1)))
+    float(m.group(3))
+    key = m.group(1) + (m.group(2) or "")
+    if key in seen:
+        sys.exit("line %d: duplicate series %s" % (n, key))
+    seen[key] = float(m.group(3))
+for k in sys.argv[1:]:
+    print(int(seen[k]) if seen[k] == int(seen[k]) else seen[k])
+' "$@"
+}
+
+test_prometheus() {
+	local hostile="$MNT/names/q\"b\\s"
+	mkdir -p "$hostile/$(printf 'n\nl')"
+	du -a "$MNT/t/a" >/dev/null
+	run dcache-probe -r --prometheus --per-dir=0 "$MNT/t" "$hostile"
+	assertEquals 1 "$RC"
+	prom_check <<<"$OUT" || fail "bad exposition format"
+	assertEquals "9 6 1" "$(prom_check "dcache_probe_paths{root=\"$MNT/t\",state=\"cached\"}" \
+		"dcache_probe_paths{root=\"$MNT/t\",state=\"miss\"}" dcache_probe_exit_status <<<"$OUT" | xargs)"
+	assertContains "a label value is escaped" "$OUT" "root=\"$MNT/names/q\\\"b\\\\s\""
+	assertContains "$OUT" "dcache_probe_dir_paths{path=\"$MNT/t\",state=\"miss\"} 6"
+	assertContains "$OUT" "# TYPE dcache_probe_paths gauge"
+	run dcache-probe --prometheus --per-mount "$MNT/t/a/f1"
+	prom_check <<<"$OUT" || fail "bad exposition format"
+	assertEquals "1" "$(prom_check "dcache_probe_mount_resolve_cached{mountpoint=\"$MNT\",fstype=\"ext4\"}" <<<"$OUT")"
+	assertEquals "without -r the run is one unlabelled series" "1" \
+		"$(prom_check 'dcache_probe_paths{state="cached"}' <<<"$OUT")"
+	rm -rf "$MNT/names/q\"b\\s"
+}
+
+test_deeper_than_path_max() {
+	local name
+	name=$(printf 'd%.0s' $(seq 200))
+	mkdir -p "$MNT/deep"
+	(cd "$MNT/deep" && for _ in $(seq 30); do mkdir "$name" && cd "$name" || exit 1; done && touch leaf) ||
+		fail "cannot build the chain"
+	cold
+	run dcache-probe -r "$MNT/deep"
+	assertEquals "no error at any depth" 1 "$RC"
+	assertEquals 32 "$(wc -l <<<"$OUT")"
+	assertTrue "the leaf's path is longer than PATH_MAX" \
+		"[ $(grep '/leaf$' <<<"$OUT" | wc -c) -gt 6000 ]"
+	# With few descriptors the walker recycles them and still gets there.
+	run bash -c "ulimit -n 24; exec dcache-probe -r -j2 '$MNT/deep'"
+	assertEquals 1 "$RC"
+	assertEquals 32 "$(wc -l <<<"$OUT")"
+	assertEquals "" "$(grep -v -e '^miss' -e '^cached' <<<"$OUT")"
+	assertContains "$ERR" "32 paths: 31 cached, 0 negative, 1 miss, 0 error"
+	rm -rf "$MNT/deep"
+}
+
+test_symlink_loops() {
+	ls -l "$MNT/loop" >/dev/null
+	run timeout 20 dcache-probe -r "$MNT/loop"
+	assertEquals "no link is followed by default" 1 "$RC"
+	assertEquals 6 "$(wc -l <<<"$OUT")"
+	run timeout 20 dcache-probe -r -L "$MNT/loop"
+	assertEquals "cycles and ELOOP are errors" 2 "$RC"
+	assertContains "$OUT" "error ELOOP $MNT/loop/l1"
+	assertContains "$ERR" "cannot walk $MNT/loop/self: Too many levels of symbolic links"
+	assertContains "$ERR" "cannot walk $MNT/loop/d/up: Too many levels of symbolic links"
+	run dcache-probe -r "$MNT/tlink"
+	assertEquals "a root symlink is probed, not followed" 1 "$(wc -l <<<"$OUT")"
+	run dcache-probe -r -H "$MNT/tlink"
+	assertEquals "-H follows it" $((T_BELOW + 1)) "$(wc -l <<<"$OUT")"
+	run dcache-probe -r -H -P "$MNT/tlink"
+	assertEquals "-P takes it back" 1 "$(wc -l <<<"$OUT")"
+}
+
+# Following a symlink whose access time is due for an update (relatime:
+# not read since it was made) needs a blocking step: a miss, until one
+# normal follow updated it.
+test_follow_needs_atime_update() {
+	ln -s t "$MNT/fresh"
+	cold
+	[ -L "$MNT/fresh" ] && ls "$MNT/t" >/dev/null   # lstat: the link itself only
+	run dcache-probe "$MNT/fresh"
+	assertEquals "the link itself is cached" 0 "$RC"
+	run dcache-probe -H "$MNT/fresh"
+	assertEquals "following it misses" 1 "$RC"
+	ls "$MNT/fresh/" >/dev/null
+	run dcache-probe -H "$MNT/fresh"
+	assertEquals "after one follow, cached" 0 "$RC"
+	rm -f "$MNT/fresh"
+}
+
+test_unreadable_directory() {
+	ls -l "$MNT/perm" "$MNT/perm/pub" >/dev/null
+	run as_nobody "$DCP_BIN/dcache-probe" -r "$MNT/perm"
+	assertEquals "a walk error is exit 2" 2 "$RC"
+	assertContains "$ERR" "cannot walk $MNT/perm/priv: Permission denied"
+	assertContains "the walk went on" "$OUT" "$MNT/perm/pub/file"
+	assertContains "$ERR" "1 walk error"
+	run as_nobody "$DCP_BIN/dcache-probe" -r --json "$MNT/perm"
+	assertEquals "EACCES" "$(json_get '[o["errno"] for o in objs if o["type"] == "error"][0]' <<<"$OUT")"
+}
+
+# Wait (at most 30 s) until the pipe on stdin is full, reading nothing.
+pipe_full() {
+	python3 -c '
+import fcntl, struct, termios, time
+end = time.time() + 30
+while time.time() < end:
+    if struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, b"0000"))[0] >= 65536:
+        break
+    time.sleep(0.02)
+time.sleep(0.2)
+'
+}
+
+# The walk is stopped on a full pipe (-j1, the reader sleeps) after listing
+# a large directory, and its subdirectories are removed before it goes on.
+test_entries_deleted_while_walking() {
+	local long i
+	long=$(printf 'x%.0s' $(seq 120))
+	mkdir -p "$MNT/del"
+	(cd "$MNT/del" && for i in $(seq 1500); do echo "$long$i"; done | xargs mkdir)
+	(
+		dcache-probe -r -j1 "$MNT/del" 2>"$SHUNIT_TMPDIR/err"
+		echo $? >"$SHUNIT_TMPDIR/rc"
+	) | (pipe_full; rm -rf "$MNT/del"/x*; cat >"$SHUNIT_TMPDIR/out")
+	RC=$(cat "$SHUNIT_TMPDIR/rc")
+	assertEquals "vanished directories are walk errors" 2 "$RC"
+	assertContains "$(cat "$SHUNIT_TMPDIR/err")" "No such file or directory"
+	assertEquals "every entry listed was reported" 1501 "$(wc -l <"$SHUNIT_TMPDIR/out")"
+	# Several threads racing with rm: no crash, whatever the outcome.
+	(cd "$MNT/del" && for i in $(seq 300); do echo "$long$i/a/b"; done | xargs mkdir -p)
+	(sleep 0.05; rm -rf "$MNT/del"/x*) &
+	dcache-probe -r -j4 "$MNT/del" >/dev/null 2>&1
+	RC=$?
+	wait
+	assertTrue "exit $RC is a status, not a signal" "[ $RC -le 2 ]"
+	rm -rf "$MNT/del"
+}
+
+test_hostile_names() {
+	ls -l "$MNT/names" >/dev/null
+	run dcache-probe -r "$MNT/names"
+	assertEquals 0 "$RC"
+	assertNotContains "no raw escape" "$OUT$ERR" $'\033'
+	assertNotContains "no raw invalid byte" "$OUT" $'\377'
+	assertContains "$OUT" "cached $MNT/names/new\\nline"
+	assertContains "$OUT" "cached $MNT/names/esc\\e[31mred"
+	assertContains "$OUT" "cached $MNT/names/bad\\xffbyte"
+	assertContains "$OUT" "cached $MNT/names/back\\\\slash"
+	assertEquals "one line per name" 7 "$(wc -l <<<"$OUT")"
+	run dcache-probe -r --json "$MNT/names"
+	assertEquals "$MNT/names/$(printf 'new\nline')" \
+		"$(json_get '[o["path"] for o in objs if "line" in str(o.get("path"))][0]' <<<"$OUT")"
+	assertEquals "$(printf '%s' "$MNT/names/$(printf 'bad\377byte')" | base64 -w0)" \
+		"$(json_get '[o["path"]["bytes"] for o in objs if isinstance(o.get("path"), dict)][0]' <<<"$OUT")"
+}
+
+test_walk_controls() {
+	du -a "$MNT/t" >/dev/null
+	run dcache-probe -r --exclude b "$MNT/t"
+	assertEquals "b and its 4 files skipped" 10 "$(wc -l <<<"$OUT")"
+	assertNotContains "$OUT" "$MNT/t/b"
+	run dcache-probe -r --exclude '*/a/*' --exclude c "$MNT/t"
+	assertEquals "t a b b/f1..f4" 7 "$(wc -l <<<"$OUT")"
+	run dcache-probe --max-depth 0 "$MNT/t"
+	assertEquals "cached $MNT/t" "$OUT"
+	run dcache-probe --max-depth 1 "$MNT/t"
+	assertEquals 4 "$(wc -l <<<"$OUT")"
+	run dcache-probe -r -j1 "$MNT/t"
+	local one=$OUT
+	run dcache-probe -r -j1 "$MNT/t"
+	assertEquals "-j1 output order is stable" "$one" "$OUT"
+	run dcache-probe -r -s "$MNT/t"
+	assertEquals "-s prints no paths" "" "$OUT"
+	assertContains "$ERR" "15 paths: 15 cached"
+	run dcache-probe -j 0 "$MNT/t"
+	assertEquals 64 "$RC"
+}
+
+test_progress() {
+	local t=$SHUNIT_TMPDIR/typescript
+	# A list that arrives slowly keeps the run going for more than a second.
+	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe --from - -s" "$t" >/dev/null
+	assertContains "progress on a terminal" "$(cat "$t")" "paths, "
+	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe --no-progress --from - -s" "$t" >/dev/null
+	assertNotContains "$(cat "$t")" "paths, "
+	run bash -c '(echo /; sleep 1.7; echo /) | dcache-probe --from - -s'
+	assertNotContains "never when stderr is not a terminal" "$ERR" "paths, "
+	run bash -c '(echo /; sleep 1.7; echo /) | dcache-probe --progress --from - -s'
+	assertContains "--progress forces it" "$ERR" "paths, "
+}
+
+test_write_errors() {
+	dcache-probe -r "$MNT/t" >/dev/full 2>"$SHUNIT_TMPDIR/err"
+	assertEquals "write error is exit 2" 2 $?
+	assertContains "$(cat "$SHUNIT_TMPDIR/err")" "write error: No space left on device"
+	dcache-probe -r /usr/share 2>"$SHUNIT_TMPDIR/err" | head -1 >/dev/null
+	assertEquals "a closed pipe is quiet" "" "$(cat "$SHUNIT_TMPDIR/err")"
+	(trap '' PIPE; dcache-probe -r /usr/share 2>"$SHUNIT_TMPDIR/err" | head -1 >/dev/null)
+	assertEquals "quiet with SIGPIPE ignored too" "" "$(cat "$SHUNIT_TMPDIR/err")"
+}
+
+test_usage_errors() {
+	run dcache-probe
+	assertEquals 64 "$RC"
+	assertContains "$ERR" "no PATH given"
+	run dcache-probe ""
+	assertEquals 64 "$RC"
+	run dcache-probe --bogus /
+	assertEquals 64 "$RC"
+	run dcache-probe --json --prometheus /
+	assertEquals 64 "$RC"
+	run dcache-probe -q --json /
+	assertEquals 64 "$RC"
+	run dcache-probe --max-depth -1 /
+	assertEquals 64 "$RC"
+	run dcache-probe --help
+	assertEquals 0 "$RC"
+	assertContains "$OUT" "RESOLVE_CACHED"
+	run dcache-probe --version
+	assertContains "$OUT" "dcache-probe (dcprobe)"
+}
+
+# Every option of --help is in the man page and the bash completion.
+test_options_documented() {
+	local src=${DCP_SRC:-$DCP_TESTS/..} opt
+	[ -f "$src/man/dcache-probe.1" ] || startSkipping
+	for opt in $(dcache-probe --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
+		assertContains "$opt in the man page" "$(sed 's/\\-/-/g' "$src/man/dcache-probe.1")" "$opt"
+		assertContains "$opt in the completion" "$(cat "$src/completions/dcache-probe")" "$opt"
+	done
+	bash -n "$src/completions/dcache-probe" || fail "completion does not parse"
+}
+
+. "$SHUNIT2"

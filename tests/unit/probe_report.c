@@ -1,0 +1,124 @@
+/* Unit tests for lib/probe_report.c: dcache-probe's record formats. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "check.h"
+#include "dcprobe.h"
+
+static const char *str(struct dcp_buf *b)
+{
+	dcp_buf_putc(b, '\0');
+	b->len--;
+	return b->data;
+}
+
+int main(void)
+{
+	struct dcp_buf b = DCP_BUF_INIT;
+	struct dcp_pr_counts c = { .n = { 8, 1, 3, 0 }, .not_visited = 2 };
+	struct dcp_pr_counts zero = { 0 };
+	struct dcp_mount mt = { .id = 1, .dev = makedev(8, 1), .target = "/boot/efi",
+				.fstype = "vfat", .source = "/dev/sda1" };
+
+	CHECK_INT(dcp_pr_total(&c), 12);
+	CHECK(dcp_pr_cached_pct(&c) == 75.0);
+	CHECK(dcp_pr_cached_pct(&zero) == 100.0);
+
+	dcp_pr_entry(&b, DCP_PR_TEXT, "/a\nb", 4, 0, DT_REG, 1);
+	dcp_pr_entry(&b, DCP_PR_TEXT, "/x", 2, -ENOENT, DT_UNKNOWN, 0);
+	dcp_pr_entry(&b, DCP_PR_TEXT, "/y", 2, -EAGAIN, DT_DIR, 2);
+	dcp_pr_entry(&b, DCP_PR_TEXT, "/z", 2, -ELOOP, DT_LNK, 3);
+	CHECK_STR(str(&b), "cached /a\\nb\nnegative /x\nmiss /y\nerror ELOOP /z\n");
+	dcp_buf_reset(&b);
+
+	dcp_pr_entry(&b, DCP_PR_NUL, "/a\nb", 4, 0, DT_REG, 1);
+	CHECK_INT(b.len, 5);
+	CHECK(memcmp(b.data, "/a\nb", 5) == 0);
+	dcp_buf_reset(&b);
+
+	dcp_pr_entry(&b, DCP_PR_JSON, "/z", 2, -ELOOP, DT_LNK, 3);
+	CHECK_STR(str(&b), "{\"type\":\"entry\",\"path\":\"/z\",\"state\":\"error\",\"kind\":\"symlink\","
+			   "\"depth\":3,\"errno\":\"ELOOP\",\"message\":\"Too many levels of symbolic links\"}\n");
+	dcp_buf_reset(&b);
+
+	dcp_pr_walk_error(&b, DCP_PR_TEXT, "/p", 2, EACCES);
+	CHECK_INT(b.len, 0);
+	dcp_pr_walk_error(&b, DCP_PR_JSON, "/p", 2, EACCES);
+	CHECK_STR(str(&b), "{\"type\":\"error\",\"path\":\"/p\",\"errno\":\"EACCES\",\"message\":\"Permission denied\"}\n");
+	dcp_buf_reset(&b);
+
+	dcp_pr_dir(&b, DCP_PR_TEXT, "/srv", 4, 0, &c);
+	CHECK_STR(str(&b), " 75.0%\t9/12\t/srv\n");
+	dcp_buf_reset(&b);
+	/* 999 of 1000 must not round up to a full 100.0%. */
+	struct dcp_pr_counts almost = { .n = { 9999, 0, 1, 0 } };
+	dcp_pr_dir(&b, DCP_PR_TEXT, "/a", 2, 0, &almost);
+	CHECK_STR(str(&b), " 99.9%\t9999/10000\t/a\n");
+	dcp_buf_reset(&b);
+
+	dcp_pr_mount(&b, DCP_PR_TEXT, &mt, mt.dev, &c);
+	CHECK_STR(str(&b), " 75.0%\t9/12\tvfat*\t/boot/efi\n");
+	dcp_buf_reset(&b);
+	dcp_pr_mount(&b, DCP_PR_TEXT, NULL, makedev(0, 99), &zero);
+	CHECK_STR(str(&b), "100.0%\t0/0\tunknown\t?\n");
+	dcp_buf_reset(&b);
+	dcp_pr_mount(&b, DCP_PR_JSON, &mt, mt.dev, &c);
+	CHECK(strstr(str(&b), "\"resolve_cached\":\"never\",\"note\":") != NULL);
+	CHECK(strstr(str(&b), "\"dev\":\"8:1\"") != NULL);
+	dcp_buf_reset(&b);
+
+	dcp_pr_summary_text(&b, &c);
+	CHECK_STR(str(&b), "12 paths: 8 cached, 1 negative, 3 miss, 0 error; 75.0% cached; "
+			   "2 directories not visited\n");
+	dcp_buf_reset(&b);
+	dcp_pr_summary_json(&b, &c, 90, 1.5, 1);
+	CHECK_STR(str(&b), "{\"type\":\"summary\",\"paths\":12,\"cached\":8,\"negative\":1,"
+			   "\"miss\":3,\"error\":0,\"not_visited\":2,\"walk_errors\":0,"
+			   "\"cached_percent\":75.00,\"min_cached\":90,\"elapsed_s\":1.500000,"
+			   "\"status\":1}\n");
+	dcp_buf_reset(&b);
+
+	struct dcp_pr_prom_series root = { .path = "/a\"b", .pathlen = 4, .c = &c };
+	struct dcp_pr_prom p = { .roots = &root, .nroots = 1, .total = &c, .status = 1 };
+	dcp_pr_prometheus(&b, &p);
+	str(&b);
+	CHECK(strstr(b.data, "# HELP dcache_probe_paths ") != NULL);
+	CHECK(strstr(b.data, "# TYPE dcache_probe_paths gauge\n") != NULL);
+	CHECK(strstr(b.data, "dcache_probe_paths{root=\"/a\\\"b\",state=\"miss\"} 3\n") != NULL);
+	CHECK(strstr(b.data, "dcache_probe_cached_ratio{root=\"/a\\\"b\"} 0.75\n") != NULL);
+	CHECK(strstr(b.data, "dcache_probe_exit_status 1\n") != NULL);
+	CHECK(strstr(b.data, "dcache_probe_mount_paths") == NULL);
+	dcp_buf_reset(&b);
+	p.nroots = 0;
+	dcp_pr_prometheus(&b, &p);
+	CHECK(strstr(str(&b), "dcache_probe_paths{state=\"cached\"} 8\n") != NULL);
+	dcp_buf_reset(&b);
+
+	/* Per-device tables: get adds, merge sums. */
+	struct dcp_pr_devtab t1 = { 0 }, t2 = { 0 };
+	for (int i = 0; i < 20; i++)
+		dcp_pr_devtab_get(&t1, makedev(8, i % 10))->n[DCP_CACHED]++;
+	dcp_pr_devtab_get(&t2, makedev(8, 3))->n[DCP_MISS] += 5;
+	dcp_pr_devtab_get(&t2, makedev(0, 50))->n[DCP_MISS]++;
+	CHECK_INT(t1.n, 10);
+	CHECK_INT(dcp_pr_devtab_merge(&t1, &t2), 0);
+	CHECK_INT(t1.n, 11);
+	CHECK_INT(dcp_pr_devtab_get(&t1, makedev(8, 3))->n[DCP_CACHED], 2);
+	CHECK_INT(dcp_pr_devtab_get(&t1, makedev(8, 3))->n[DCP_MISS], 5);
+	dcp_pr_devtab_free(&t1);
+	dcp_pr_devtab_free(&t2);
+	CHECK_INT(t1.n, 0);
+
+	/* Progress: quoted, cut at the front to fit the width. */
+	dcp_pr_progress(&b, 12, 3456.4, "/usr/l\nib", 80);
+	CHECK_STR(str(&b), "\r\033[K12 paths, 3456/s: /usr/l\\nib");
+	dcp_buf_reset(&b);
+	dcp_pr_progress(&b, 1, 2, "/aaaa/bbbb/cccc/dddd/eeee", 30);
+	CHECK_STR(str(&b), "\r\033[K1 paths, 2/s: ...cc/dddd/eeee");
+	CHECK_INT(b.len - 4, 29);
+	dcp_buf_free(&b);
+	return CHECK_DONE();
+}
