@@ -84,7 +84,7 @@ static const struct argp_option options[] = {
 	  "-r: skip entries whose name (or path, if GLOB has a '/') matches", 1 },
 	{ "dereference", 'L', NULL, 0, "Follow every symbolic link", 1 },
 	{ "follow", 0, NULL, OPTION_ALIAS, NULL, 1 },
-	{ NULL, 'H', NULL, 0, "Follow symbolic links given as PATH or in --from", 1 },
+	{ "dereference-args", 'H', NULL, 0, "Follow symbolic links given as PATH or in --from", 1 },
 	{ "no-dereference", 'P', NULL, 0, "Follow no symbolic link (default)", 1 },
 	{ "jobs", 'j', "N", 0, "Keep N lookups in flight (default 64)", 1 },
 	{ NULL, 0, NULL, 0, "What to report:", 2 },

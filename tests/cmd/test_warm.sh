@@ -87,6 +87,17 @@ test_tree_warm_leaves_everything_cached() {
 	assertEquals "every entry is cached afterwards" 0 "$(probe_misses "${ALL[@]}")"
 }
 
+# The suite's own prober, when it is built: the same verdict.
+test_dcache_probe_agrees() {
+	command -v dcache-probe >/dev/null || { startSkipping; return; }
+	run warm -r -q "$MNT"
+	assertEquals 0 "$RC"
+	run dcache-probe -r -s --json "$MNT"
+	assertEquals "dcache-probe: every entry cached: $ERR" 0 "$RC"
+	assertEquals "${#ALL[@]} ${#ALL[@]} 0" \
+		"$(json_get '" ".join(str(objs[-1][k]) for k in ("paths", "cached", "miss"))' <<<"$OUT")"
+}
+
 test_check_counts_match_the_probe() {
 	local cold
 	# Warm some entries by hand, so the tree is partly cold.
