@@ -91,7 +91,9 @@ unsigned dcp_warm_default_threads(void);
 
 /*
  * dcp_warm_new - start a run with OPTS: spawns the threads, which wait for
- * paths.  Returns 0 and stores the run in *OUT, or -errno (-EINVAL for bad
+ * paths; when the system refuses that many threads (EAGAIN: a task limit),
+ * it tries again with half as many (dcp_warm_snapshot() tells the count).
+ * Returns 0 and stores the run in *OUT, or -errno (-EINVAL for bad
  * options, -ENOMEM, or the walker's error).
  */
 int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out);

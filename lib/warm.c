@@ -553,18 +553,17 @@ static void warm_free(struct dcp_warm *w)
 	free(w);
 }
 
-int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
+static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
+		    struct dcp_warm **out)
 {
 	struct dcp_warm *w;
 	int ret = 0;
 
-	if (opts->threads > WARM_MAX_THREADS || opts->max_depth < -1)
-		return -EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->opts = *opts;
-	w->nthreads = opts->threads ? opts->threads : dcp_warm_default_threads();
+	w->nthreads = threads;
 	w->t0 = dcp_now_ns();
 
 	if (opts->flags & DCP_WARM_RECURSIVE) {
@@ -628,6 +627,19 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
 	}
 	*out = w;
 	return 0;
+}
+
+int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
+{
+	unsigned threads = opts->threads ? opts->threads : dcp_warm_default_threads();
+	int ret;
+
+	if (opts->threads > WARM_MAX_THREADS || opts->max_depth < -1)
+		return -EINVAL;
+	/* Under a task limit (ulimit -u, a container's pids.max), fewer threads. */
+	while ((ret = warm_new(opts, threads, out)) == -EAGAIN && threads > 1)
+		threads /= 2;
+	return ret;
 }
 
 int dcp_warm_add(struct dcp_warm *w, const char *path)

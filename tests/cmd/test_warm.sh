@@ -92,8 +92,11 @@ test_dcache_probe_agrees() {
 	command -v dcache-probe >/dev/null || { startSkipping; return; }
 	run warm -r -q "$MNT"
 	assertEquals 0 "$RC"
-	run dcache-probe -r -s --json "$MNT"
-	assertEquals "dcache-probe: every entry cached: $ERR" 0 "$RC"
+	run dcache-probe -r --json "$MNT"
+	# A mount elsewhere on this shared machine fails RCU walks in flight
+	# (EAGAIN); dcache-probe does not ask twice.  A real miss stays a miss.
+	[ "$RC" = 0 ] || run dcache-probe -r --json "$MNT"
+	assertEquals "dcache-probe: every entry cached: $ERR $(grep -v '"cached"' <<<"$OUT")" 0 "$RC"
 	assertEquals "${#ALL[@]} ${#ALL[@]} 0" \
 		"$(json_get '" ".join(str(objs[-1][k]) for k in ("paths", "cached", "miss"))' <<<"$OUT")"
 }
@@ -197,6 +200,21 @@ test_out_of_descriptors() {
 	assertContains "$ERR" "42 entries, 0 errors"
 	assertTrue "cached $MNT/tree/d1/keep.dat"
 	assertTrue "cached $MNT/tree/d1/f40.txt"
+}
+
+# A task limit refuses 64 threads: warm runs with fewer, and completes.
+test_task_limit() {
+	# LeakSanitizer cannot stop the world under a task limit this tight.
+	local ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	export ASAN_OPTIONS
+	run as_nobody bash -c 'ulimit -u 24 && exec "$1" -r --json "$2"' _ "$DCP_BIN/warm" "$MNT/tree"
+	assertEquals "exit status: $ERR" 0 "$RC"
+	assertTrue "fewer threads: $OUT" "[ $(json_get 'objs[-1]["jobs"]' <<<"$OUT") -lt 64 ]"
+	assertEquals 173 "$(json_get 'objs[-1]["entries"]' <<<"$OUT")"
+	assertTrue "cached $MNT/tree/x/y/z/deep"
+	run as_nobody bash -c 'ulimit -u 24 && exec "$1" --json "$2"' _ "$DCP_BIN/warm" "$MNT/a"
+	assertEquals 0 "$RC"
+	assertTrue "[ $(json_get 'objs[-1]["jobs"]' <<<"$OUT") -lt 64 ]"
 }
 
 test_unreadable_lists() {
