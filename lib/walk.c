@@ -109,7 +109,8 @@ struct dcp_walk {
 	unsigned nfds, fd_budget;
 	struct node lru;	/* sentinel of the parked list */
 	struct dcp_buf donepath; /* for dir_done, under lock */
-	unsigned nthreads;
+	unsigned nthreads;	/* workers running */
+	unsigned nworkers;	/* workers allocated (>= nthreads) */
 	struct worker *workers;
 	size_t data_off;
 };
@@ -879,7 +880,7 @@ static unsigned fd_budget(unsigned threads)
 
 static void walk_free(struct dcp_walk *w)
 {
-	for (unsigned i = 0; i < w->nthreads; i++) {
+	for (unsigned i = 0; i < w->nworkers; i++) {
 		struct worker *wk = &w->workers[i];
 
 		dcp_buf_free(&wk->path);
@@ -942,6 +943,7 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 		walk_free(w);
 		return -ENOMEM;
 	}
+	w->nworkers = threads;
 	for (unsigned i = 0; i < threads; i++) {
 		struct worker *wk = &w->workers[i];
 

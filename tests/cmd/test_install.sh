@@ -104,6 +104,22 @@ test_completions_complete_values() {
 	assertContains "paths after options" "$(cd "$DEST/usr" && complete_words cachedopen -q b)" "bin"
 }
 
+# zsh: each file is valid zsh, registers with compinit, and names every
+# long option that --help prints.
+test_zsh_completions() {
+	local c f long
+	command -v zsh >/dev/null || { startSkipping; fail "zsh is not installed"; return; }
+	for c in "${BUILT[@]}"; do
+		f="$DEST/usr/share/zsh/vendor-completions/_$c"
+		assertTrue "zsh completion for $c installed" "[ -f '$f' ]" || continue
+		assertTrue "_$c parses" "zsh -n '$f'"
+		assertEquals "compinit registers _$c" "_$c" "$(zsh -fc "fpath=('$DEST/usr/share/zsh/vendor-completions' \$fpath); autoload -Uz compinit; compinit -u -D; print \${_comps[$c]}")"
+		for long in $("$DEST/usr/bin/$c" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
+			grep -q -- "$long" "$f" || fail "_$c does not complete $long"
+		done
+	done
+}
+
 test_pkg_config_builds_a_program() {
 	local flags bin="$DEST/example"
 	flags=$(PKG_CONFIG_PATH=$DEST/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST \

@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: MIT
+/*
+ * warm - prime paths and trees into the dentry cache, as fast as the storage
+ * allows, so that later lookups (and RESOLVE_CACHED probes) hit the cache.
+ * The engine is lib/warm.c; this file parses options and prints.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <errno.h>
+#include <error.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcprobe.h"
+
+static struct env {
+	unsigned flags; /* DCP_WARM_* */
+	unsigned jobs;
+	int max_depth;
+	bool verbose;
+	bool quiet;
+	bool json;
+	bool prometheus;
+	bool null;
+	bool progress;
+	const char **excludes;
+	size_t nexcludes;
+	const char **from;
+	size_t nfrom;
+	char **paths;
+	int npaths;
+} env = {
+	.max_depth = -1,
+};
+
+const char *argp_program_version = "warm (dcprobe) " DCP_VERSION;
+const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
+
+static const char doc[] =
+"Prime each PATH into the kernel's dentry cache by looking it up (a stat of\n"
+"the full path warms every component of it), or with -r every entry of the\n"
+"trees below, with many lookups in flight at once so that a cold disk is kept\n"
+"busy.  Later lookups of these paths are served from the cache.\n"
+"\n"
+"Quiet by default: errors, and a summary on stderr (entries, errors, elapsed\n"
+"time, entries/s).  --check probes every entry with RESOLVE_CACHED before and\n"
+"after its stat and reports how many were cold, how many are now cached, and\n"
+"lists those that still miss.\n"
+"\n"
+"Exit status: 0 done, 1 (--check) some entries still miss the cache,\n"
+"2 some path or directory failed (missing, unreadable, out of descriptors)\n"
+"or output failed, 3 (--check) this kernel cannot probe, 64 usage error.\n"
+"\n"
+"EXAMPLES:\n"
+"  warm -r /usr/lib/python3            # warm a whole tree\n"
+"  warm -r -x --check /srv/app         # and say how cold it was\n"
+"  find /srv -newer /srv/.stamp -print0 | warm --null --from -\n"
+"  warm -r -j 64 --exclude '*.pyc' /opt/venv\n"
+"  warm -r --prometheus /srv > /var/lib/node_exporter/warm.prom";
+
+static const char args_doc[] = "[PATH...]";
+
+enum { OPT_JSON = 0x100, OPT_PROM, OPT_CHECK, OPT_FROM, OPT_EXCLUDE, OPT_MAXDEPTH,
+       OPT_PROGRESS, OPT_NO_PROGRESS };
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "What to warm:", 1 },
+	{ "recursive", 'r', NULL, 0, "Warm every entry of the trees below each PATH", 1 },
+	{ "from", OPT_FROM, "FILE", 0,
+	  "Also read paths from FILE ('-' for standard input), one per line", 1 },
+	{ "null", '0', NULL, 0, "Paths read with --from end with NUL, not newline", 1 },
+	{ "one-file-system", 'x', NULL, 0, "-r: stay on each PATH's filesystem", 1 },
+	{ "xdev", 0, NULL, OPTION_ALIAS, NULL, 1 },
+	{ "max-depth", OPT_MAXDEPTH, "N", 0,
+	  "-r: warm entries at most N levels below each PATH", 1 },
+	{ "exclude", OPT_EXCLUDE, "GLOB", 0,
+	  "-r: skip entries whose name (or path, if GLOB has a '/') matches", 1 },
+	{ "dereference", 'L', NULL, 0, "Follow every symbolic link", 1 },
+	{ "follow", 0, NULL, OPTION_ALIAS, NULL, 1 },
+	{ "dereference-args", 'H', NULL, 0, "Follow symbolic links given as PATH or in --from", 1 },
+	{ "no-dereference", 'P', NULL, 0, "Follow no symbolic link (default)", 1 },
+	{ "jobs", 'j', "N", 0, "Keep N lookups in flight (default 64)", 1 },
+	{ NULL, 0, NULL, 0, "What to report:", 2 },
+	{ "check", OPT_CHECK, NULL, 0,
+	  "Probe each entry before and after: count the cold ones, list any still missing", 2 },
+	{ "verbose", 'v', NULL, 0, "List every path warmed on standard output", 2 },
+	{ "quiet", 'q', NULL, 0, "No summary on standard error (errors are still shown)", 2 },
+	{ "silent", 0, NULL, OPTION_ALIAS, NULL, 2 },
+	{ "json", OPT_JSON, NULL, 0, "JSON Lines on standard output, with a summary object", 2 },
+	{ "prometheus", OPT_PROM, NULL, 0,
+	  "Metrics for node_exporter's textfile collector on standard output", 2 },
+	{ "progress", OPT_PROGRESS, NULL, 0, "Show progress even when stderr is not a terminal", 2 },
+	{ "no-progress", OPT_NO_PROGRESS, NULL, 0, "Never show progress", 2 },
+	{ 0 },
+};
+
+static int progress_mode = -1; /* -1 auto (a terminal), 0 never, 1 always */
+
+static const char **push(const char **v, size_t *n, const char *s, bool nul_end)
+{
+	const char **nv = realloc(v, (*n + 2) * sizeof(*v));
+
+	if (!nv)
+		error(DCP_EXIT_ERROR, ENOMEM, "options");
+	nv[(*n)++] = s;
+	if (nul_end)
+		nv[*n] = NULL;
+	return nv;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	uint64_t n;
+
+	switch (key) {
+	case 'r':
+		env.flags |= DCP_WARM_RECURSIVE;
+		break;
+	case OPT_FROM:
+		env.from = push(env.from, &env.nfrom, arg, false);
+		break;
+	case '0':
+		env.null = true;
+		break;
+	case 'x':
+		env.flags |= DCP_WARM_XDEV;
+		break;
+	case OPT_MAXDEPTH:
+		if (dcp_parse_u64(arg, 0, INT32_MAX, &n) < 0)
+			argp_error(state, "invalid --max-depth '%s': a whole number is needed", arg);
+		env.max_depth = (int)n;
+		break;
+	case OPT_EXCLUDE:
+		if (!*arg)
+			argp_error(state, "an empty --exclude GLOB matches nothing");
+		env.excludes = push(env.excludes, &env.nexcludes, arg, true);
+		break;
+	case 'L':
+		env.flags |= DCP_WARM_FOLLOW;
+		env.flags &= ~DCP_WARM_FOLLOW_ROOTS;
+		break;
+	case 'H':
+		env.flags |= DCP_WARM_FOLLOW_ROOTS;
+		env.flags &= ~DCP_WARM_FOLLOW;
+		break;
+	case 'P':
+		env.flags &= ~(DCP_WARM_FOLLOW | DCP_WARM_FOLLOW_ROOTS);
+		break;
+	case 'j':
+		if (dcp_parse_u64(arg, 1, 1024, &n) < 0)
+			argp_error(state, "invalid --jobs '%s': a number from 1 to 1024 is needed", arg);
+		env.jobs = (unsigned)n;
+		break;
+	case OPT_CHECK:
+		env.flags |= DCP_WARM_CHECK;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case 'q':
+		env.quiet = true;
+		break;
+	case OPT_JSON:
+		env.json = true;
+		break;
+	case OPT_PROM:
+		env.prometheus = true;
+		break;
+	case OPT_PROGRESS:
+		progress_mode = 1;
+		break;
+	case OPT_NO_PROGRESS:
+		progress_mode = 0;
+		break;
+	case ARGP_KEY_ARG:
+		if (!*arg)
+			argp_error(state, "an empty PATH names nothing");
+		return ARGP_ERR_UNKNOWN;
+	case ARGP_KEY_ARGS:
+		env.paths = state->argv + state->next;
+		env.npaths = state->argc - state->next;
+		break;
+	case ARGP_KEY_END:
+		if (!env.npaths && !env.nfrom)
+			argp_error(state, "no PATH given (and no --from)");
+		if (env.json && env.prometheus)
+			argp_error(state, "--json and --prometheus exclude each other");
+		if (env.prometheus && env.verbose)
+			argp_error(state, "--prometheus and --verbose exclude each other");
+		if (!(env.flags & DCP_WARM_RECURSIVE)) {
+			if (env.flags & DCP_WARM_XDEV)
+				argp_error(state, "-x needs -r");
+			if (env.max_depth >= 0)
+				argp_error(state, "--max-depth needs -r");
+			if (env.nexcludes)
+				argp_error(state, "--exclude needs -r");
+		}
+		if (env.null && !env.nfrom)
+			argp_error(state, "--null needs --from");
+		for (size_t i = 0, dash = 0; i < env.nfrom; i++)
+			if (strcmp(env.from[i], "-") == 0 && ++dash > 1)
+				argp_error(state, "standard input can be read only once");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = {
+	.options = options,
+	.parser = parse_arg,
+	.args_doc = args_doc,
+	.doc = doc,
+};
+
+/* --- output: one buffer per worker thread, written whole lines at a time */
+
+static struct dcp_buf *outbufs; /* one per worker, plus one for main */
+static unsigned nbufs;
+static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t err_mu = PTHREAD_MUTEX_INITIALIZER;
+static int out_err;		 /* first -errno writing stdout */
+static atomic_ullong bad_input;	 /* errors outside the engine: --from, paths */
+static bool progress_shown;	 /* under err_mu: a progress line is on screen */
+
+static void flush_out(struct dcp_buf *b)
+{
+	pthread_mutex_lock(&out_mu);
+	if (!out_err) {
+		int ret = dcp_buf_write(b, STDOUT_FILENO);
+
+		if (ret < 0)
+			out_err = ret;
+	}
+	dcp_buf_reset(b);
+	pthread_mutex_unlock(&out_mu);
+}
+
+/* Write a message to stderr, clearing a progress line first. */
+static void say(struct dcp_buf *b)
+{
+	pthread_mutex_lock(&err_mu);
+	if (progress_shown) {
+		(void)!write(STDERR_FILENO, "\r\033[K", 4);
+		progress_shown = false;
+	}
+	dcp_buf_write(b, STDERR_FILENO);
+	pthread_mutex_unlock(&err_mu);
+}
+
+static void warn_path(const char *path, size_t len, const char *what, int err)
+{
+	struct dcp_buf b = DCP_BUF_INIT;
+
+	dcp_buf_printf(&b, "%s: ", program_invocation_name);
+	dcp_buf_quote(&b, path, len);
+	dcp_buf_printf(&b, ": %s%s\n", what, strerror(err));
+	say(&b);
+	dcp_buf_free(&b);
+}
+
+static const char *state_of(int ret)
+{
+	return dcp_state_name(dcp_state_of_errno(ret));
+}
+
+static void json_event(struct dcp_buf *b, const struct dcp_warm_event *ev)
+{
+	bool check = env.flags & DCP_WARM_CHECK;
+
+	if (ev->op == DCP_WARM_OP_DIR) {
+		dcp_buf_puts(b, "{\"type\":\"error\",\"path\":");
+		dcp_buf_json_str(b, ev->path, ev->pathlen);
+		dcp_buf_puts(b, ",\"op\":\"readdir\"");
+	} else {
+		dcp_buf_puts(b, "{\"type\":\"path\",\"path\":");
+		dcp_buf_json_str(b, ev->path, ev->pathlen);
+		dcp_buf_printf(b, ",\"warmed\":%s", ev->err ? "false" : "true");
+		if (check)
+			dcp_buf_printf(b, ",\"before\":\"%s\",\"after\":\"%s\"",
+				       state_of(ev->before), state_of(ev->after));
+	}
+	if (ev->err) {
+		dcp_buf_printf(b, ",\"errno\":\"%s\",\"message\":", dcp_errno_name(ev->err));
+		dcp_buf_json_str(b, strerror(ev->err), strlen(strerror(ev->err)));
+	}
+	dcp_buf_puts(b, "}\n");
+}
+
+/* Called on the engine's threads: errors, still-missing entries, -v. */
+static void report(const struct dcp_warm_event *ev, void *arg)
+{
+	struct dcp_buf *b = &outbufs[ev->worker];
+	bool check = env.flags & DCP_WARM_CHECK;
+
+	(void)arg;
+	if (env.json) {
+		if (ev->err || env.verbose || (check && ev->after == -EAGAIN))
+			json_event(b, ev);
+	} else {
+		if (ev->err)
+			warn_path(ev->path, ev->pathlen,
+				  ev->op == DCP_WARM_OP_DIR ? "cannot read directory: " : "",
+				  ev->err);
+		if (ev->op == DCP_WARM_OP_STAT && !env.prometheus &&
+		    (env.verbose || (check && ev->after == -EAGAIN))) {
+			if (check)
+				dcp_buf_printf(b, "%s %s ", state_of(ev->before),
+					       state_of(ev->after));
+			dcp_buf_quote(b, ev->path, ev->pathlen);
+			dcp_buf_putc(b, '\n');
+		}
+	}
+	if (b->len > 65536 || (ev->err && env.json))
+		flush_out(b);
+}
+
+/* --- progress ------------------------------------------------------------ */
+
+static struct dcp_warm *run;
+
+static void tick(void *arg)
+{
+	struct dcp_warm_stats st;
+	struct dcp_buf b = DCP_BUF_INIT;
+	double s;
+
+	(void)arg;
+	dcp_warm_snapshot(run, &st);
+	s = (double)st.elapsed_ns / 1e9;
+	dcp_buf_printf(&b, "\r\033[K%s: %llu entries, %llu errors, %.0f/s",
+		       program_invocation_name, (unsigned long long)st.entries,
+		       (unsigned long long)st.errors, s > 0 ? (double)st.entries / s : 0.0);
+	pthread_mutex_lock(&err_mu);
+	dcp_buf_write(&b, STDERR_FILENO);
+	progress_shown = true;
+	pthread_mutex_unlock(&err_mu);
+	dcp_buf_free(&b);
+}
+
+/* --- the run -------------------------------------------------------------- */
+
+static void add_path(const char *path)
+{
+	int ret = dcp_warm_add(run, path);
+
+	if (ret == -ENOMEM) {
+		warn_path(path, strlen(path), "", ENOMEM);
+		bad_input++;
+	} else if (ret < 0) {
+		error(DCP_EXIT_ERROR, -ret, "warming stopped");
+	}
+}
+
+static void add_from(const char *file)
+{
+	struct dcp_pathlist *pl;
+	const char *path;
+	int ret;
+
+	ret = dcp_pathlist_open(file, env.null, &pl);
+	if (ret < 0) {
+		warn_path(file, strlen(file), "cannot read list: ", -ret);
+		bad_input++;
+		return;
+	}
+	while ((ret = dcp_pathlist_next(pl, &path, NULL)) != 0) {
+		if (ret == -EINVAL) {
+			struct dcp_buf b = DCP_BUF_INIT;
+
+			dcp_buf_printf(&b, "%s: ", program_invocation_name);
+			dcp_buf_quote(&b, file, strlen(file));
+			dcp_buf_printf(&b, ": record %zu contains a NUL byte (use --null)\n",
+				       dcp_pathlist_record(pl));
+			say(&b);
+			dcp_buf_free(&b);
+			bad_input++;
+			continue;
+		}
+		if (ret < 0) {
+			warn_path(file, strlen(file), "read error: ", -ret);
+			bad_input++;
+			break;
+		}
+		add_path(path);
+	}
+	dcp_pathlist_close(pl);
+}
+
+static void summary_text(const struct dcp_warm_stats *st, double secs, double rate)
+{
+	struct dcp_buf b = DCP_BUF_INIT;
+
+	dcp_buf_printf(&b, "%s: %llu entries", program_invocation_name,
+		       (unsigned long long)st->entries);
+	if (env.flags & DCP_WARM_CHECK)
+		dcp_buf_printf(&b, ": %llu were cold, %llu now cached (%llu newly warmed), "
+			       "%llu still miss",
+			       (unsigned long long)st->cold, (unsigned long long)st->cached_after,
+			       (unsigned long long)st->newly_warmed,
+			       (unsigned long long)st->still_miss);
+	dcp_buf_printf(&b, ", %llu errors in %.3f s (%.0f entries/s)\n",
+		       (unsigned long long)st->errors, secs, rate);
+	say(&b);
+	dcp_buf_free(&b);
+}
+
+static void summary_json(struct dcp_buf *b, const struct dcp_warm_stats *st,
+			 double secs, double rate, unsigned jobs, int status)
+{
+	dcp_buf_printf(b, "{\"type\":\"summary\",\"entries\":%llu,\"errors\":%llu",
+		       (unsigned long long)st->entries, (unsigned long long)st->errors);
+	if (env.flags & DCP_WARM_CHECK)
+		dcp_buf_printf(b, ",\"cold\":%llu,\"cached_before\":%llu,\"cached_after\":%llu,"
+			       "\"newly_warmed\":%llu,\"still_miss\":%llu",
+			       (unsigned long long)st->cold, (unsigned long long)st->cached_before,
+			       (unsigned long long)st->cached_after,
+			       (unsigned long long)st->newly_warmed,
+			       (unsigned long long)st->still_miss);
+	dcp_buf_printf(b, ",\"elapsed_s\":%.6f,\"entries_per_s\":%.1f,\"jobs\":%u,\"status\":%d}\n",
+		       secs, rate, jobs, status);
+}
+
+static void prom_metric(struct dcp_buf *b, const char *name, const char *help,
+			int decimals, double v)
+{
+	dcp_buf_printf(b, "# HELP dcprobe_warm_%s %s\n# TYPE dcprobe_warm_%s gauge\n",
+		       name, help, name);
+	dcp_buf_printf(b, "dcprobe_warm_%s %.*f\n", name, decimals, v);
+}
+
+static void summary_prom(struct dcp_buf *b, const struct dcp_warm_stats *st, double secs)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	prom_metric(b, "entries", "Entries looked up by the last warm run.", 0,
+		    (double)st->entries);
+	prom_metric(b, "errors", "Paths and directories that failed in the last warm run.",
+		    0, (double)st->errors);
+	if (env.flags & DCP_WARM_CHECK) {
+		prom_metric(b, "cold_entries",
+			    "Entries that missed the dentry cache before the last warm run.",
+			    0, (double)st->cold);
+		prom_metric(b, "cached_entries",
+			    "Entries served from the dentry cache after the last warm run.",
+			    0, (double)st->cached_after);
+		prom_metric(b, "still_miss_entries",
+			    "Entries that still missed the dentry cache after the last warm run.",
+			    0, (double)st->still_miss);
+	}
+	prom_metric(b, "duration_seconds", "Wall time of the last warm run.", 6, secs);
+	prom_metric(b, "last_run_timestamp_seconds", "When the last warm run ended.", 3,
+		    (double)now.tv_sec + (double)now.tv_nsec / 1e9);
+}
+
+int main(int argc, char **argv)
+{
+	struct dcp_warm_opts opts;
+	struct dcp_warm_stats st;
+	struct dcp_progress *prog = NULL;
+	struct dcp_buf *mainbuf;
+	double secs, rate;
+	int ret, status;
+
+	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (ret)
+		return DCP_EXIT_USAGE;
+
+	if (env.flags & DCP_WARM_CHECK) {
+		ret = dcp_probe_support();
+		if (ret < 0) {
+			error(0, 0, "%s", dcp_unsupported_reason(ret));
+			return DCP_EXIT_UNSUPPORTED;
+		}
+	}
+	if (env.verbose)
+		env.flags |= DCP_WARM_REPORT_ALL;
+
+	opts = (struct dcp_warm_opts){
+		.flags = env.flags,
+		.threads = env.jobs,
+		.max_depth = env.max_depth,
+		.excludes = env.excludes,
+		.report = report,
+	};
+	ret = dcp_warm_new(&opts, &run);
+	if (ret < 0)
+		error(DCP_EXIT_ERROR, -ret, "cannot start");
+	nbufs = dcp_warm_threads(run) + 1;
+	outbufs = calloc(nbufs, sizeof(*outbufs));
+	if (!outbufs)
+		error(DCP_EXIT_ERROR, ENOMEM, "cannot start");
+	mainbuf = &outbufs[nbufs - 1];
+
+	if (progress_mode == 1 ||
+	    (progress_mode < 0 && isatty(STDERR_FILENO) &&
+	     !(env.verbose && !env.json && isatty(STDOUT_FILENO))))
+		dcp_progress_start(tick, NULL, 500000000, 250000000, &prog);
+
+	for (int i = 0; i < env.npaths; i++)
+		add_path(env.paths[i]);
+	for (size_t i = 0; i < env.nfrom; i++)
+		add_from(env.from[i]);
+
+	/* The timer reads the run: stop it before the run is freed. */
+	ret = dcp_warm_wait(run);
+	if (dcp_progress_stop(prog) > 0) {
+		pthread_mutex_lock(&err_mu);
+		if (progress_shown)
+			(void)!write(STDERR_FILENO, "\r\033[K", 4);
+		progress_shown = false;
+		pthread_mutex_unlock(&err_mu);
+	}
+	dcp_warm_finish(run, &st);
+	run = NULL;
+	if (ret < 0)
+		error(0, -ret, "warming failed");
+	for (unsigned i = 0; i + 1 < nbufs; i++)
+		flush_out(&outbufs[i]);
+
+	st.errors += bad_input;
+	secs = (double)st.elapsed_ns / 1e9;
+	rate = secs > 0 ? (double)st.entries / secs : 0;
+	if (st.errors || ret < 0)
+		status = DCP_EXIT_ERROR;
+	else if (st.still_miss)
+		status = DCP_EXIT_COLD;
+	else
+		status = DCP_EXIT_OK;
+
+	if (env.json)
+		summary_json(mainbuf, &st, secs, rate, st.jobs, status);
+	else if (env.prometheus)
+		summary_prom(mainbuf, &st, secs);
+	flush_out(mainbuf);
+	if (!env.json && !env.quiet)
+		summary_text(&st, secs, rate);
+
+	if (out_err || (close(STDOUT_FILENO) < 0 && errno != EBADF)) {
+		error(0, out_err ? -out_err : errno, "write error");
+		return DCP_EXIT_ERROR;
+	}
+	for (unsigned i = 0; i < nbufs; i++)
+		dcp_buf_free(&outbufs[i]);
+	free(outbufs);
+	free(env.excludes);
+	free(env.from);
+	return status;
+}

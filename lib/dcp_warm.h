@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_warm.h - the stat priming engine behind warm(1).
+ *
+ * Warming a path means looking it up once, so that later lookups are served
+ * from the dentry cache.  A lookup of "a/b/c" looks up a, a/b and a/b/c, so
+ * one stat of a full path warms the whole chain.  Trees are warmed with the
+ * shared walker (dcp_walk.h): its worker threads are the pool of lookups in
+ * flight, each entry is stat'ed relative to its directory's descriptor, in
+ * inode order, and directories the walker is about to open are not stat'ed
+ * (opening them looks them up).  Plain path lists go through a pool of
+ * threads of the same size.
+ *
+ * With DCP_WARM_CHECK every entry is also probed with RESOLVE_CACHED before
+ * and after its stat, so a run reports how much was cold and whether the
+ * stat made it cached.
+ */
+#ifndef DCP_WARM_H
+#define DCP_WARM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dcp_warm;
+
+/* dcp_warm_opts.flags */
+enum {
+	DCP_WARM_RECURSIVE = 1 << 0,	/* -r: warm whole trees below each path */
+	DCP_WARM_FOLLOW = 1 << 1,	/* -L: follow every symlink */
+	DCP_WARM_FOLLOW_ROOTS = 1 << 2, /* -H: follow symlinks given as paths */
+	DCP_WARM_XDEV = 1 << 3,		/* -x: stay on each path's filesystem */
+	DCP_WARM_CHECK = 1 << 4,	/* probe before and after each stat */
+	DCP_WARM_REPORT_ALL = 1 << 5,	/* call report() for every entry */
+};
+
+/* What an event is about. */
+enum dcp_warm_op {
+	DCP_WARM_OP_STAT = 0, /* the entry was warmed (or its stat failed) */
+	DCP_WARM_OP_DIR = 1,  /* a directory could not be opened or listed */
+};
+
+/* One entry, as the report callback sees it. */
+struct dcp_warm_event {
+	const char *path; /* full path, NUL-terminated */
+	size_t pathlen;
+	enum dcp_warm_op op;
+	int err;	   /* 0, or the positive errno of the failed operation */
+	int before;	   /* DCP_WARM_CHECK: probe result before, 0 or -errno */
+	int after;	   /* DCP_WARM_CHECK: probe result after, 0 or -errno */
+	unsigned char type; /* DT_* as listed; DT_UNKNOWN for paths given */
+	int depth;	   /* 0 for a path given */
+	unsigned worker;   /* index of the calling thread */
+};
+
+struct dcp_warm_opts {
+	unsigned flags;
+	unsigned threads; /* lookups in flight; 0 = dcp_warm_default_threads() */
+	int max_depth;	  /* -r: deepest depth warmed, -1 unlimited */
+	const char *const *excludes; /* -r: fnmatch(3) globs, as dcp_walk_opts */
+	/*
+	 * report - called on the worker threads, concurrently (ev->worker tells
+	 * which thread, 0 .. dcp_warm_threads()-1): for every failed entry,
+	 * for every entry that still misses after DCP_WARM_CHECK, and for every
+	 * entry with DCP_WARM_REPORT_ALL.  Optional.
+	 */
+	void (*report)(const struct dcp_warm_event *ev, void *arg);
+	void *arg;
+};
+
+/* Counts over a run (from a snapshot or at the end). */
+struct dcp_warm_stats {
+	uint64_t entries;	/* entries warmed (stat'ed or opened) */
+	uint64_t errors;	/* failed stats and unreadable directories */
+	/* DCP_WARM_CHECK only: */
+	uint64_t cold;		/* missed the cache before (EAGAIN) */
+	uint64_t cached_before; /* cached or negative before */
+	uint64_t cached_after;	/* cached or negative after */
+	uint64_t newly_warmed;	/* missed before, cached after */
+	uint64_t still_miss;	/* still EAGAIN after the stat */
+	uint64_t elapsed_ns;	/* since dcp_warm_new() */
+	unsigned jobs;		/* lookups in flight: -j, or fewer when the
+				 * walker lacked descriptors for that many */
+};
+
+/*
+ * dcp_warm_default_threads - how many lookups a run keeps in flight by
+ * default: many more than CPUs, because a cold lookup waits on the disk.
+ */
+unsigned dcp_warm_default_threads(void);
+
+/*
+ * dcp_warm_new - start a run with OPTS: spawns the threads, which wait for
+ * paths; when the system refuses that many threads (EAGAIN: a task limit),
+ * it tries again with half as many (dcp_warm_snapshot() tells the count).
+ * Returns 0 and stores the run in *OUT, or -errno (-EINVAL for bad
+ * options, -ENOMEM, or the walker's error).
+ */
+int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out);
+
+/*
+ * dcp_warm_add - queue PATH (copied): a tree root with DCP_WARM_RECURSIVE,
+ * otherwise one path.  Blocks while many paths are queued, so a long list
+ * streams in flat memory.  Returns 0, -ECANCELED after a failure of the
+ * run, or -ENOMEM.
+ */
+int dcp_warm_add(struct dcp_warm *w, const char *path);
+
+/*
+ * dcp_warm_threads - the number of threads that may call report(): with
+ * DCP_WARM_RECURSIVE the walker's and the stat pool's, ev->worker below it.
+ */
+unsigned dcp_warm_threads(const struct dcp_warm *w);
+
+/*
+ * dcp_warm_snapshot - the counts so far, safe to call from another thread
+ * while the run goes on (for progress lines); a moment's counts, not exact.
+ */
+void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st);
+
+/*
+ * dcp_warm_wait - wait until every queued path is warmed and stop the
+ * threads; the run stays valid (dcp_warm_snapshot() gives the final counts)
+ * until dcp_warm_finish(), so a progress timer can be stopped in between.
+ * No path can be added afterwards.  Returns as dcp_warm_finish().
+ */
+int dcp_warm_wait(struct dcp_warm *w);
+
+/*
+ * dcp_warm_finish - dcp_warm_wait() if not done yet, store the final counts
+ * in *ST (if not NULL) and free the run.  Returns 0, or the -errno of a
+ * failure of the engine itself (not of a path: those are counted as errors
+ * and reported).
+ */
+int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st);
+
+#endif

@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: MIT
+/*
+ * warm.c - the stat priming engine: lookups in flight on many threads.
+ *
+ * Trees go through the shared walker (walk.c), whose worker threads are the
+ * pool: the visitor stats each entry relative to its directory's descriptor
+ * before the walker touches it, in inode order.  Directories the walker is
+ * about to open are not stat'ed, because opening them looks them up.  A
+ * plain list of paths goes through a small pool of its own: one statx() of
+ * the full path per entry warms every component of the chain.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcp_probe.h"
+#include "dcp_report.h"
+#include "dcp_util.h"
+#include "dcp_walk.h"
+#include "dcp_warm.h"
+
+/*
+ * A lookup that misses sleeps on the disk, so the best count is set by the
+ * storage's queue, not by the CPUs.  Measured cold on a copy of /usr
+ * (157,661 entries, virtio disk, 2 CPUs; tests/bench/bench-warm.sh): medians
+ * 1.85 s at -j8, 1.55 s at 16, 1.38 s at 32, 1.27 s at 64, and 32-128 within
+ * noise of each other in a second sweep.
+ */
+#define WARM_DEFAULT_THREADS 64
+#define WARM_MAX_THREADS 1024
+#define WARM_QUEUE 1024 /* paths queued for the list pool */
+
+/* Counters of one worker: a single writer, read by snapshots. */
+struct wstats {
+	_Atomic uint64_t n[7];
+} __attribute__((aligned(64)));
+
+enum { S_ENTRIES, S_ERRORS, S_COLD, S_CACHED_BEFORE, S_CACHED_AFTER,
+       S_NEWLY, S_STILL_MISS };
+
+struct dcp_warm {
+	struct dcp_warm_opts opts;
+	unsigned nthreads;
+	struct wstats *ws;
+	uint64_t t0;
+	int failed; /* -errno of the engine itself */
+	bool waited; /* dcp_warm_wait() ran: threads are gone */
+	int wait_ret;
+	uint64_t elapsed_ns;
+
+	/* recursive: the walker, and the stat pool its visitor feeds */
+	struct dcp_walk *walk;
+	unsigned walkers;	 /* walker threads: workers 0 .. walkers-1 */
+	struct pending *pend;	 /* per walker thread: the batch being filled */
+	struct batch *bq_head, **bq_tail;
+	size_t bq_len;
+	_Atomic unsigned dups;	 /* directory descriptors held by the pool */
+	unsigned max_dups;
+
+	/* lists: a bounded queue of paths and the threads that stat them */
+	pthread_t *tids;
+	unsigned started;
+	pthread_mutex_t mu;
+	pthread_cond_t not_empty, not_full;
+	char *queue[WARM_QUEUE];
+	size_t head, count;
+	bool closing;
+};
+
+/*
+ * The stat pool.  The walker visits all entries of a directory on one
+ * thread; a directory of 20,000 files would be stat'ed one at a time, each
+ * stat waiting for the disk.  So the visitor only collects the entries it
+ * can hand off (those the walker will not touch again: not directories it
+ * opens, not DT_UNKNOWN entries it stats) into batches of consecutive
+ * inodes, and a pool of threads stats the batches in parallel, relative to
+ * a duplicate of the directory's descriptor.  The walker's threads go on
+ * listing directories meanwhile.  When no descriptor can be spared, the
+ * visitor stats the entry itself.
+ */
+#define BATCH 64
+#define INLINE 32 /* entries of a directory stat'ed by the visitor first */
+#define MAX_QUEUED_BATCHES 4096
+
+struct sdir {
+	int fd;		    /* dup() of the walker's directory descriptor */
+	_Atomic unsigned refs; /* the pending slot + one per batch */
+};
+
+struct bent {
+	size_t off;	  /* path in batch.paths */
+	size_t pathlen;
+	size_t namelen;
+	int before;	  /* --check: the walker's probe */
+	unsigned char type;
+};
+
+struct batch {
+	struct batch *next;
+	struct sdir *dir;
+	int depth;
+	unsigned n;
+	struct bent ent[BATCH];
+	struct dcp_buf paths;
+};
+
+struct worker_arg {
+	struct dcp_warm *w;
+	unsigned index;
+};
+
+/* What a walker thread is filling: entries of one directory. */
+struct pending {
+	const struct dcp_dir *dir; /* identity of the directory: pointer, dev, ino */
+	dev_t dev;
+	ino_t ino;
+	struct sdir *sd;	   /* NULL: stat in the visitor (no descriptor) */
+	struct batch *b;
+	unsigned seen;		   /* entries of this directory so far */
+	bool nodup;		   /* no descriptor could be had for it */
+} __attribute__((aligned(64)));
+
+unsigned dcp_warm_default_threads(void)
+{
+	return WARM_DEFAULT_THREADS;
+}
+
+static inline void bump(struct wstats *s, int i)
+{
+	/* One writer per counter: a relaxed load and store, no locked add. */
+	atomic_store_explicit(&s->n[i],
+			      atomic_load_explicit(&s->n[i], memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/*
+ * Look NAME up relative to DIRFD and tell whether it is a directory.  The
+ * lookup reads the inode itself, so statx() costs nothing more; no
+ * automount is triggered.  Following a dangling or looping symlink still
+ * warms the link itself: only a failure of the link's own lookup is an error.
+ */
+static int warm_one(int dirfd, const char *name, bool follow, bool *isdir)
+{
+	struct statx stx;
+	int flags = AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC;
+
+	*isdir = false;
+	if (statx(dirfd, name, flags | (follow ? 0 : AT_SYMLINK_NOFOLLOW), STATX_TYPE,
+		  &stx) == 0) {
+		*isdir = S_ISDIR(stx.stx_mode);
+		return 0;
+	}
+	if (follow && (errno == ENOENT || errno == ELOOP) &&
+	    statx(dirfd, name, flags | AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) == 0)
+		return 0;
+	return errno;
+}
+
+/*
+ * A RESOLVE_CACHED walk also fails with EAGAIN when a seqcount moved under
+ * it (a mount or unmount anywhere on the system, a rename): a real miss
+ * stays a miss, so asking again costs a few cheap syscalls and removes
+ * the false ones.  A missed probe does no I/O: retrying perturbs nothing.
+ */
+static int probe(int dirfd, const char *name, unsigned flags)
+{
+	int ret = dcp_probe_at(dirfd, name, flags);
+
+	for (int i = 0; ret == -EAGAIN && i < 2; i++)
+		ret = dcp_probe_at(dirfd, name, flags);
+	return ret;
+}
+
+static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
+{
+	struct wstats *s = &w->ws[ev->worker];
+	unsigned fl = w->opts.flags;
+	bool tell = fl & DCP_WARM_REPORT_ALL;
+
+	bump(s, S_ENTRIES);
+	if (ev->err) {
+		bump(s, S_ERRORS);
+		tell = true;
+	}
+	if (fl & DCP_WARM_CHECK) {
+		bool was = ev->before == 0 || ev->before == -ENOENT;
+		bool is = ev->after == 0 || ev->after == -ENOENT;
+
+		if (ev->before == -EAGAIN)
+			bump(s, S_COLD);
+		if (was)
+			bump(s, S_CACHED_BEFORE);
+		if (is)
+			bump(s, S_CACHED_AFTER);
+		if (ev->before == -EAGAIN && is)
+			bump(s, S_NEWLY);
+		if (ev->after == -EAGAIN) {
+			bump(s, S_STILL_MISS);
+			tell = true;
+		}
+	}
+	if (tell && w->opts.report)
+		w->opts.report(ev, w->opts.arg);
+}
+
+/*
+ * Warm one entry and account for it.  STAT false: the walker opens this
+ * directory next, which looks it up, so a stat would be a wasted syscall.
+ */
+static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
+		      const char *name, bool follow, bool stat, bool *isdir,
+		      const int *before)
+{
+	unsigned pflags = follow ? DCP_FOLLOW : 0;
+	bool check = w->opts.flags & DCP_WARM_CHECK;
+
+	/* d_type says it is no directory: the cheaper probe applies. */
+	if (ev->type != DT_DIR && ev->type != DT_UNKNOWN && !(follow && ev->type == DT_LNK))
+		pflags |= DCP_NOTDIR;
+	if (check && before && *before != -EAGAIN)
+		ev->before = *before; /* the walker probed it, in a batch */
+	else if (check)
+		ev->before = probe(dirfd, name, pflags);
+	if (stat || check)
+		ev->err = warm_one(dirfd, name, follow, isdir);
+	if (check)
+		ev->after = probe(dirfd, name, pflags);
+	account(w, ev);
+	return ev->err;
+}
+
+/* --- trees: the walker's visitor and the stat pool ---------------------- */
+
+static void sdir_put(struct dcp_warm *w, struct sdir *sd)
+{
+	if (atomic_fetch_sub(&sd->refs, 1) == 1) {
+		close(sd->fd);
+		atomic_fetch_sub(&w->dups, 1);
+		free(sd);
+	}
+}
+
+static struct sdir *sdir_new(struct dcp_warm *w, int dirfd)
+{
+	struct sdir *sd;
+
+	if (atomic_fetch_add(&w->dups, 1) >= w->max_dups)
+		goto none;
+	sd = malloc(sizeof(*sd));
+	if (!sd)
+		goto none;
+	sd->fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (sd->fd < 0) {
+		free(sd);
+		goto none;
+	}
+	atomic_init(&sd->refs, 1);
+	return sd;
+none:
+	atomic_fetch_sub(&w->dups, 1);
+	return NULL;
+}
+
+static void batch_submit(struct dcp_warm *w, struct batch *b)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->bq_len >= MAX_QUEUED_BATCHES)
+		pthread_cond_wait(&w->not_full, &w->mu);
+	b->next = NULL;
+	*w->bq_tail = b;
+	w->bq_tail = &b->next;
+	w->bq_len++;
+	pthread_cond_signal(&w->not_empty);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* The walker thread moves on: hand off what it collected. */
+static void pending_flush(struct dcp_warm *w, struct pending *p)
+{
+	if (p->b) {
+		batch_submit(w, p->b);
+		p->b = NULL;
+	}
+	if (p->sd)
+		sdir_put(w, p->sd);
+	p->sd = NULL;
+	p->dir = NULL;
+}
+
+/* Queue E for the pool; false when it must be stat'ed right here. */
+static bool pending_add(struct dcp_warm *w, const struct dcp_entry *e)
+{
+	struct pending *p = &w->pend[e->worker];
+	struct batch *b;
+	size_t namelen;
+
+	if (p->dir != e->dir || p->dev != e->dir->dev || p->ino != e->dir->ino) {
+		pending_flush(w, p);
+		p->dir = e->dir;
+		p->dev = e->dir->dev;
+		p->ino = e->dir->ino;
+		p->seen = 0;
+		p->nodup = false;
+	}
+	/*
+	 * Most directories are small: handing their entries to another
+	 * thread costs more than it saves.  Only past INLINE entries is a
+	 * directory big enough to be split.
+	 */
+	if (++p->seen <= INLINE || p->nodup)
+		return false;
+	if (!p->sd) {
+		p->sd = sdir_new(w, e->dirfd);
+		if (!p->sd) {
+			p->nodup = true;
+			return false;
+		}
+	}
+	if (!p->b) {
+		p->b = calloc(1, sizeof(*p->b));
+		if (!p->b)
+			return false;
+		p->b->dir = p->sd;
+		p->b->depth = e->depth;
+		atomic_fetch_add(&p->sd->refs, 1);
+	}
+	b = p->b;
+	namelen = strlen(e->name);
+	b->ent[b->n] = (struct bent){ b->paths.len, e->pathlen, namelen, e->probe, e->type };
+	dcp_buf_add(&b->paths, e->path, e->pathlen + 1);
+	if (b->paths.oom) {
+		/* Keep what was queued; this entry is stat'ed here. */
+		b->paths.oom = false;
+		b->paths.len = b->ent[b->n].off;
+		return false;
+	}
+	if (++b->n == BATCH) {
+		batch_submit(w, b);
+		p->b = NULL;
+	}
+	return true;
+}
+
+static void *pool_worker(void *arg)
+{
+	struct worker_arg *wa = arg;
+	struct dcp_warm *w = wa->w;
+	unsigned index = wa->index;
+	bool follow = w->opts.flags & DCP_WARM_FOLLOW;
+
+	free(wa);
+	for (;;) {
+		struct batch *b;
+		bool isdir;
+
+		pthread_mutex_lock(&w->mu);
+		while (!w->bq_head && !w->closing)
+			pthread_cond_wait(&w->not_empty, &w->mu);
+		b = w->bq_head;
+		if (!b) {
+			pthread_mutex_unlock(&w->mu);
+			return NULL;
+		}
+		w->bq_head = b->next;
+		if (!w->bq_head)
+			w->bq_tail = &w->bq_head;
+		w->bq_len--;
+		pthread_cond_signal(&w->not_full);
+		pthread_mutex_unlock(&w->mu);
+
+		for (unsigned i = 0; i < b->n; i++) {
+			const struct bent *be = &b->ent[i];
+			const char *path = b->paths.data + be->off;
+			struct dcp_warm_event ev = {
+				.path = path, .pathlen = be->pathlen, .op = DCP_WARM_OP_STAT,
+				.type = be->type, .depth = b->depth, .worker = index,
+			};
+
+			warm_entry(w, &ev, b->dir->fd, path + be->pathlen - be->namelen,
+				   follow, true, &isdir, &be->before);
+		}
+		sdir_put(w, b->dir);
+		dcp_buf_free(&b->paths);
+		free(b);
+	}
+}
+
+static int visit(const struct dcp_entry *e, void *arg)
+{
+	struct dcp_warm *w = arg;
+	unsigned fl = w->opts.flags;
+	bool root = e->depth == 0;
+	bool follow = (fl & DCP_WARM_FOLLOW) || (root && (fl & DCP_WARM_FOLLOW_ROOTS));
+	bool opens = !root && e->type == DT_DIR &&
+		     (w->opts.max_depth < 0 || e->depth < w->opts.max_depth);
+	struct dcp_warm_event ev = {
+		.path = e->path, .pathlen = e->pathlen, .op = DCP_WARM_OP_STAT,
+		.type = e->type, .depth = e->depth, .worker = e->worker,
+	};
+	bool isdir = true;
+
+	/*
+	 * The walker stats DT_UNKNOWN entries (and, with -L, symlinks) right
+	 * after this returns: those must be warmed (and probed) here, first.
+	 */
+	if (!root && !opens && e->type != DT_UNKNOWN && !(follow && e->type == DT_LNK) &&
+	    pending_add(w, e))
+		return DCP_WALK_DESCEND;
+	/*
+	 * A root is stat'ed by its full path: that warms its whole chain.  A
+	 * root that failed or is no directory is not for the walker to open.
+	 */
+	if (warm_entry(w, &ev, e->dirfd, e->name, follow, !opens, &isdir,
+		       root ? NULL : &e->probe) ||
+	    (root && !isdir))
+		return DCP_WALK_PRUNE;
+	return DCP_WALK_DESCEND;
+}
+
+static void walk_error(const struct dcp_entry *e, int err, void *arg)
+{
+	struct dcp_warm *w = arg;
+	struct wstats *s = &w->ws[e->worker];
+	struct dcp_warm_event ev = {
+		.path = e->path, .pathlen = e->pathlen, .op = DCP_WARM_OP_DIR,
+		.err = err, .type = e->type, .depth = e->depth, .worker = e->worker,
+	};
+
+	/*
+	 * The visitor left this directory to the walker's open, which failed
+	 * before looking it up when no descriptor was left: warm it by its
+	 * path now (best effort: a path longer than PATH_MAX stays cold).
+	 */
+	if (err == EMFILE || err == ENFILE) {
+		bool isdir;
+
+		warm_one(AT_FDCWD, e->path, false, &isdir);
+	}
+	bump(s, S_ERRORS);
+	if (w->opts.report)
+		w->opts.report(&ev, w->opts.arg);
+}
+
+/* --- lists: a pool of threads stat'ing full paths ----------------------- */
+
+static void *list_worker(void *p)
+{
+	struct worker_arg *wa = p;
+	struct dcp_warm *w = wa->w;
+	unsigned index = wa->index;
+	bool follow = w->opts.flags & (DCP_WARM_FOLLOW | DCP_WARM_FOLLOW_ROOTS);
+
+	free(wa);
+	for (;;) {
+		char *path;
+
+		pthread_mutex_lock(&w->mu);
+		while (!w->count && !w->closing)
+			pthread_cond_wait(&w->not_empty, &w->mu);
+		if (!w->count) {
+			pthread_mutex_unlock(&w->mu);
+			return NULL;
+		}
+		path = w->queue[w->head];
+		w->head = (w->head + 1) % WARM_QUEUE;
+		w->count--;
+		pthread_cond_signal(&w->not_full);
+		pthread_mutex_unlock(&w->mu);
+
+		struct dcp_warm_event ev = {
+			.path = path, .pathlen = strlen(path), .op = DCP_WARM_OP_STAT,
+			.type = DT_UNKNOWN, .worker = index,
+		};
+		bool isdir;
+
+		warm_entry(w, &ev, AT_FDCWD, path, follow, true, &isdir, NULL);
+		free(path);
+	}
+}
+
+static void list_stop(struct dcp_warm *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->closing = true;
+	pthread_cond_broadcast(&w->not_empty);
+	pthread_mutex_unlock(&w->mu);
+	for (unsigned i = 0; i < w->started; i++)
+		pthread_join(w->tids[i], NULL);
+	w->started = 0;
+}
+
+/* Start threads BASE .. nthreads-1 running FN. */
+static int pool_start(struct dcp_warm *w, unsigned base, void *(*fn)(void *))
+{
+	int ret;
+
+	w->tids = calloc(w->nthreads, sizeof(*w->tids));
+	if (!w->tids)
+		return -ENOMEM;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->not_empty, NULL);
+	pthread_cond_init(&w->not_full, NULL);
+	for (unsigned i = base; i < w->nthreads; i++) {
+		struct worker_arg *wa = malloc(sizeof(*wa));
+
+		if (!wa) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		wa->w = w;
+		wa->index = i;
+		ret = -pthread_create(&w->tids[w->started], NULL, fn, wa);
+		if (ret) {
+			free(wa);
+			goto fail;
+		}
+		w->started++;
+	}
+	return 0;
+fail:
+	list_stop(w);
+	return ret;
+}
+
+/* --- the run ------------------------------------------------------------ */
+
+/* Zeroed per-thread slots on cache lines of their own (N * SIZE fits). */
+static void *calloc_aligned(size_t n, size_t size)
+{
+	void *p = aligned_alloc(64, n * size);
+
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+static void warm_free(struct dcp_warm *w)
+{
+	if (w->tids) {
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->not_empty);
+		pthread_cond_destroy(&w->not_full);
+		free(w->tids);
+	}
+	free(w->ws);
+	free(w);
+}
+
+static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
+		    struct dcp_warm **out)
+{
+	struct dcp_warm *w;
+	int ret = 0;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->opts = *opts;
+	w->nthreads = threads;
+	w->t0 = dcp_now_ns();
+
+	if (opts->flags & DCP_WARM_RECURSIVE) {
+		struct dcp_walk_opts wo = {
+			.flags = DCP_WALK_INODE_ORDER,
+			.threads = w->nthreads,
+			.max_depth = opts->max_depth,
+			.excludes = opts->excludes,
+			.visit = visit,
+			.error = walk_error,
+			.arg = w,
+		};
+
+		if (opts->flags & DCP_WARM_FOLLOW)
+			wo.flags |= DCP_WALK_FOLLOW;
+		if (opts->flags & DCP_WARM_FOLLOW_ROOTS)
+			wo.flags |= DCP_WALK_FOLLOW_ROOTS;
+		if (opts->flags & DCP_WARM_XDEV)
+			wo.flags |= DCP_WALK_XDEV;
+		/* --check: the walker probes a directory's entries in a batch. */
+		if (opts->flags & DCP_WARM_CHECK) {
+			wo.flags |= DCP_WALK_PROBE;
+			wo.probe_flags = (opts->flags & DCP_WARM_FOLLOW) ? DCP_FOLLOW : 0;
+		}
+		ret = dcp_walk_new(&wo, &w->walk);
+		if (ret < 0) {
+			free(w);
+			return ret;
+		}
+		/*
+		 * No entry is visited before the first root is added.  The
+		 * pool has as many threads as the walker (which may have
+		 * fewer than asked, for lack of descriptors); it may hold
+		 * about as many descriptors as the walker keeps in reserve
+		 * for its visitor, which warm's visitor does not use.
+		 */
+		w->walkers = dcp_walk_threads(w->walk);
+		w->nthreads = 2 * w->walkers;
+		w->max_dups = 2 * w->walkers + 2;
+		w->bq_tail = &w->bq_head;
+		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
+		w->pend = calloc_aligned(w->walkers, sizeof(*w->pend));
+		if (!w->ws || !w->pend ||
+		    (ret = pool_start(w, w->walkers, pool_worker)) < 0) {
+			dcp_walk_finish(w->walk);
+			free(w->pend);
+			warm_free(w);
+			return ret < 0 ? ret : -ENOMEM;
+		}
+	} else {
+		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
+		if (!w->ws) {
+			free(w);
+			return -ENOMEM;
+		}
+		ret = pool_start(w, 0, list_worker);
+		if (ret < 0) {
+			warm_free(w);
+			return ret;
+		}
+	}
+	*out = w;
+	return 0;
+}
+
+int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
+{
+	unsigned threads = opts->threads ? opts->threads : dcp_warm_default_threads();
+	int ret;
+
+	if (opts->threads > WARM_MAX_THREADS || opts->max_depth < -1)
+		return -EINVAL;
+	/* Under a task limit (ulimit -u, a container's pids.max), fewer threads. */
+	while ((ret = warm_new(opts, threads, out)) == -EAGAIN && threads > 1)
+		threads /= 2;
+	return ret;
+}
+
+int dcp_warm_add(struct dcp_warm *w, const char *path)
+{
+	char *copy;
+
+	if (w->failed || w->waited)
+		return -ECANCELED;
+	if (w->walk) {
+		int ret = dcp_walk_add(w->walk, path);
+
+		if (ret < 0 && ret != -ENOMEM)
+			w->failed = ret;
+		return ret;
+	}
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	pthread_mutex_lock(&w->mu);
+	while (w->count == WARM_QUEUE)
+		pthread_cond_wait(&w->not_full, &w->mu);
+	w->queue[(w->head + w->count) % WARM_QUEUE] = copy;
+	w->count++;
+	pthread_cond_signal(&w->not_empty);
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+unsigned dcp_warm_threads(const struct dcp_warm *w)
+{
+	return w->nthreads;
+}
+
+void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st)
+{
+	uint64_t n[7] = { 0 };
+
+	for (unsigned t = 0; t < w->nthreads; t++)
+		for (int i = 0; i < 7; i++)
+			n[i] += atomic_load_explicit(&w->ws[t].n[i], memory_order_relaxed);
+	*st = (struct dcp_warm_stats){
+		.entries = n[S_ENTRIES],
+		.errors = n[S_ERRORS],
+		.cold = n[S_COLD],
+		.cached_before = n[S_CACHED_BEFORE],
+		.cached_after = n[S_CACHED_AFTER],
+		.newly_warmed = n[S_NEWLY],
+		.still_miss = n[S_STILL_MISS],
+		.elapsed_ns = w->waited ? w->elapsed_ns : dcp_now_ns() - w->t0,
+		.jobs = w->walkers ? w->walkers : w->nthreads,
+	};
+}
+
+int dcp_warm_wait(struct dcp_warm *w)
+{
+	int ret = 0;
+
+	if (w->waited)
+		return w->wait_ret;
+	if (w->walk) {
+		ret = dcp_walk_finish(w->walk);
+		w->walk = NULL;
+		if (ret == -ECANCELED) /* the visitor never aborts: not ours */
+			ret = w->failed ? w->failed : ret;
+		/* The walker's threads are gone: hand off what they left. */
+		for (unsigned i = 0; i < w->walkers; i++)
+			pending_flush(w, &w->pend[i]);
+		list_stop(w);
+		free(w->pend);
+		w->pend = NULL;
+	} else {
+		list_stop(w);
+	}
+	w->elapsed_ns = dcp_now_ns() - w->t0;
+	w->waited = true;
+	w->wait_ret = ret;
+	return ret;
+}
+
+int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st)
+{
+	int ret = dcp_warm_wait(w);
+
+	if (st)
+		dcp_warm_snapshot(w, st);
+	warm_free(w);
+	return ret;
+}

@@ -1,0 +1,135 @@
+#!/bin/bash
+# bench-warm.sh - cold-cache warming of a tree: warm -r -x against du, find
+# and fd, each run from a cold dentry/inode cache; medians and ratios.
+#
+# Usage: tests/bench/bench-warm.sh [ROOT]            (as root; default /usr)
+#   RUNS=3        runs of each command (interleaved), median reported
+#   JOBS="32"     warm -j values to measure (e.g. JOBS="8 16 32 64 128")
+#   WARM=path     the warm binary (default: build/bin/warm next to this tree)
+#   COLD=drop     drop the whole machine's caches before every run
+#                 (sync; echo 3 > /proc/sys/vm/drop_caches): the real thing,
+#                 but it disturbs everything else running on the machine;
+#   COLD=remount  copy ROOT's tree (names, links, empty files) once into an
+#                 ext4 image on a loop device with direct I/O, and make it
+#                 cold by unmounting and mounting it again: only the image's
+#                 caches are dropped, and reads still go to the disk.
+#                 It is mounted under /mnt (MNTDIR=), out of the way of
+#                 other programs that walk /tmp and would warm it.
+#
+# Not a test: it gates nothing.  It prints the storage it ran on, because
+# the ratios depend on it (the queue depth of the device above all).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+ROOT=${1:-/usr}
+RUNS=${RUNS:-3}
+JOBS=${JOBS:-32}
+COLD=${COLD:-drop}
+WARM=${WARM:-$here/../../build/bin/warm}
+
+die() { echo "bench-warm: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "must run as root (it drops caches or mounts images)"
+[ -x "$WARM" ] || die "no warm binary at $WARM (build first, or set WARM=)"
+FD=$(command -v fdfind || command -v fd) || die "fd (fdfind) is not installed"
+
+tmp=$(mktemp -d /tmp/bench-warm.XXXXXX) || exit 1
+MNTDIR=${MNTDIR:-/mnt}
+[ -d "$MNTDIR" ] && [ -w "$MNTDIR" ] || MNTDIR=$tmp
+mnt=$(mktemp -d "$MNTDIR/bench-warm.XXXXXX") || exit 1
+loopdev=
+cleanup() {
+	if [ -n "$loopdev" ]; then
+		umount "$mnt" 2>/dev/null
+		losetup -d "$loopdev" 2>/dev/null
+	fi
+	rmdir "$mnt" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if [ "$COLD" = remount ]; then
+	inodes=$(find "$ROOT" -xdev | wc -l)
+	echo "copying the tree of $ROOT ($inodes entries, no file data) into an image..."
+	truncate -s $(( inodes / 40 + 256 ))M "$tmp/img"
+	mkfs.ext4 -q -F -N $(( inodes + inodes / 4 + 1024 )) \
+		-E lazy_itable_init=0,lazy_journal_init=0 "$tmp/img" || die "mkfs failed"
+	loopdev=$(losetup -f --show --direct-io=on "$tmp/img") || die "losetup failed"
+	mount "$loopdev" "$mnt" || die "mount failed"
+	cp -a --attributes-only "$ROOT/." "$mnt/" 2>/dev/null
+	TREE=$mnt
+	go_cold() {
+		local _
+		sync -f "$TREE"
+		for _ in 1 2 3 4 5; do
+			umount "$TREE" 2>/dev/null && break
+			sleep 0.3
+		done
+		mountpoint -q "$TREE" && echo "bench-warm: $TREE stays busy: this run is not cold" >&2
+		mountpoint -q "$TREE" || mount "$loopdev" "$TREE"
+	}
+elif [ "$COLD" = drop ]; then
+	TREE=$ROOT
+	go_cold() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+else
+	die "COLD must be drop or remount"
+fi
+
+dev=$(findmnt -no SOURCE --target "$TREE")
+echo "== storage"
+echo "tree: $TREE ($(findmnt -no FSTYPE --target "$TREE") on $dev), $(find "$TREE" -xdev | wc -l) entries"
+if [ "$COLD" = remount ]; then
+	echo "image on a loop device with direct I/O, backed by:"
+	dev=$(findmnt -no SOURCE --target "$tmp")
+fi
+lsblk -o NAME,TYPE,SIZE,ROTA,SCHED,RQ-SIZE,MODEL "$dev" 2>/dev/null || lsblk
+echo "cpus: $(nproc); cold cache by: $COLD"
+
+declare -A times
+cmds=()
+add() { cmds+=("$1"); }
+for j in $JOBS; do
+	add "warm -r -x -q -j $j"
+done
+add "du -sx"
+add "find -xdev -printf %s"
+add "fdfind -u -S +0b ."
+
+run_one() {
+	local name=$1 t0 t1
+	# shellcheck disable=SC2086 # warm's options are words
+	case $name in
+	warm*)	set -- "$WARM" ${name#warm } "$TREE" ;;
+	du*)	set -- du -sx "$TREE" ;;
+	find*)	set -- find "$TREE" -xdev -printf %s ;;
+	fdfind*) set -- "$FD" -u -S +0b . "$TREE" ;;
+	esac
+	go_cold
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	times[$name]+=" $(( (t1 - t0) / 1000000 ))"
+}
+
+echo "== $RUNS cold runs of each, interleaved"
+for (( r = 1; r <= RUNS; r++ )); do
+	for c in "${cmds[@]}"; do
+		run_one "$c"
+	done
+	echo "run $r done"
+done
+
+median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+
+echo "== median wall time (ms), and ratio of warm's median to each"
+du_ms=$(median <<<"${times[du -sx]}")
+fd_ms=$(median <<<"${times[fdfind -u -S +0b .]}")
+find_ms=$(median <<<"${times[find -xdev -printf %s]}")
+for c in "${cmds[@]}"; do
+	printf '%-28s %7s ms   runs:%s\n' "$c" "$(median <<<"${times[$c]}")" "${times[$c]}"
+done
+echo
+for j in $JOBS; do
+	w=$(median <<<"${times[warm -r -x -q -j $j]}")
+	awk -v w="$w" -v du="$du_ms" -v find="$find_ms" -v fd="$fd_ms" -v j="$j" 'BEGIN {
+		printf "warm -j %-4s  %.2fx du   %.2fx find   %.2fx fd   (target: <= 0.25x du, < 1x fd)\n",
+			j, w / du, w / find, w / fd }'
+done
