@@ -96,11 +96,11 @@ test_openat2_eperm() {
 }
 
 test_io_uring_setup_eperm() {
-	for n in cachedopen dcache-probe warm uring-open; do check_fault $n io_uring_setup=EPERM; done
+	for n in cachedopen dcache-probe warm warm-check uring-open; do check_fault $n io_uring_setup=EPERM; done
 }
 
 test_io_uring_setup_enosys() {
-	for n in cachedopen dcache-probe warm uring-open; do check_fault $n io_uring_setup=ENOSYS; done
+	for n in cachedopen dcache-probe warm warm-check uring-open; do check_fault $n io_uring_setup=ENOSYS; done
 }
 
 # The messages say what is missing, in words a person can act on.
