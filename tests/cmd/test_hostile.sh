@@ -156,6 +156,23 @@ test_dcache_probe_hostile_tree() {
 	runf dcache-probe -r -L "$H"
 	assertEquals "dcache-probe -L: loops are errors" 2 "$RC"
 	clean_output "dcache-probe -L"
+	# Tables and metrics name hostile directories and roots too.
+	local opts
+	for opts in "--per-dir" "--per-dir --json" "--per-mount" "--per-mount --json" \
+		"--prometheus $H/dir*" "-s" "--only=miss,error"; do
+		# shellcheck disable=SC2086
+		runf dcache-probe -r $opts "$H"
+		assertNotEquals "dcache-probe $opts: no hang" 124 "$RC"
+		clean_output "dcache-probe $opts"
+		case $opts in *--json*)
+			assertEquals "dcache-probe $opts: JSON" "" "$(json_lines_check "$OUTF")" ;;
+		esac
+	done
+	# Hostile paths as arguments and from a NUL-separated list.
+	find "$H" -print0 >"$RELY_TMP/list0"
+	runf dcache-probe -0 --from "$RELY_TMP/list0" --json
+	clean_output "dcache-probe --from (NUL)"
+	assertEquals "dcache-probe --from (NUL): every path round-trips" "" "$(paths_check json "$OUTF" "$H")"
 }
 
 test_warm_hostile_tree() {
@@ -171,6 +188,13 @@ test_warm_hostile_tree() {
 	runf warm -r -L "$H"
 	assertEquals "warm -L: loops are errors" 2 "$RC"
 	clean_output "warm -L"
+	runf warm -r --prometheus "$H" "$H/dir"*
+	clean_output "warm --prometheus"
+	find "$H" -print0 >"$RELY_TMP/list0"
+	runf warm -v --null --from "$RELY_TMP/list0"
+	assertNotEquals "warm --from (NUL): no hang" 124 "$RC"
+	clean_output "warm --from (NUL)"
+	assertEquals "warm --from (NUL): one line per path" "$NH" "$(count_lines_with "$OUTF" "$H")"
 }
 
 test_walking_commands_deeper_than_path_max() {
