@@ -216,6 +216,35 @@ test_walking_commands_deeper_than_path_max() {
 	assertContains "$ERR" "File name too long"
 }
 
+# Path lists are outside input: a NUL inside a newline-separated list is
+# bad input data (exit 2, the record named), a missing list a clear error,
+# a path longer than PATH_MAX an ENAMETOOLONG error for that path.
+test_bad_path_lists_and_arguments() {
+	local long
+	printf '%s\n%s\0tail\n' "$H/null" "$H/fifo" >"$RELY_TMP/nl_nul"
+	long=/$(printf 'a%.0s' $(seq 5000))
+	for c in "dcache-probe --from" "warm --from" "uring-open --bench"; do
+		have "${c%% *}" || continue
+		# shellcheck disable=SC2086
+		runf $c "$RELY_TMP/nl_nul"
+		assertEquals "$c: a NUL in a newline list is exit 2" 2 "$RC"
+		assertContains "$c: the record is named" "$ERR" "record 2"
+		clean_output "$c (NUL in list)"
+		# shellcheck disable=SC2086
+		runf $c "$RELY_TMP/no-such-list"
+		assertEquals "$c: a missing list is exit 2" 2 "$RC"
+		assertContains "$c: says so" "$ERR" "No such file or directory"
+	done
+	for c in cachedopen dcache-probe warm uring-open "dcache-probe -r" "warm -r"; do
+		have "${c%% *}" || continue
+		# shellcheck disable=SC2086
+		runf $c "$long"
+		assertEquals "$c PATH_MAX+: exit 2" 2 "$RC"
+		assertTrue "$c PATH_MAX+: ENAMETOOLONG named" \
+			"grep -q 'ENAMETOOLONG\|File name too long' '$OUTF' '$ERRF'"
+	done
+}
+
 # --- a million entries in one directory ----------------------------------
 
 # A million files in one directory on tmpfs (creating them on ext4 takes

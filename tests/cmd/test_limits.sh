@@ -71,6 +71,24 @@ test_ulimit_n_sweep() {
 	runf bash -c 'ulimit -n 8 && exec "$@"' - cachedopen $(for i in $(seq 200); do echo "$FILE"; done)
 	assertEquals "cachedopen: 200 opens under ulimit -n 8" 0 "$RC"
 	assertEquals 200 "$(grep -c 'open: 3$' "$OUTF")"
+	# uring-open: a fresh ring (a descriptor) per open, closed each time.
+	if have uring-open; then
+		runf bash -c 'ulimit -n 8 && exec "$@"' - uring-open -n 50 "$FILE"
+		# (0, or 1 if a concurrent mount elsewhere made one open punt.)
+		assertTrue "uring-open: 50 rings under ulimit -n 8 ($RC: $ERR)" "[ $RC -le 1 ]"
+		assertEquals "uring-open: 50 opens, each with a descriptor" 50 "$(grep -c ' fd [0-9]' "$OUTF")"
+		find "$MNT/dw" -type f >"$RELY_TMP/list"
+		runf bash -c 'ulimit -n 8 && exec "$@"' - uring-open --bench "$RELY_TMP/list"
+		assertTrue "uring-open --bench under ulimit -n 8: done or a clear error ($RC: $ERR)" \
+			"[ $RC = 0 ] || { [ $RC = 2 ] && grep -q 'Too many open files\|EMFILE' '$OUTF' '$ERRF'; }"
+	fi
+	# warm --from: lookups in flight never need more descriptors than allowed.
+	if have warm; then
+		find "$MNT/dw" >"$RELY_TMP/list"
+		runf bash -c 'ulimit -n 8 && exec "$@"' - warm -v --from "$RELY_TMP/list"
+		assertEquals "warm --from under ulimit -n 8 ($ERR)" 0 "$RC"
+		assertEquals "warm --from: every path" "$NDW" "$(entry_count "$OUTF")"
+	fi
 }
 
 # A small address space: a command either works or says it cannot (exit 2
