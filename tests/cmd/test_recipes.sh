@@ -1,0 +1,137 @@
+#!/bin/bash
+# The recipes of README.md and dcprobe(7), run as written on a real cold
+# fixture: the command lines are taken from the README (the paths
+# /srv/app, /var/lib/prometheus/node-exporter and /tmp/app.list replaced
+# by the fixture's), and each must also appear, word for word, in dcprobe.7.
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require
+: "${DCP_SRC:=$(cd "$DCP_TESTS/.." && pwd)}"
+
+oneTimeSetUp() {
+	MNT=$(fixture_new 32) || fail "cannot make fixture"
+	APP="$MNT/app"
+	mkdir -p "$APP/lib/python" "$APP/cache" "$APP/static"
+	for i in $(seq 1 40); do echo "$i" >"$APP/lib/python/mod$i.py"; done
+	for i in $(seq 1 20); do echo "$i" >"$APP/static/file$i.css"; done
+	echo "port = 80" >"$APP/config.toml"
+	TEXTFILE="$SHUNIT_TMPDIR/textfile"
+	mkdir -p "$TEXTFILE"
+	# The recipe lines, in order, from the README's "Recipes" section.
+	RECIPES="$SHUNIT_TMPDIR/recipes"
+	awk '/^## Recipes/ {on = 1; next} /^## / {on = 0}
+	     on && /^```sh/ {code = 1; next} on && /^```/ {code = 0}
+	     code' "$DCP_SRC/README.md" >"$RECIPES"
+	UNIT="$SHUNIT_TMPDIR/warm-app.service"
+	awk '/^## Recipes/ {on = 1; next} /^## / {on = 0}
+	     on && /^```ini/ {code = 1; next} on && /^```/ {code = 0}
+	     code' "$DCP_SRC/README.md" | local_paths >"$UNIT"
+	# dcprobe.7 as a person reads it, in ASCII, one long line per line.
+	MAN7="$SHUNIT_TMPDIR/dcprobe.7.txt"
+	LC_ALL=C MANWIDTH=400 man -l "$DCP_SRC/man/dcprobe.7" 2>/dev/null |
+		sed 's/^ *//' >"$MAN7"
+}
+
+setUp() {
+	fixture_cold "$MNT" || fail "cannot remount"
+	rm -f "$TEXTFILE"/*
+}
+
+# local_paths - the recipe with this fixture's paths and binaries.
+local_paths() {
+	sed -e "s|/srv/app|$APP|g" \
+	    -e "s|/var/lib/prometheus/node-exporter|$TEXTFILE|g" \
+	    -e "s|/tmp/app.list|$SHUNIT_TMPDIR/app.list|g" \
+	    -e "s|/usr/bin/|$DCP_BIN/|g"
+}
+
+# recipe N - the Nth recipe line of the README.
+recipe() {
+	sed -n "${1}p" "$RECIPES"
+}
+
+test_readme_has_the_recipes() {
+	assertEquals "four recipe lines" 4 "$(grep -c . "$RECIPES")"
+	assertTrue "a systemd unit" "grep -q '^ExecStart=' '$UNIT'"
+}
+
+test_recipes_are_in_dcprobe7() {
+	local line
+	while IFS= read -r line; do
+		grep -qxF -- "$line" "$MAN7" || fail "dcprobe.7 lacks: $line"
+	done <"$RECIPES"
+	grep -qxF "ExecStart=/usr/bin/warm -r -q /srv/app" "$MAN7" ||
+		fail "dcprobe.7 lacks the unit's ExecStart"
+}
+
+test_is_my_tree_warm() {
+	local cmd
+	cmd=$(recipe 1 | local_paths)
+	assertContains "$cmd" "--no-perturb"
+	run sh -c "$cmd"
+	assertEquals "a cold tree answers 1" 1 "$RC"
+	assertContains "$ERR" "% cached"
+	run sh -c "$cmd"
+	assertEquals "the check warmed nothing" 1 "$RC"
+	du -s "$APP" >/dev/null
+	run sh -c "$cmd"
+	assertEquals "after du it is warm" 0 "$RC"
+	assertContains "$ERR" "100.0% cached"
+}
+
+test_warm_only_when_cold() {
+	local cmd
+	cmd=$(recipe 2 | local_paths)
+	run sh -c "$cmd"
+	assertEquals "cold: warm ran and succeeded" 0 "$RC"
+	run dcache-probe -r -s --no-perturb "$APP"
+	assertEquals "now warm" 0 "$RC"
+	assertContains "$ERR" "100.0% cached"
+	# Warm already: the probe answers 0 and warm does not run at all.
+	run strace -f -e trace=execve -o "$SHUNIT_TMPDIR/trace" sh -c "$cmd"
+	if [ -s "$SHUNIT_TMPDIR/trace" ]; then
+		assertEquals 0 "$RC"
+		assertFalse "warm not run when warm" "grep -q 'bin/warm' '$SHUNIT_TMPDIR/trace'"
+	fi
+}
+
+test_systemd_unit() {
+	if command -v systemd-analyze >/dev/null; then
+		run systemd-analyze verify "$UNIT"
+		assertEquals "systemd-analyze verify: $ERR" 0 "$RC"
+	fi
+	local exec
+	exec=$(sed -n 's/^ExecStart=//p' "$UNIT")
+	run sh -c "$exec"
+	assertEquals "the unit's command succeeds" 0 "$RC"
+	run dcache-probe -r -s --no-perturb "$APP"
+	assertEquals "the tree is warm after it" 0 "$RC"
+}
+
+test_node_exporter_cron_line() {
+	local line cmd
+	line=$(recipe 3)
+	assertEquals "a cron.d line" "*/5 * * * * root" "$(echo "$line" | cut -d' ' -f1-6)"
+	cmd=$(echo "$line" | cut -d' ' -f7- | local_paths)
+	# Cold: exit status 1 from the probe, the metrics are still published.
+	run sh -c "$cmd"
+	assertTrue "dcache.prom published" "[ -s '$TEXTFILE/dcache.prom' ]"
+	assertFalse "no .new left behind" "[ -e '$TEXTFILE/dcache.prom.new' ]"
+	# Exposition format: HELP/TYPE comments, then NAME{labels} VALUE.
+	run awk '/^# (HELP|TYPE) / {next}
+		!/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-0-9.e+]+$/ {print "bad: " $0; bad = 1}
+		END {exit bad}' "$TEXTFILE/dcache.prom"
+	assertEquals "valid exposition lines: $OUT" 0 "$RC"
+	assertTrue "a cold ratio below 1" \
+		"grep -q '^dcache_probe_cached_ratio{root=\"$APP\"} 0' '$TEXTFILE/dcache.prom'"
+}
+
+test_uring_bench_recipe() {
+	local cmd
+	cmd=$(recipe 4 | local_paths)
+	run sh -c "$cmd"
+	assertTrue "both runs print their summary: $OUT $ERR" \
+		"[ $(printf '%s\n%s\n' "$OUT" "$ERR" | grep -c 'opens in') -eq 2 ]"
+	assertEquals "61 files listed" 61 "$(wc -l <"$SHUNIT_TMPDIR/app.list")"
+}
+
+. "$SHUNIT2"
