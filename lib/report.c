@@ -248,7 +248,9 @@ void dcp_buf_base64(struct dcp_buf *b, const void *p, size_t n)
 
 void dcp_buf_json_str(struct dcp_buf *b, const char *s, size_t n)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	size_t run = 0;
+	uint32_t cp;
 
 	if (!dcp_utf8_valid(s, n)) {
 		dcp_buf_puts(b, "{\"bytes\":\"");
@@ -257,15 +259,22 @@ void dcp_buf_json_str(struct dcp_buf *b, const char *s, size_t n)
 		return;
 	}
 	dcp_buf_putc(b, '"');
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_seq(u + i, n - i, &cp); /* valid: never 0 */
 		const char *esc = NULL;
-		char u[7];
+		char e[7];
 
-		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+		/*
+		 * JSON Lines end up on terminals too: besides what JSON must
+		 * escape, C1 controls, bidi overrides and the line separators
+		 * U+2028/9 go out as \uXXXX (the decoded string is the same).
+		 */
+		if (!cp_unsafe(cp) && cp != '"' && cp != '\\' && cp != 0x2028 && cp != 0x2029) {
+			i += len;
 			continue;
+		}
 		dcp_buf_add(b, s + run, i - run);
-		switch (c) {
+		switch (cp) {
 		case '"': esc = "\\\""; break;
 		case '\\': esc = "\\\\"; break;
 		case '\n': esc = "\\n"; break;
@@ -274,12 +283,14 @@ void dcp_buf_json_str(struct dcp_buf *b, const char *s, size_t n)
 		case '\b': esc = "\\b"; break;
 		case '\f': esc = "\\f"; break;
 		default:
-			u[0] = '\\', u[1] = 'u', u[2] = '0', u[3] = '0';
-			u[4] = hexdig[c >> 4], u[5] = hexdig[c & 15], u[6] = 0;
-			esc = u;
+			e[0] = '\\', e[1] = 'u';
+			e[2] = hexdig[(cp >> 12) & 15], e[3] = hexdig[(cp >> 8) & 15];
+			e[4] = hexdig[(cp >> 4) & 15], e[5] = hexdig[cp & 15], e[6] = 0;
+			esc = e;
 		}
 		dcp_buf_puts(b, esc);
-		run = i + 1;
+		i += len;
+		run = i;
 	}
 	dcp_buf_add(b, s + run, n - run);
 	dcp_buf_putc(b, '"');
@@ -307,6 +318,9 @@ void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n)
 			dcp_buf_add(b, "\\\"", 2);
 		else if (cp == '\n')
 			dcp_buf_add(b, "\\n", 2);
+		else if (cp_unsafe(cp))
+			/* Terminal-safe like the rest: shown as text, as above. */
+			dcp_buf_printf(b, cp < 0x100 ? "\\\\x%02x" : "\\\\u%04x", (unsigned)cp);
 		else
 			dcp_buf_add(b, s + i, len);
 		i += len;

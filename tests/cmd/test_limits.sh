@@ -1,0 +1,201 @@
+#!/bin/bash
+# Resource limits: few descriptors, little address space, a full disk on
+# stdout, a reader that goes away.  Nothing may crash, hang, lose entries
+# silently or write noise.
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require
+. "$DCP_TESTS/lib/rely.sh"
+
+oneTimeSetUp() {
+	MNT=$(fixture_new 64) || fail "cannot make fixture"
+	mkdir "$MNT/dw"
+	NDW=$(python3 "$DCP_TESTS/lib/mktree.py" deepwide "$MNT/dw" 64 200) || fail "mktree"
+	NDW=$((NDW + 1)) # the root itself
+	echo data >"$MNT/file"
+	FILE=$MNT/file
+}
+
+oneTimeTearDown() { rely_cleanup; }
+
+# Every walking command over the tree, as "NAME ARGS..." lines.
+walkers() {
+	echo "$WALKPRINT $MNT/dw"
+	have dcache-probe && echo "dcache-probe -r $MNT/dw"
+	have warm && echo "warm -r -v $MNT/dw"
+}
+
+# entry_count FILE - lines of output that name an entry of the tree.
+entry_count() { grep -c "$MNT/dw" "$1"; }
+
+# ulimit -n 16 on a tree 64 directories deep with 200 siblings in one
+# place: the walker recycles descriptors, so nothing is lost.
+test_ulimit_n16_deep_wide_tree() {
+	local line cmd full
+	while read -r line; do
+		cmd=${line%% *}
+		# shellcheck disable=SC2086
+		runf $line
+		assertEquals "$cmd unlimited: exit ($ERR)" 0 "$RC"
+		full=$(entry_count "$OUTF")
+		[ "$cmd" = "$WALKPRINT" ] && assertEquals "walkprint sees every entry" "$NDW" "$full"
+		# shellcheck disable=SC2086
+		runf bash -c 'ulimit -n 16 && exec "$@"' - $line
+		assertEquals "$cmd under ulimit -n 16: exit ($ERR)" 0 "$RC"
+		assertEquals "$cmd under ulimit -n 16: every entry" "$full" "$(entry_count "$OUTF")"
+		assertNotContains "$cmd under ulimit -n 16" "$ERR" "Too many open files"
+	done < <(walkers)
+}
+
+# Below any workable budget, the answer is a clear EMFILE error and exit 2,
+# or a complete walk: never a crash, a hang, or a silent short listing.
+test_ulimit_n_sweep() {
+	local line cmd full n
+	while read -r line; do
+		cmd=${line%% *}
+		# shellcheck disable=SC2086
+		runf $line
+		full=$(entry_count "$OUTF")
+		for n in 4 5 6 7 8 10 12; do
+			# shellcheck disable=SC2086
+			runf bash -c "ulimit -n $n && exec \"\$@\"" - $line
+			case $RC in
+			0) assertEquals "$cmd -n $n: a clean exit is a complete walk" "$full" "$(entry_count "$OUTF")" ;;
+			2) assertTrue "$cmd -n $n: exit 2 says why (EMFILE)" \
+				"grep -q 'Too many open files\|EMFILE' '$OUTF' '$ERRF'" ;;
+			*) fail "$cmd under ulimit -n $n: exit $RC: $ERR" ;;
+			esac
+		done
+	done < <(walkers)
+	# cachedopen closes each descriptor it opens: any number of paths.
+	cat "$FILE" >/dev/null
+	runf bash -c 'ulimit -n 8 && exec "$@"' - cachedopen $(for i in $(seq 200); do echo "$FILE"; done)
+	assertEquals "cachedopen: 200 opens under ulimit -n 8" 0 "$RC"
+	assertEquals 200 "$(grep -c 'open: 3$' "$OUTF")"
+	# uring-open: a fresh ring (a descriptor) per open, closed each time.
+	if have uring-open; then
+		runf bash -c 'ulimit -n 8 && exec "$@"' - uring-open -n 50 "$FILE"
+		# (0, or 1 if a concurrent mount elsewhere made one open punt.)
+		assertTrue "uring-open: 50 rings under ulimit -n 8 ($RC: $ERR)" "[ $RC -le 1 ]"
+		assertEquals "uring-open: 50 opens, each with a descriptor" 50 "$(grep -c ' fd [0-9]' "$OUTF")"
+		find "$MNT/dw" -type f >"$RELY_TMP/list"
+		runf bash -c 'ulimit -n 8 && exec "$@"' - uring-open --bench "$RELY_TMP/list"
+		assertTrue "uring-open --bench under ulimit -n 8: done or a clear error ($RC: $ERR)" \
+			"[ $RC = 0 ] || { [ $RC = 2 ] && grep -q 'Too many open files\|EMFILE' '$OUTF' '$ERRF'; }"
+	fi
+	# warm --from: lookups in flight never need more descriptors than allowed.
+	if have warm; then
+		find "$MNT/dw" >"$RELY_TMP/list"
+		runf bash -c 'ulimit -n 8 && exec "$@"' - warm -v --from "$RELY_TMP/list"
+		assertEquals "warm --from under ulimit -n 8 ($ERR)" 0 "$RC"
+		assertEquals "warm --from: every path" "$NDW" "$(entry_count "$OUTF")"
+	fi
+}
+
+# A small address space: a command either works or says it cannot (exit 2
+# with a message), never dies on a signal.  Sanitizer builds reserve
+# terabytes of shadow memory and cannot run under ulimit -v.
+test_ulimit_v_sweep() {
+	local line cmd kb
+	if sanitized; then
+		startSkipping
+		return
+	fi
+	cat "$FILE" >/dev/null
+	{
+		walkers
+		echo "cachedopen $FILE"
+		have uring-open && echo "uring-open $FILE"
+	} >"$RELY_TMP/cmds"
+	while read -r line; do
+		cmd=${line%% *}
+		for kb in 4096 8192 12288 16384 24576 32768 65536; do
+			# shellcheck disable=SC2086
+			runf bash -c "ulimit -v $kb && exec \"\$@\"" - $line
+			if [ "$RC" = 127 ] && grep -q "error while loading shared libraries" "$ERRF"; then
+				continue # the dynamic loader itself could not map libc
+			fi
+			case $RC in
+			0 | 1) ;;
+			2 | 3) assertNotEquals "$cmd -v $kb: exit $RC says why" "" "$ERR" ;;
+			*) fail "$cmd under ulimit -v $kb: exit $RC: $ERR" ;;
+			esac
+		done
+	done <"$RELY_TMP/cmds"
+	# The common case must work: 64 MiB is plenty for these trees.
+	runf bash -c 'ulimit -v 65536 && exec "$@"' - "$WALKPRINT" "$MNT/dw"
+	assertEquals "walkprint in 64 MiB" 0 "$RC"
+}
+
+# Output to /dev/full: ENOSPC on write is exit 2 and one message.
+test_dev_full() {
+	local line cmd
+	cat "$FILE" >/dev/null
+	{
+		echo "cachedopen $FILE"
+		echo "cachedopen --json $FILE"
+		have dcache-probe && echo "dcache-probe -r $MNT/dw" && echo "dcache-probe -r --json $MNT/dw" &&
+			echo "dcache-probe -r -0 $MNT/dw" && echo "dcache-probe -r --prometheus $MNT/dw"
+		have warm && echo "warm -r -v $MNT/dw" && echo "warm -r --json $MNT/dw"
+		have uring-open && echo "uring-open $FILE" && echo "uring-open --json $FILE"
+	} >"$RELY_TMP/cmds"
+	while read -r line; do
+		# shellcheck disable=SC2086
+		timeout -k 10 "$RELY_TIMEOUT" $line >/dev/full 2>"$ERRF" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+		RC=$?
+		assertEquals "$line >/dev/full: exit 2" 2 "$RC"
+		assertContains "$line >/dev/full: says so" "$(cat "$ERRF")" "No space left on device"
+	done <"$RELY_TMP/cmds"
+}
+
+# pipe_run CMD... - run CMD into `head -1`; sets RC (the command's status)
+# and ERRF.  SIGPIPE disposition as given by PIPE_SIG (default or ignore).
+pipe_run() {
+	timeout -k 10 "$RELY_TIMEOUT" env --"${PIPE_SIG}"-signal=PIPE "$@" 2>"$ERRF" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- |
+		head -1 >/dev/null
+	RC=${PIPESTATUS[0]}
+}
+
+# More output than a pipe holds, so the command is still writing when the
+# reader leaves.
+pipe_cmds() {
+	echo "cachedopen $(printf "$FILE %.0s" $(seq 30000))"
+	echo "$WALKPRINT $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw"
+	have dcache-probe && echo "dcache-probe -r $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw"
+	have warm && echo "warm -r -v $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw $MNT/dw"
+	have uring-open && echo "uring-open -n 20000 $FILE"
+}
+
+# `CMD | head -1` in a shell (SIGPIPE at its default): the command dies
+# of SIGPIPE (status 141) without a word, like every Unix filter.
+test_closed_pipe_sigpipe_default() {
+	local line
+	cat "$FILE" >/dev/null
+	PIPE_SIG=default
+	while read -r line; do
+		# shellcheck disable=SC2086
+		pipe_run $line
+		assertEquals "${line:0:40}...: killed by SIGPIPE, quietly" 141 "$RC"
+		assertEquals "${line:0:40}...: nothing on stderr" "" "$(cat "$ERRF")"
+	done < <(pipe_cmds)
+}
+
+# When the parent ignores SIGPIPE (some daemons and CI runners do), the
+# write fails with EPIPE: the command stops at once with exit 2 and one
+# "write error: Broken pipe" line, as GNU coreutils do (warm's usual summary
+# line may come first).  No hang, no message per remaining path.
+test_closed_pipe_sigpipe_ignored() {
+	local line
+	cat "$FILE" >/dev/null
+	PIPE_SIG=ignore
+	while read -r line; do
+		# shellcheck disable=SC2086
+		pipe_run $line
+		assertEquals "${line:0:40}...: EPIPE is exit 2" 2 "$RC"
+		assertTrue "${line:0:40}...: at most one write error: $(head -3 "$ERRF")" \
+			"[ $(grep -c 'Broken pipe' "$ERRF") -le 1 ]"
+		assertTrue "${line:0:40}...: nothing else but a summary: $(head -3 "$ERRF")" \
+			"[ $(grep -vc 'Broken pipe' "$ERRF") -le 1 ]"
+	done < <(pipe_cmds)
+}
+
+. "$SHUNIT2"

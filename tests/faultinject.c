@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+/*
+ * faultinject - run a command with chosen system calls failing.
+ *
+ *   faultinject [-v] SYSCALL=ERRNO... -- COMMAND [ARG...]
+ *
+ * Installs a seccomp BPF filter (no_new_privs + SECCOMP_SET_MODE_FILTER)
+ * whose rule for each SYSCALL is SECCOMP_RET_ERRNO(ERRNO), then execs
+ * COMMAND: the filter is inherited across execve and by every thread and
+ * child, so the command meets exactly the kernel a restrictive container
+ * profile or an old kernel would show it.  SYSCALL is a name from the
+ * table below or a number; ERRNO a symbolic name (ENOSYS) or a number.
+ *
+ * BPF sees only the syscall number and register arguments, not the
+ * memory they point to: "openat2=EINVAL" fails every openat2 call, which
+ * is what a kernel without RESOLVE_CACHED does to the calls that use it
+ * (and dcprobe uses openat2 for nothing else).
+ *
+ * A test tool, built into build/tests, never installed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define FI_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define FI_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "faultinject: add this architecture's AUDIT_ARCH value"
+#endif
+
+/* Numbers that old headers may lack; the ABI fixes them (asm-generic). */
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef SYS_io_uring_setup
+#define SYS_io_uring_setup 425
+#define SYS_io_uring_enter 426
+#define SYS_io_uring_register 427
+#endif
+
+static const struct {
+	const char *name;
+	long nr;
+} syscalls[] = {
+	{ "openat2", SYS_openat2 },
+	{ "openat", SYS_openat },
+	{ "io_uring_setup", SYS_io_uring_setup },
+	{ "io_uring_enter", SYS_io_uring_enter },
+	{ "io_uring_register", SYS_io_uring_register },
+	{ "getdents64", SYS_getdents64 },
+	{ "newfstatat", SYS_newfstatat },
+	{ "statx", SYS_statx },
+	{ "fstat", SYS_fstat },
+	{ "close", SYS_close },
+	{ "read", SYS_read },
+	{ "write", SYS_write },
+	{ "readlinkat", SYS_readlinkat },
+	{ "fadvise64", SYS_fadvise64 },
+	{ "readahead", SYS_readahead },
+	{ "mmap", SYS_mmap },
+	{ "clone3", SYS_clone3 },
+#ifdef SYS_open
+	{ "open", SYS_open },
+	{ "stat", SYS_stat },
+	{ "lstat", SYS_lstat },
+#endif
+};
+
+#define MAX_RULES 32
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: faultinject [-v] SYSCALL=ERRNO... -- COMMAND [ARG...]\n");
+	exit(64);
+}
+
+static long parse_num(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0)
+		return -1;
+	return v;
+}
+
+static long syscall_nr(const char *name)
+{
+	for (size_t i = 0; i < sizeof(syscalls) / sizeof(syscalls[0]); i++)
+		if (strcmp(syscalls[i].name, name) == 0)
+			return syscalls[i].nr;
+	return parse_num(name);
+}
+
+static int errno_value(const char *name)
+{
+	long v = parse_num(name);
+
+	if (v > 0 && v <= SECCOMP_RET_DATA)
+		return (int)v;
+	for (int e = 1; e < 4096; e++) {
+		const char *n = strerrorname_np(e);
+
+		if (n && strcmp(n, name) == 0)
+			return e;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct sock_filter prog[4 + 2 * MAX_RULES + 1];
+	unsigned n = 0, nrules = 0;
+	bool verbose = false;
+	int i = 1;
+
+	if (i < argc && strcmp(argv[i], "-v") == 0) {
+		verbose = true;
+		i++;
+	}
+	/* Refuse foreign-architecture calls: their numbers mean other things. */
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						 offsetof(struct seccomp_data, arch));
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FI_ARCH, 1, 0);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						 offsetof(struct seccomp_data, nr));
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		char *eq = strchr(argv[i], '=');
+		long nr;
+		int err;
+
+		if (!eq || nrules == MAX_RULES)
+			usage();
+		*eq = '\0';
+		nr = syscall_nr(argv[i]);
+		err = errno_value(eq + 1);
+		if (nr < 0 || err < 0) {
+			fprintf(stderr, "faultinject: unknown %s: %s\n",
+				nr < 0 ? "system call" : "errno", nr < 0 ? argv[i] : eq + 1);
+			exit(64);
+		}
+		if (verbose)
+			fprintf(stderr, "faultinject: %s (%ld) fails with %s (%d)\n",
+				argv[i], nr, strerrorname_np(err), err);
+		prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							 (unsigned)nr, 0, 1);
+		prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+							 SECCOMP_RET_ERRNO | (unsigned)err);
+		nrules++;
+	}
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	if (i >= argc - 1 || nrules == 0)
+		usage();
+
+	struct sock_fprog fprog = { .len = (unsigned short)n, .filter = prog };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		perror("faultinject: PR_SET_NO_NEW_PRIVS");
+		exit(70);
+	}
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) < 0) {
+		perror("faultinject: seccomp");
+		exit(70);
+	}
+	execvp(argv[i + 1], argv + i + 1);
+	fprintf(stderr, "faultinject: %s: %s\n", argv[i + 1], strerror(errno));
+	exit(errno == ENOENT ? 127 : 126);
+}
