@@ -467,6 +467,13 @@ static void summary(struct totals *t)
 }
 
 /* --bench: read the whole list first, so that reading is not timed. */
+static void free_list(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static char **read_list(size_t *n)
 {
 	struct dcp_pathlist *pl;
@@ -490,9 +497,16 @@ static char **read_list(size_t *n)
 		if (!v[(*n)++])
 			error(DCP_EXIT_ERROR, ENOMEM, "%s", env.bench);
 	}
-	if (ret < 0)
-		error(DCP_EXIT_ERROR, -ret, "%s: record %zu", env.bench,
-		      dcp_pathlist_record(pl));
+	if (ret < 0) {
+		size_t record = dcp_pathlist_record(pl);
+
+		dcp_pathlist_close(pl);
+		free_list(v, *n);
+		if (ret == -EINVAL)
+			error(DCP_EXIT_ERROR, 0, "%s: record %zu: a path contains a NUL byte (use -0)",
+			      env.bench, record);
+		error(DCP_EXIT_ERROR, -ret, "%s: record %zu", env.bench, record);
+	}
 	dcp_pathlist_close(pl);
 	if (!*n)
 		error(DCP_EXIT_ERROR, 0, "%s: no paths to open", env.bench);
@@ -584,9 +598,7 @@ static int bench(void)
 	}
 	dcp_uring_free(ring);
 	free(verdicts);
-	for (size_t i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
+	free_list(paths, n);
 	return status;
 }
 

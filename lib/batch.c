@@ -136,8 +136,21 @@ void dcp_batch_probe(struct dcp_batch *b, int dirfd, const char *const *names,
 		const unsigned *f = flags ? flags + off : NULL;
 
 		if (b->uring &&
-		    probe_ring(b, dirfd, names + off, f, m, results + off))
+		    probe_ring(b, dirfd, names + off, f, m, results + off)) {
+			/* Ask a miss again, as dcp_probe_at() does (unless
+			 * openat2 itself is missing, as under valgrind). */
+			for (size_t i = off; i < off + m; i++) {
+				int again;
+
+				if (results[i] != -EAGAIN)
+					continue;
+				again = dcp_probe_at(dirfd, names[i],
+						     (flags ? flags[i] : 0) | DCP_ONCE);
+				if (!dcp_errno_unsupported(again))
+					results[i] = again;
+			}
 			continue;
+		}
 		if (b->uring) {
 			/* The ring failed us once: do not trust it again. */
 			io_uring_queue_exit(&b->ring);

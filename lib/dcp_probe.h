@@ -37,6 +37,12 @@ enum {
 	 * can keep a filesystem busy, and no device or FIFO is ever opened.
 	 */
 	DCP_NOTDIR = 1 << 2,
+	/*
+	 * dcp_probe_at(): do not ask again after EAGAIN.  By default a miss
+	 * is probed a second time, because a concurrent mount, unmount or
+	 * rename anywhere fails a cached RCU walk with EAGAIN too.
+	 */
+	DCP_ONCE = 1 << 3,
 };
 
 /* Counts of states over a run, and the exit status they add up to. */

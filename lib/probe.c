@@ -124,7 +124,7 @@ static unsigned long long nofollow(unsigned flags)
 	return (flags & DCP_FOLLOW) ? 0 : O_NOFOLLOW;
 }
 
-int dcp_probe_at(int dirfd, const char *path, unsigned flags)
+static int probe_once(int dirfd, const char *path, unsigned flags)
 {
 	unsigned long long how = O_CLOEXEC | nofollow(flags);
 	int fd;
@@ -135,6 +135,21 @@ int dcp_probe_at(int dirfd, const char *path, unsigned flags)
 		return (flags & DCP_NOTDIR) && dcp_probe_refused(fd) ? 0 : fd;
 	close(fd);
 	return 0;
+}
+
+int dcp_probe_at(int dirfd, const char *path, unsigned flags)
+{
+	int ret = probe_once(dirfd, path, flags);
+
+	/*
+	 * A mount or unmount anywhere on the machine, or a rename, fails an
+	 * RCU walk that runs at that moment with EAGAIN although everything
+	 * is cached; the kernel would simply walk again.  So do we, once: a
+	 * real miss costs no I/O either time.
+	 */
+	if (ret == -EAGAIN && !(flags & DCP_ONCE))
+		ret = probe_once(dirfd, path, flags);
+	return ret;
 }
 
 /* Never block on a FIFO, never acquire a controlling terminal. */
