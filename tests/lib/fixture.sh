@@ -16,7 +16,11 @@
 export LC_ALL=C.UTF-8
 export PATH="$DCP_BIN:$PATH"
 
-FIXTURE_ROOT=
+# Set by fixture_require in the parent shell, inherited by the suite it runs.
+FIXTURE_ROOT=${FIXTURE_ROOT:-}
+# Sourced without arguments, this file sees the script's own: keep them for
+# the child run of fixture_require.
+FIXTURE_SCRIPT_ARGS=("$@")
 
 # Exit 77 (skipped) unless this run can make real fixtures: root, loop
 # devices, mkfs.ext4.  Call it before sourcing shunit2.
@@ -41,7 +45,7 @@ fixture_require() {
 		chmod 0755 "$FIXTURE_ROOT"   # unprivileged tests walk through it
 		trap 'fixture_cleanup' EXIT
 		trap 'exit 130' INT TERM
-		DCP_FIXTURE_CHILD=1 FIXTURE_ROOT=$FIXTURE_ROOT bash "$0"
+		DCP_FIXTURE_CHILD=1 FIXTURE_ROOT=$FIXTURE_ROOT bash "$0" "${FIXTURE_SCRIPT_ARGS[@]}"
 		rc=$?
 		exit $rc
 	fi
@@ -52,6 +56,11 @@ fixture_new() {
 	local size=${1:-32}
 	shift || true
 	local dir img
+	# Never fall back to "/": fixtures live below the suite's own root.
+	[ -n "$FIXTURE_ROOT" ] && [ -d "$FIXTURE_ROOT" ] || {
+		echo "fixture_new: no FIXTURE_ROOT (call fixture_require first)" >&2
+		return 1
+	}
 	dir=$(mktemp -d "$FIXTURE_ROOT/mnt.XXXXXX") || return 1
 	img="$dir.img"
 	truncate -s "${size}M" "$img" || return 1
