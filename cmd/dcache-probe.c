@@ -481,12 +481,9 @@ static int visit(const struct dcp_entry *e, void *arg)
 		return DCP_WALK_ABORT;
 	/*
 	 * The walker probed the entry (a directory's entries in one batch)
-	 * before anything touched it; with -H it probed a root symlink
-	 * itself, so follow it here.
+	 * before anything touched it, following a root under -H or -L.
 	 */
 	ret = e->probe;
-	if (!e->dir && env.recursive && (env.walk_flags & DCP_WALK_FOLLOW_ROOTS))
-		ret = dcp_probe_at(AT_FDCWD, e->name, DCP_FOLLOW);
 	st = dcp_state_of_errno(ret);
 	if (ds) {
 		ds->root = e->root;

@@ -45,7 +45,8 @@ struct dcp_entry {
 	size_t root;	   /* index of the root, in the order added */
 	int probe;	   /* with DCP_WALK_PROBE: the dcp_probe_at() result
 			    * (0 cached, -ENOENT, -EAGAIN, -errno), made before
-			    * anything else touched the entry */
+			    * anything else touched the entry; a root is
+			    * followed under DCP_WALK_FOLLOW(_ROOTS) */
 };
 
 /* What the visitor returns. */

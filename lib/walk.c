@@ -783,7 +783,8 @@ static void do_root(struct worker *wk, struct item *it)
 	int ret;
 
 	if (w->o.flags & DCP_WALK_PROBE)
-		e.probe = dcp_probe_at(AT_FDCWD, it->path, w->o.probe_flags);
+		e.probe = dcp_probe_at(AT_FDCWD, it->path, w->o.probe_flags |
+				       (root_follow(w) ? DCP_FOLLOW : 0));
 	ret = w->o.visit(&e, w->o.arg);
 
 	if (ret == DCP_WALK_ABORT) {

@@ -163,21 +163,6 @@ static int warm_one(int dirfd, const char *name, bool follow, bool *isdir)
 	return errno;
 }
 
-/*
- * A RESOLVE_CACHED walk also fails with EAGAIN when a seqcount moved under
- * it (a mount or unmount anywhere on the system, a rename): a real miss
- * stays a miss, so asking again costs a few cheap syscalls and removes
- * the false ones.  A missed probe does no I/O: retrying perturbs nothing.
- */
-static int probe(int dirfd, const char *name, unsigned flags)
-{
-	int ret = dcp_probe_at(dirfd, name, flags);
-
-	for (int i = 0; ret == -EAGAIN && i < 2; i++)
-		ret = dcp_probe_at(dirfd, name, flags);
-	return ret;
-}
-
 static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 {
 	struct wstats *s = &w->ws[ev->worker];
@@ -224,14 +209,16 @@ static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 	/* d_type says it is no directory: the cheaper probe applies. */
 	if (ev->type != DT_DIR && ev->type != DT_UNKNOWN && !(follow && ev->type == DT_LNK))
 		pflags |= DCP_NOTDIR;
-	if (check && before && *before != -EAGAIN)
+	/* dcp_probe_at() and the walker's batches ask a miss twice already
+	 * (a concurrent mount fails a cached walk with EAGAIN too). */
+	if (check && before)
 		ev->before = *before; /* the walker probed it, in a batch */
 	else if (check)
-		ev->before = probe(dirfd, name, pflags);
+		ev->before = dcp_probe_at(dirfd, name, pflags);
 	if (stat || check)
 		ev->err = warm_one(dirfd, name, follow, isdir);
 	if (check)
-		ev->after = probe(dirfd, name, pflags);
+		ev->after = dcp_probe_at(dirfd, name, pflags);
 	account(w, ev);
 	return ev->err;
 }
