@@ -72,6 +72,7 @@ static const struct argp_option options[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
+	(void)arg;
 	switch (key) {
 	case 'q':
 		env.quiet = true;
@@ -91,13 +92,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_JSON:
 		env.json = true;
 		break;
-	case ARGP_KEY_ARG:
-		if (!*arg)
-			argp_error(state, "an empty PATH names nothing");
-		return ARGP_ERR_UNKNOWN;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
 		env.npaths = state->argc - state->next;
+		if (dcp_args_have_empty(env.paths, env.npaths))
+			argp_error(state, DCP_MSG_EMPTY_PATH);
 		break;
 	case ARGP_KEY_NO_ARGS:
 		argp_error(state, "no PATH given");

@@ -162,13 +162,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_DIRECT:
 		env.how.direct = true;
 		break;
-	case ARGP_KEY_ARG:
-		if (!*arg)
-			argp_error(state, "an empty PATH names nothing");
-		return ARGP_ERR_UNKNOWN;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
 		env.npaths = state->argc - state->next;
+		if (dcp_args_have_empty(env.paths, env.npaths))
+			argp_error(state, DCP_MSG_EMPTY_PATH);
 		break;
 	case ARGP_KEY_END:
 		if (env.bench && env.npaths)

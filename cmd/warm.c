@@ -179,13 +179,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_PROGRESS:
 		progress_mode = 0;
 		break;
-	case ARGP_KEY_ARG:
-		if (!*arg)
-			argp_error(state, "an empty PATH names nothing");
-		return ARGP_ERR_UNKNOWN;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
 		env.npaths = state->argc - state->next;
+		if (dcp_args_have_empty(env.paths, env.npaths))
+			argp_error(state, DCP_MSG_EMPTY_PATH);
 		break;
 	case ARGP_KEY_END:
 		if (!env.npaths && !env.nfrom)
@@ -391,6 +389,16 @@ static void add_from(const char *file)
 			break;
 		}
 		add_path(path);
+	}
+	if (ret == 0 && !dcp_pathlist_paths(pl)) {
+		struct dcp_buf b = DCP_BUF_INIT;
+
+		dcp_buf_printf(&b, "%s: ", program_invocation_name);
+		dcp_buf_quote(&b, file, strlen(file));
+		dcp_buf_printf(&b, ": %s\n", DCP_MSG_EMPTY_LIST);
+		say(&b);
+		dcp_buf_free(&b);
+		bad_input++;
 	}
 	dcp_pathlist_close(pl);
 }
