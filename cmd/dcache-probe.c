@@ -37,6 +37,7 @@ static struct env {
 	bool prometheus;
 	bool nul;
 	bool no_perturb;
+	bool ignore_unvisited;
 	bool per_mount;
 	int per_dir;	  /* deepest directory reported; -1: no --per-dir */
 	int max_depth;	  /* -1 unlimited */
@@ -98,6 +99,7 @@ enum {
 	OPT_FROM,
 	OPT_NO_PERTURB,
 	OPT_MIN_CACHED,
+	OPT_IGNORE_UNVISITED,
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
 };
@@ -116,19 +118,25 @@ static const struct argp_option options[] = {
 	{ "from", OPT_FROM, "FILE", 0,
 	  "Read more paths from FILE, one per line (NUL-separated with -0); - for stdin", 1 },
 	{ "no-perturb", OPT_NO_PERTURB, NULL, 0,
-	  "Only descend into directories that were already cached: leave the cache as found", 1 },
+	  "Only list directories whose lookups inside are already cached for this caller: "
+	  "leave the dentry cache as found", 1 },
 	{ "jobs", 'j', "N", 0, "Walk with N threads (default: one per CPU)", 1 },
 
 	{ NULL, 0, NULL, 0, "What to report:", 2 },
 	{ "only", OPT_ONLY, "STATE[,STATE]", 0,
-	  "Only list paths in these states: cached, negative, miss, error", 2 },
+	  "Only list paths in these states: cached, negative, miss, error, and "
+	  "unvisited directories", 2 },
 	{ "summary", 's', NULL, 0, "No per-path lines, only the totals", 2 },
 	{ "per-dir", OPT_PER_DIR, "DEPTH", OPTION_ARG_OPTIONAL,
 	  "Instead of paths, a table of cached/total per directory, down to DEPTH; implies -r", 2 },
 	{ "per-mount", OPT_PER_MOUNT, NULL, 0,
 	  "Instead of paths, a table of cached/total per mount with its filesystem type", 2 },
 	{ "min-cached", OPT_MIN_CACHED, "PCT", 0,
-	  "Exit 0 if at least PCT percent of the paths were cached, else 1", 2 },
+	  "Exit 0 if at least PCT percent of the paths were cached and no directory was "
+	  "left unvisited, else 1", 2 },
+	{ "ignore-unvisited", OPT_IGNORE_UNVISITED, NULL, 0,
+	  "Let the exit status and --min-cached judge the probed paths alone, although "
+	  "unvisited directories hold an unknown number of misses", 2 },
 	{ "quiet", 'q', NULL, 0, "Print nothing; only the exit status tells", 2 },
 	{ "silent", 0, NULL, OPTION_ALIAS, NULL, 2 },
 
@@ -143,6 +151,9 @@ static const struct argp_option options[] = {
 	{ 0 },
 };
 
+/* The --only bit of unvisited directories, after the states' bits. */
+#define ONLY_UNVISITED DCP_NSTATES
+
 static int parse_only(const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL;
@@ -151,7 +162,7 @@ static int parse_only(const char *arg)
 	if (!copy)
 		return -ENOMEM;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int st = dcp_state_parse(tok);
+		int st = strcmp(tok, "unvisited") == 0 ? ONLY_UNVISITED : dcp_state_parse(tok);
 
 		if (st < 0) {
 			free(copy);
@@ -215,13 +226,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_PERTURB:
 		env.no_perturb = true;
 		break;
+	case OPT_IGNORE_UNVISITED:
+		env.ignore_unvisited = true;
+		break;
 	case 'j':
 		env.jobs = (unsigned)parse_int(state, "number of jobs", arg, 1, 1024);
 		break;
 	case OPT_ONLY:
 		if (parse_only(arg) < 0)
 			argp_error(state, "invalid --only '%s': a comma-separated list of "
-				   "cached, negative, miss, error", arg);
+				   "cached, negative, miss, error, unvisited", arg);
 		break;
 	case 's':
 		env.summary = true;
@@ -255,13 +269,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_PROGRESS:
 		env.progress = -1;
 		break;
-	case ARGP_KEY_ARG:
-		if (!*arg)
-			argp_error(state, "an empty PATH names nothing");
-		return ARGP_ERR_UNKNOWN;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
 		env.npaths = state->argc - state->next;
+		if (dcp_args_have_empty(env.paths, env.npaths))
+			argp_error(state, DCP_MSG_EMPTY_PATH);
 		break;
 	case ARGP_KEY_END:
 		if (!env.npaths && !env.from)
@@ -292,7 +304,7 @@ static const struct argp argp = {
 struct worker {
 	struct dcp_buf out;
 	struct dcp_pr_counts c;
-	struct dcp_pr_devtab devs; /* --per-mount */
+	struct dcp_pr_devtab devs; /* --per-mount, by mount ID */
 	_Atomic unsigned long long seen; /* for the progress line */
 	char pad[64];
 };
@@ -402,29 +414,32 @@ static void flush_buf(struct dcp_buf *b)
 }
 
 /*
- * The device a path given by the user is on.  A cached path can be
+ * The mount a path given by the user is on.  A cached path can be
  * stat'ed without any I/O; anything else is placed by its text alone.
  */
-static dev_t root_dev(const char *path, int ret, bool follow)
+static uint64_t root_mount(const char *path, int ret, bool follow)
 {
 	struct dcp_mount mt;
-	struct stat st;
+	uint64_t id = ret == 0 ? dcp_mnt_id_at(AT_FDCWD, path, follow) : 0;
 
-	if (ret == 0 && fstatat(AT_FDCWD, path, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0)
-		return st.st_dev;
-	if (dcp_mounts_by_path(run.mounts, path, &mt) == 0)
-		return mt.dev;
-	return 0;
+	if (!id && dcp_mounts_by_path(run.mounts, path, &mt) == 0)
+		id = (uint64_t)mt.id;
+	return id;
+}
+
+static bool shown_bit(unsigned bit)
+{
+	return run.records && (!env.only || (env.only & (1u << bit)));
 }
 
 static bool shown(int ret)
 {
-	return run.records && (!env.only || (env.only & (1u << dcp_state_of_errno(ret))));
+	return shown_bit(dcp_state_of_errno(ret));
 }
 
 /* Count one probe result, and print it when asked. */
 static void record(struct worker *w, const char *path, size_t len, int ret,
-		   unsigned char type, int depth, struct dcp_pr_counts *dirc, dev_t dev)
+		   unsigned char type, int depth, struct dcp_pr_counts *dirc, uint64_t mnt)
 {
 	enum dcp_state st = dcp_state_of_errno(ret);
 
@@ -432,7 +447,7 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 	if (dirc)
 		dirc->n[st]++;
 	if (env.per_mount) {
-		struct dcp_pr_counts *dc = dcp_pr_devtab_get(&w->devs, dev);
+		struct dcp_pr_counts *dc = dcp_pr_devtab_get(&w->devs, mnt);
 
 		if (dc)
 			dc->n[st]++;
@@ -464,6 +479,8 @@ static bool follows(int depth)
 	       (depth == 0 && (env.walk_flags & DCP_WALK_FOLLOW_ROOTS));
 }
 
+static void walk_error(const struct dcp_entry *e, int err, void *arg);
+
 static int visit(const struct dcp_entry *e, void *arg)
 {
 	struct worker *w = &run.w[e->worker];
@@ -473,7 +490,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 			 (e->type == DT_LNK && follow);
 	enum dcp_state st;
 	struct rootrec *rr = NULL;
-	dev_t dev = 0;
+	uint64_t mnt = 0;
 	int ret;
 
 	(void)arg;
@@ -487,24 +504,39 @@ static int visit(const struct dcp_entry *e, void *arg)
 	st = dcp_state_of_errno(ret);
 	if (ds) {
 		ds->root = e->root;
-		dev = e->dir->dev;
+		mnt = e->dir->mnt_id;
 	} else {
 		rr = root_rec(e->root);
 		if (env.per_mount)
-			dev = root_dev(e->path, ret, follow);
+			mnt = root_mount(e->path, ret, follow);
 	}
 	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
-	       dev);
+	       mnt);
 	note_progress_path(e->path);
+	/* A tree that is not there is no tree: an error, never a warm one. */
+	if (!ds && env.recursive && st == DCP_NEGATIVE) {
+		walk_error(e, ENOENT, NULL);
+		return DCP_WALK_PRUNE;
+	}
 	/* Nothing to walk below an absent name or a failed lookup. */
 	if (!env.recursive || !maybe_dir || st == DCP_NEGATIVE || st == DCP_ERROR)
 		return DCP_WALK_PRUNE;
-	if (env.no_perturb && st != DCP_CACHED) {
+	/*
+	 * --no-perturb lists only directories whose lookups inside are cached
+	 * for this caller (the probe of "DIR/." tells): opening any other
+	 * would warm it, or load its ACL.  What it holds stays unknown.
+	 */
+	if (env.no_perturb && (st != DCP_CACHED || e->inner != 0)) {
 		w->c.not_visited++;
 		if (ds)
 			ds->own.not_visited++;
 		else if (rr)
 			rr->c.not_visited++;
+		if (shown_bit(ONLY_UNVISITED)) {
+			dcp_pr_unvisited(&w->out, run.fmt, e->path, e->pathlen, ret, e->depth);
+			if (w->out.len >= FLUSH_AT)
+				flush_buf(&w->out);
+		}
 		return DCP_WALK_PRUNE;
 	}
 	return DCP_WALK_DESCEND;
@@ -678,6 +710,12 @@ static int for_each_path(int (*add)(const char *path, void *ctx), void *ctx)
 		if (ret < 0)
 			break;
 	}
+	if (ret == 0 && !dcp_pathlist_paths(pl)) {
+		run.input_errors++;
+		if (!env.quiet)
+			error(0, 0, "%s: %s", strcmp(env.from, "-") ? env.from : "standard input",
+			      DCP_MSG_EMPTY_LIST);
+	}
 	dcp_pathlist_close(pl);
 	return 0;
 }
@@ -749,9 +787,9 @@ static int run_walk(void)
 	return dcp_walk_finish(w);
 }
 
-/* One row of the --per-mount table. */
+/* One row of the --per-mount table: one mount (ID), not one device. */
 struct mountrow {
-	dev_t dev;
+	uint64_t id;
 	struct dcp_pr_counts c;
 	struct dcp_mount mt;
 	bool found;
@@ -762,7 +800,7 @@ static int cmp_mountrow(const void *a, const void *b)
 	const struct mountrow *x = a, *y = b;
 	int d = strcmp(x->found ? x->mt.target : "?", y->found ? y->mt.target : "?");
 
-	return d ? d : (x->dev > y->dev) - (x->dev < y->dev);
+	return d ? d : (x->id > y->id) - (x->id < y->id);
 }
 
 /*
@@ -784,17 +822,17 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 	if (!rows)
 		goto oom;
 	for (size_t k = 0; k < n; k++) {
-		rows[k].dev = all.v[k].dev;
+		rows[k].id = all.v[k].id;
 		rows[k].c = all.v[k].c;
-		rows[k].found = dcp_mounts_by_dev(run.mounts, rows[k].dev, &rows[k].mt) == 0;
+		rows[k].found = dcp_mounts_by_id(run.mounts, rows[k].id, &rows[k].mt) == 0;
 	}
 	dcp_pr_devtab_free(&all);
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_mountrow);
 	if (!prom) {
 		for (size_t k = 0; k < n; k++)
-			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL, rows[k].dev,
-				     &rows[k].c);
+			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL,
+				     rows[k].found ? rows[k].mt.dev : 0, &rows[k].c);
 		free(rows);
 		return;
 	}
@@ -828,6 +866,9 @@ static int exit_status(const struct dcp_pr_counts *tot)
 
 	if (err)
 		return DCP_EXIT_ERROR;
+	/* Below an unvisited directory every lookup misses: how many is unknown. */
+	if (!dcp_pr_complete(tot) && !env.ignore_unvisited)
+		return DCP_EXIT_COLD;
 	if (env.min_cached >= 0)
 		return dcp_pr_cached_pct(tot) >= env.min_cached ? DCP_EXIT_OK : DCP_EXIT_COLD;
 	return tot->n[DCP_MISS] ? DCP_EXIT_COLD : DCP_EXIT_OK;
