@@ -575,6 +575,18 @@ static bool worker_vectors(struct worker *wk, size_t n)
 	return true;
 }
 
+/*
+ * Is NAME a directory?  Only asked of a path whose probe (with the same
+ * FOLLOW) was cached, so the stat does no I/O.
+ */
+static bool is_dir_at(int dirfd, const char *name, bool follow)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
 /* Could the walk descend into an entry of this type? */
 static bool maybe_dir(const struct dcp_walk *w, unsigned char type)
 {
@@ -638,6 +650,9 @@ static int probe_entries(struct worker *wk, int dirfd)
 		en->inner = maybe_dir(w, en->type) ? wk->resv[k++] : en->probe;
 		if (en->probe != 0)
 			en->inner = en->probe;
+		else if (en->inner == -EAGAIN && en->type != DT_DIR &&
+			 !is_dir_at(dirfd, wk->names.data + en->off, flags & DCP_FOLLOW))
+			en->inner = 0; /* "FILE/." misses: not a directory, nothing inside */
 	}
 	return 0;
 }
@@ -854,7 +869,9 @@ static int probe_inner(struct worker *wk, const char *path, unsigned flags)
 	if (wk->inames.oom)
 		return -ENOMEM;
 	ret = dcp_probe_at(AT_FDCWD, wk->inames.data, flags | DCP_NOTDIR);
-	return ret == -ENOTDIR ? 0 : ret; /* not a directory: nothing inside */
+	if (ret == -EAGAIN && !is_dir_at(AT_FDCWD, path, flags & DCP_FOLLOW))
+		ret = 0; /* not a directory: nothing inside */
+	return ret;
 }
 
 static void do_root(struct worker *wk, struct item *it)
