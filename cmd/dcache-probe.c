@@ -70,9 +70,10 @@ static const char doc[] =
 "then a summary line on stderr.\n"
 "\n"
 "Exit status: 0 every path was cached or negative (or --min-cached was met),\n"
-"1 some path missed (or --min-cached was not met), 2 an error (a probe failed\n"
-"otherwise, a directory could not be walked, bad input, a write error), 3 this\n"
-"kernel cannot probe (Linux 5.12 or later is needed), 64 usage error.\n"
+"1 some path missed or a directory was left unvisited (or --min-cached was\n"
+"not met), 2 an error (a probe failed otherwise, a tree to walk is missing or\n"
+"could not be walked, bad input, a write error), 3 this kernel cannot probe\n"
+"(Linux 5.12 or later is needed), 64 usage error.\n"
 "\n"
 "EXAMPLES:\n"
 "  dcache-probe /etc/passwd /usr/bin/ls    # one line per path\n"
@@ -83,8 +84,10 @@ static const char doc[] =
 "  dcache-probe -r -0 --only=miss /srv | xargs -0 warm\n"
 "  dcache-probe -r -s --prometheus /srv > /var/lib/node_exporter/dcache.prom\n"
 "\v"
-"Opening a directory to list it puts that directory's own dentry in the cache;\n"
-"--no-perturb only lists directories that were cached already.  See dcprobe(7).";
+"Opening a directory to list it puts that directory's own dentry in the cache\n"
+"(and, for a caller who is not its owner, its ACL); --no-perturb only lists\n"
+"directories whose inside is cached already, and reports the others as\n"
+"unvisited: what they hold is unknown, and the exit status is 1.  See dcprobe(7).";
 
 static const char args_doc[] = "[PATH...]";
 
