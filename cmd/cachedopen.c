@@ -199,9 +199,12 @@ int main(int argc, char **argv)
 	struct dcp_tally tally = { 0 };
 	int ret, status;
 
+	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	if (ret)
-		return DCP_EXIT_USAGE;
+	if (ret) {
+		error(0, ret, "cannot parse the command line");
+		return DCP_EXIT_ERROR;
+	}
 
 	ret = dcp_probe_support();
 	if (ret < 0) {

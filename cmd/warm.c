@@ -479,9 +479,12 @@ int main(int argc, char **argv)
 	double secs, rate;
 	int ret, status;
 
+	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	if (ret)
-		return DCP_EXIT_USAGE;
+	if (ret) {
+		error(0, ret, "cannot parse the command line");
+		return DCP_EXIT_ERROR;
+	}
 
 	if (env.flags & DCP_WARM_CHECK) {
 		ret = dcp_probe_support();
