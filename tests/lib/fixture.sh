@@ -14,7 +14,9 @@
 : "${DCP_BIN:?DCP_BIN must name the directory with the built commands}"
 : "${DCP_TESTS:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 export LC_ALL=C.UTF-8
-export PATH="$DCP_BIN:$PATH"
+# Debian's python3 first: a pyenv shim costs a second per start under load,
+# and the reliability suites start python for every walk.
+export PATH="$DCP_BIN:/usr/bin:$PATH"
 
 # Set by fixture_require in the parent shell, inherited by the suite it runs.
 FIXTURE_ROOT=${FIXTURE_ROOT:-}
