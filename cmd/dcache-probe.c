@@ -721,7 +721,9 @@ static void start_progress(void)
 static int run_walk(void)
 {
 	struct dcp_walk_opts o = {
-		.flags = env.walk_flags | DCP_WALK_PROBE,
+		.flags = env.walk_flags | DCP_WALK_PROBE |
+			 (env.per_dir >= 0 ? DCP_WALK_DONE_PATHS : 0),
+		.done_path_depth = env.per_dir,
 		.probe_flags = (env.walk_flags & DCP_WALK_FOLLOW) ? DCP_FOLLOW : 0,
 		.threads = env.jobs,
 		.max_depth = env.max_depth,

@@ -70,6 +70,12 @@ enum {
 	 */
 	DCP_WALK_PROBE = 1 << 4,
 	DCP_WALK_PROBE_SYNC = 1 << 5,	/* ...but never through io_uring */
+	/*
+	 * Pass dir_done the directory's path (to depth done_path_depth).
+	 * Building it costs O(depth) per directory, so a walk that does not
+	 * print per-directory rows leaves it out and stays linear.
+	 */
+	DCP_WALK_DONE_PATHS = 1 << 6,
 };
 
 struct dcp_walk_opts {
@@ -83,6 +89,8 @@ struct dcp_walk_opts {
 				      * descended into. */
 	size_t dir_data_size; /* bytes of per-directory user data (dcp_dir.data) */
 	unsigned probe_flags; /* dcp_probe_at() flags for DCP_WALK_PROBE (DCP_FOLLOW) */
+	int done_path_depth;  /* with DCP_WALK_DONE_PATHS: deepest directory
+			       * whose path dir_done gets; -1 every one */
 
 	/*
 	 * visit - called once per entry (roots included), before the walker
@@ -98,7 +106,8 @@ struct dcp_walk_opts {
 	void (*error)(const struct dcp_entry *e, int err, void *arg);
 	/*
 	 * dir_done - directory D and everything below it are finished; PATH
-	 * is its path.  Calls are serialised (one at a time), children before
+	 * is its path under DCP_WALK_DONE_PATHS (within done_path_depth),
+	 * else NULL.  Calls are serialised (one at a time), children before
 	 * their parent, so D->data may be added into D->parent->data without
 	 * locking.  Optional.
 	 */
