@@ -179,6 +179,73 @@ test_closed_pipe_sigpipe_default() {
 	done < <(pipe_cmds)
 }
 
+# cpu_min N LIMIT CMD... - the least user+system CPU seconds of N runs of
+# CMD under ulimit -n LIMIT ("-" for none); "fail" if a run fails or takes
+# over 60 s (a quadratic walk of the deep chains below would take minutes).
+cpu_min() {
+	python3 - "$@" <<'EOF'
+import resource, subprocess, sys
+runs, limit, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+def pre():
+    if limit != "-":
+        n = int(limit)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+best = None
+for _ in range(runs):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           preexec_fn=pre, timeout=60)
+    except subprocess.TimeoutExpired:
+        print("fail"); sys.exit(0)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        print("fail"); sys.exit(0)
+    t = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    best = t if best is None else min(best, t)
+print("%.3f" % best)
+EOF
+}
+
+# Cost is linear in depth: chains of 6,000 and 12,000 levels with two
+# siblings per level (files, or directories whose parent must be kept or
+# reopened), on tmpfs, with plenty of descriptors and under ulimit -n 12.
+# Doubling the depth may not more than triple the CPU time.  (Rebuilding
+# each directory's path from the root, and reopening evicted directories
+# from the nearest open ancestor, were quadratic: 4x and worse.)
+test_deep_chain_time_linear_in_depth() {
+	local n=6000 shape lim t1 t2 line cmd
+	TMPFS=$(mktemp -d "$RELY_TMP/tmpfs.XXXXXX")
+	mount -t tmpfs -o size=256M,mode=0755 tmpfs "$TMPFS" || { fail "tmpfs"; return; }
+	for shape in 0 1; do
+		mkdir "$TMPFS/c$shape-$n" "$TMPFS/c$shape-$((2 * n))"
+		python3 "$DCP_TESTS/lib/mktree.py" chain "$TMPFS/c$shape-$n" $n $shape >/dev/null || fail "mktree chain"
+		python3 "$DCP_TESTS/lib/mktree.py" chain "$TMPFS/c$shape-$((2 * n))" $((2 * n)) $shape >/dev/null || fail "mktree chain"
+	done
+	while read -r shape lim line; do
+		cmd="${line%% *} (sides $shape, ulimit -n $lim)"
+		# shellcheck disable=SC2086
+		t1=$(cpu_min 3 "$lim" $line "$TMPFS/c$shape-$n")
+		# shellcheck disable=SC2086
+		t2=$(cpu_min 3 "$lim" $line "$TMPFS/c$shape-$((2 * n))")
+		echo "  $line (sides $shape, ulimit -n $lim): $n levels ${t1} s, $((2 * n)) levels ${t2} s CPU"
+		assertNotEquals "$cmd: $n levels ran" fail "$t1"
+		assertNotEquals "$cmd: $((2 * n)) levels ran (within 60 s)" fail "$t2"
+		{ [ "$t1" = fail ] || [ "$t2" = fail ]; } && continue
+		# 20 ms of slack for process start-up at the small end.
+		assertTrue "$cmd: twice as deep costs ${t2} s against ${t1} s" \
+			"awk -v a=$t1 -v b=$t2 'BEGIN { exit !(b <= 3 * a + 0.02) }'"
+	done <<EOT
+0 - $DCP_BIN/dcache-probe -r -s -j1
+1 - $DCP_BIN/dcache-probe -r -s -j1
+1 - $DCP_BIN/dcache-probe -r -s -j2
+1 12 $DCP_BIN/dcache-probe -r -s -j1
+1 - $DCP_BIN/warm -r
+1 12 $DCP_BIN/warm -r
+EOT
+	umount "$TMPFS"
+}
+
 # When the parent ignores SIGPIPE (some daemons and CI runners do), the
 # write fails with EPIPE: the command stops at once with exit 2 and one
 # "write error: Broken pipe" line, as GNU coreutils do (warm's usual summary
