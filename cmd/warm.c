@@ -288,9 +288,13 @@ static void json_event(struct dcp_buf *b, const struct dcp_warm_event *ev)
 			dcp_buf_printf(b, ",\"before\":\"%s\",\"after\":\"%s\"",
 				       state_of(ev->before), state_of(ev->after));
 	}
-	if (ev->err) {
-		dcp_buf_printf(b, ",\"errno\":\"%s\",\"message\":", dcp_errno_name(ev->err));
-		dcp_buf_json_str(b, strerror(ev->err), strlen(strerror(ev->err)));
+	if (ev->err || ev->probe_err) {
+		int err = ev->err ? ev->err : ev->probe_err;
+
+		if (!ev->err)
+			dcp_buf_puts(b, ",\"op\":\"probe\"");
+		dcp_buf_printf(b, ",\"errno\":\"%s\",\"message\":", dcp_errno_name(err));
+		dcp_buf_json_str(b, strerror(err), strlen(strerror(err)));
 	}
 	dcp_buf_puts(b, "}\n");
 }
@@ -303,13 +307,15 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 
 	(void)arg;
 	if (env.json) {
-		if (ev->err || env.verbose || (check && ev->after == -EAGAIN))
+		if (ev->err || ev->probe_err || env.verbose || (check && ev->after == -EAGAIN))
 			json_event(b, ev);
 	} else {
 		if (ev->err)
 			warn_path(ev->path, ev->pathlen,
 				  ev->op == DCP_WARM_OP_DIR ? "cannot read directory: " : "",
 				  ev->err);
+		else if (ev->probe_err)
+			warn_path(ev->path, ev->pathlen, "cannot probe: ", ev->probe_err);
 		if (ev->op == DCP_WARM_OP_STAT && !env.prometheus &&
 		    (env.verbose || (check && ev->after == -EAGAIN))) {
 			if (check)
@@ -319,7 +325,7 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 			dcp_buf_putc(b, '\n');
 		}
 	}
-	if (b->len > 65536 || (ev->err && env.json))
+	if (b->len > 65536 || ((ev->err || ev->probe_err) && env.json))
 		flush_out(b);
 }
 

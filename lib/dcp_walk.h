@@ -91,6 +91,12 @@ struct dcp_walk_opts {
 	unsigned probe_flags; /* dcp_probe_at() flags for DCP_WALK_PROBE (DCP_FOLLOW) */
 	int done_path_depth;  /* with DCP_WALK_DONE_PATHS: deepest directory
 			       * whose path dir_done gets; -1 every one */
+	/*
+	 * Descriptors the caller holds besides the walker's, per walker
+	 * thread and in all: the walker keeps its budget of directory
+	 * descriptors (and its thread count) within RLIMIT_NOFILE less these.
+	 */
+	unsigned fds_per_thread, fds_extra;
 
 	/*
 	 * visit - called once per entry (roots included), before the walker

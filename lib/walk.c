@@ -1020,16 +1020,25 @@ static void *worker_main(void *arg)
 
 /* ---- public interface ------------------------------------------------ */
 
-static unsigned fd_budget(unsigned threads)
+/*
+ * The directory descriptor budget, from RLIMIT_NOFILE less what others
+ * hold: each worker a probe descriptor and a transient one, plus the
+ * caller's own (o->fds_per_thread each, o->fds_extra in all).  Lowers
+ * *THREADS until every worker can also hold two directory descriptors.
+ */
+static unsigned fd_budget(const struct dcp_walk_opts *o, unsigned *threads)
 {
+	rlim_t per = 2 + (rlim_t)o->fds_per_thread, t = *threads, avail;
 	struct rlimit rl;
-	rlim_t avail;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 		return FD_BUDGET_MAX;
-	/* Each worker also holds a probe descriptor and a transient one. */
-	avail = rl.rlim_cur > FD_RESERVE + 2 * threads ?
-			rl.rlim_cur - FD_RESERVE - 2 * threads : 2;
+	avail = rl.rlim_cur > FD_RESERVE + (rlim_t)o->fds_extra ?
+			rl.rlim_cur - FD_RESERVE - o->fds_extra : 0;
+	if (t * (per + 2) > avail)
+		t = avail / (per + 2) ? avail / (per + 2) : 1;
+	*threads = (unsigned)t;
+	avail = avail > t * per ? avail - t * per : 0;
 	if (avail > FD_BUDGET_MAX)
 		avail = FD_BUDGET_MAX;
 	return avail < 2 ? 2 : (unsigned)avail;
@@ -1084,9 +1093,7 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 	w->o = *opts;
 	w->data_off = (sizeof(struct node) + 15) & ~(size_t)15;
 	/* Every worker may hold two directory descriptors at once. */
-	w->fd_budget = fd_budget(threads);
-	if (threads > w->fd_budget / 2)
-		threads = w->fd_budget / 2 ? w->fd_budget / 2 : 1;
+	w->fd_budget = fd_budget(opts, &threads);
 	w->lru.lru_next = w->lru.lru_prev = &w->lru;
 	w->roots_tail = &w->roots;
 	/* Adaptive: the lock is held for microseconds; spinning a little

@@ -88,6 +88,7 @@ struct dcp_warm {
 #define BATCH 64
 #define INLINE 32 /* entries of a directory stat'ed by the visitor first */
 #define MAX_QUEUED_BATCHES 4096
+#define WARM_DUPS_EXTRA 2 /* duplicates beyond two per walker thread */
 
 struct sdir {
 	int fd;		    /* dup() of the walker's directory descriptor */
@@ -170,7 +171,7 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 	bool tell = fl & DCP_WARM_REPORT_ALL;
 
 	bump(s, S_ENTRIES);
-	if (ev->err) {
+	if (ev->err || ev->probe_err) {
 		bump(s, S_ERRORS);
 		tell = true;
 	}
@@ -219,6 +220,11 @@ static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 		ev->err = warm_one(dirfd, name, follow, isdir);
 	if (check)
 		ev->after = dcp_probe_at(dirfd, name, pflags);
+	/* A probe that failed (EMFILE...) measured nothing: an error. */
+	if (check && dcp_state_of_errno(ev->before) == DCP_ERROR)
+		ev->probe_err = -ev->before;
+	else if (check && dcp_state_of_errno(ev->after) == DCP_ERROR)
+		ev->probe_err = -ev->after;
 	account(w, ev);
 	return ev->err;
 }
@@ -575,6 +581,13 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 			wo.flags |= DCP_WALK_PROBE;
 			wo.probe_flags = (opts->flags & DCP_WARM_FOLLOW) ? DCP_FOLLOW : 0;
 		}
+		/*
+		 * Our descriptors, out of the walker's budget: per walker
+		 * thread two duplicates for the pool (max_dups below) and,
+		 * with --check, the probe of its pool thread.
+		 */
+		wo.fds_per_thread = 2 + ((opts->flags & DCP_WARM_CHECK) ? 1 : 0);
+		wo.fds_extra = WARM_DUPS_EXTRA;
 		ret = dcp_walk_new(&wo, &w->walk);
 		if (ret < 0) {
 			free(w);
@@ -589,7 +602,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		 */
 		w->walkers = dcp_walk_threads(w->walk);
 		w->nthreads = 2 * w->walkers;
-		w->max_dups = 2 * w->walkers + 2;
+		w->max_dups = 2 * w->walkers + WARM_DUPS_EXTRA;
 		w->bq_tail = &w->bq_head;
 		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
 		w->pend = calloc_aligned(w->walkers, sizeof(*w->pend));
