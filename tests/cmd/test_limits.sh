@@ -246,6 +246,68 @@ EOT
 	umount "$TMPFS"
 }
 
+# A probe that fails is an error in every output and in the exit status,
+# never a silent gap in the counts.  Deterministic: under prlimit
+# --nofile=4 the list file takes the last descriptor while the first 1,024
+# paths are probed.  Then a 200,000-entry tree with -j 48 under ulimit -n
+# 200: warm sizes its threads and the walker's budget within the limit
+# (its own descriptors included), or says what failed.
+test_check_counts_failed_probes_as_errors() {
+	local t n=200 j
+	have warm || return 0
+	t=$(mktemp -d "$RELY_TMP/tmpfs.XXXXXX")
+	mount -t tmpfs -o size=256M,nr_inodes=300000,mode=0755 tmpfs "$t" || { fail "tmpfs"; return; }
+	python3 "$DCP_TESTS/lib/mktree.py" grid "$t" $n 1000 >/dev/null || fail "mktree grid"
+	find "$t/d0" "$t/d1" "$t/d2" -type f >"$RELY_TMP/list3k"
+	runf prlimit --nofile=4 warm --check -j 1 --from "$RELY_TMP/list3k"
+	assertEquals "warm --check, probes failing: exit 2 ($(tail -1 "$ERRF"))" 2 "$RC"
+	assertContains "each failed probe named" "$ERR" ": cannot probe: Too many open files"
+	assertNotContains "the summary counts them" "$(tail -1 "$ERRF")" " 0 errors"
+	runf prlimit --nofile=4 warm --check --json -j 1 --from "$RELY_TMP/list3k"
+	assertEquals "warm --check --json, probes failing: exit 2" 2 "$RC"
+	assertTrue "JSON: the failed probes carry EMFILE" \
+		"grep -q '\"op\":\"probe\",\"errno\":\"EMFILE\"' '$OUTF'"
+	assertEquals "JSON: status 2 and errors counted" "2 True" \
+		"$(tail -1 "$OUTF" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["status"], s["errors"] > 0)')"
+	for j in 1 2 3; do
+		runf bash -c 'ulimit -n 200 && exec "$@"' - warm -r --check --json -j 48 "$t"
+		assertTrue "warm -r --check -j 48 under ulimit -n 200: exit $RC" "[ $RC -eq 0 ] || [ $RC -eq 2 ]"
+		# Every entry is cached afterwards or counted as an error; exit 0
+		# only when all are cached.
+		assertEquals "run $j: counts add up ($(tail -1 "$OUTF"))" ok "$(tail -1 "$OUTF" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+ok = s["cached_after"] + s["errors"] >= s["entries"] == 200201
+ok = ok and (s["status"] != 0 or (s["errors"] == 0 and s["cached_after"] == s["entries"]))
+print("ok" if ok else "bad")')"
+	done
+	umount "$t"
+}
+
+# A record too long for the memory left (getdelim fails with ENOMEM and
+# no stream error) is an error naming the record, exit 2: never a list
+# cut short in silence.  Plain build only (ASan reserves terabytes).
+test_path_list_out_of_memory() {
+	local cmd z f
+	sanitized && { echo "  (skipped under sanitizers)"; return 0; }
+	python3 -c '
+import sys
+for name, sep in (("nl", b"\n"), ("nul", b"\0")):
+    open(sys.argv[1] + "." + name, "wb").write(b"/" + sep + b"a" * (64 << 20) + sep + b"/tmp" + sep)
+' "$RELY_TMP/huge"
+	for z in nl nul; do
+		f=$RELY_TMP/huge.$z
+		for cmd in "dcache-probe --from" "warm --from" "uring-open --bench"; do
+			have "${cmd%% *}" || continue
+			# shellcheck disable=SC2086
+			runf bash -c 'ulimit -v 40000 && exec "$@"' - ${cmd%% *} $([ $z = nul ] && echo -0) ${cmd#* } "$f"
+			assertEquals "$cmd ($z) under ulimit -v: exit 2 ($ERR)" 2 "$RC"
+			assertContains "$cmd ($z): the error is named" "$ERR" "Cannot allocate memory"
+		done
+	done
+	rm -f "$RELY_TMP"/huge.*
+}
+
 # When the parent ignores SIGPIPE (some daemons and CI runners do), the
 # write fails with EPIPE: the command stops at once with exit 2 and one
 # "write error: Broken pipe" line, as GNU coreutils do (warm's usual summary

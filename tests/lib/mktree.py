@@ -18,6 +18,9 @@
       ("d") and two siblings: empty files, or empty directories with
       SIDEDIRS=1 (whose parent a walker must keep or reopen); made
       relative to descriptors
+  mktree.py grid DIR DIRS FILES
+      DIRS directories of FILES empty files each (big directories, many
+      at once, in one process)
   mktree.py many DIR COUNT [HOSTILE]
       COUNT empty regular files in one directory (mknod: one syscall each);
       with HOSTILE=1 each name holds an OSC retitle, a CSI and a byte that
@@ -166,6 +169,14 @@ def many(root, count, hostile=0):
     return count
 
 
+def grid(root, dirs, files):
+    for d in range(dirs):
+        sub = os.path.join(root, "d%d" % d)
+        os.mkdir(sub)
+        many(sub, files)
+    return dirs * (files + 1)
+
+
 def listing(root):
     out = [os.fsencode(root)]
     for d, dirs, files in os.walk(os.fsencode(root)):
@@ -185,6 +196,8 @@ def main():
         print(deep(root, *args))
     elif mode == "chain":
         print(chain(root, *args))
+    elif mode == "grid":
+        print(grid(root, *args))
     elif mode == "many":
         print(many(root, *args))
     elif mode == "list":
