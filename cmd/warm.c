@@ -223,11 +223,13 @@ static const struct argp argp = {
 
 /* --- output: one buffer per worker thread, written whole lines at a time */
 
+static struct dcp_warm *run;
 static struct dcp_buf *outbufs; /* one per worker, plus one for main */
 static unsigned nbufs;
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t err_mu = PTHREAD_MUTEX_INITIALIZER;
 static int out_err;		 /* first -errno writing stdout */
+static atomic_bool out_failed;	 /* out_err is set: stop the run */
 static atomic_ullong bad_input;	 /* errors outside the engine: --from, paths */
 static bool progress_shown;	 /* under err_mu: a progress line is on screen */
 
@@ -237,8 +239,14 @@ static void flush_out(struct dcp_buf *b)
 	if (!out_err) {
 		int ret = dcp_buf_write(b, STDOUT_FILENO);
 
-		if (ret < 0)
+		if (ret < 0) {
+			/* Stop at the first failed write (EPIPE with
+			 * SIGPIPE ignored): nobody reads the rest. */
 			out_err = ret;
+			atomic_store(&out_failed, true);
+			if (run)
+				dcp_warm_cancel(run);
+		}
 	}
 	dcp_buf_reset(b);
 	pthread_mutex_unlock(&out_mu);
@@ -331,8 +339,6 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 
 /* --- progress ------------------------------------------------------------ */
 
-static struct dcp_warm *run;
-
 static void tick(void *arg)
 {
 	struct dcp_warm_stats st;
@@ -358,6 +364,8 @@ static void add_path(const char *path)
 {
 	int ret = dcp_warm_add(run, path);
 
+	if (ret == -ECANCELED && atomic_load(&out_failed))
+		return; /* the write error is reported at the end */
 	if (ret == -ENOMEM) {
 		warn_path(path, strlen(path), "", ENOMEM);
 		bad_input++;
@@ -378,7 +386,7 @@ static void add_from(const char *file)
 		bad_input++;
 		return;
 	}
-	while ((ret = dcp_pathlist_next(pl, &path, NULL)) != 0) {
+	while (!atomic_load(&out_failed) && (ret = dcp_pathlist_next(pl, &path, NULL)) != 0) {
 		if (ret == -EINVAL) {
 			struct dcp_buf b = DCP_BUF_INIT;
 
@@ -512,9 +520,9 @@ int main(int argc, char **argv)
 	     !(env.verbose && !env.json && isatty(STDOUT_FILENO))))
 		dcp_progress_start(tick, NULL, 500000000, 250000000, &prog);
 
-	for (int i = 0; i < env.npaths; i++)
+	for (int i = 0; i < env.npaths && !atomic_load(&out_failed); i++)
 		add_path(env.paths[i]);
-	for (size_t i = 0; i < env.nfrom; i++)
+	for (size_t i = 0; i < env.nfrom && !atomic_load(&out_failed); i++)
 		add_from(env.from[i]);
 
 	/* The timer reads the run: stop it before the run is freed. */
@@ -528,6 +536,8 @@ int main(int argc, char **argv)
 	}
 	dcp_warm_finish(run, &st);
 	run = NULL;
+	if (ret == -ECANCELED && atomic_load(&out_failed))
+		ret = 0; /* we stopped it: "write error" below says why */
 	if (ret < 0)
 		error(0, -ret, "warming failed");
 	for (unsigned i = 0; i + 1 < nbufs; i++)

@@ -110,6 +110,14 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out);
 int dcp_warm_add(struct dcp_warm *w, const char *path);
 
 /*
+ * dcp_warm_cancel - stop the run as soon as possible (the caller's output
+ * failed): no new entry is warmed or reported, queued paths are dropped,
+ * dcp_warm_add() returns -ECANCELED.  Safe from report() on any thread.
+ * dcp_warm_wait() then returns -ECANCELED; the counts cover what was done.
+ */
+void dcp_warm_cancel(struct dcp_warm *w);
+
+/*
  * dcp_warm_threads - the number of threads that may call report(): with
  * DCP_WARM_RECURSIVE the walker's and the stat pool's, ev->worker below it.
  */

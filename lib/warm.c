@@ -51,6 +51,7 @@ struct dcp_warm {
 	struct wstats *ws;
 	uint64_t t0;
 	int failed; /* -errno of the engine itself */
+	_Atomic bool cancelled; /* dcp_warm_cancel(): drop the rest */
 	bool waited; /* dcp_warm_wait() ran: threads are gone */
 	int wait_ret;
 	uint64_t elapsed_ns;
@@ -368,7 +369,8 @@ static void *pool_worker(void *arg)
 		pthread_cond_signal(&w->not_full);
 		pthread_mutex_unlock(&w->mu);
 
-		for (unsigned i = 0; i < b->n; i++) {
+		for (unsigned i = 0; i < b->n && !atomic_load_explicit(&w->cancelled,
+							       memory_order_relaxed); i++) {
 			const struct bent *be = &b->ent[i];
 			const char *path = b->paths.data + be->off;
 			struct dcp_warm_event ev = {
@@ -399,6 +401,8 @@ static int visit(const struct dcp_entry *e, void *arg)
 	};
 	bool isdir = true;
 
+	if (atomic_load_explicit(&w->cancelled, memory_order_relaxed))
+		return DCP_WALK_ABORT;
 	/*
 	 * The walker stats DT_UNKNOWN entries (and, with -L, symlinks) right
 	 * after this returns: those must be warmed (and probed) here, first.
@@ -473,7 +477,8 @@ static void *list_worker(void *p)
 		};
 		bool isdir;
 
-		warm_entry(w, &ev, AT_FDCWD, path, follow, true, &isdir, NULL);
+		if (!atomic_load_explicit(&w->cancelled, memory_order_relaxed))
+			warm_entry(w, &ev, AT_FDCWD, path, follow, true, &isdir, NULL);
 		free(path);
 	}
 }
@@ -646,7 +651,7 @@ int dcp_warm_add(struct dcp_warm *w, const char *path)
 {
 	char *copy;
 
-	if (w->failed || w->waited)
+	if (w->failed || w->waited || atomic_load(&w->cancelled))
 		return -ECANCELED;
 	if (w->walk) {
 		int ret = dcp_walk_add(w->walk, path);
@@ -666,6 +671,11 @@ int dcp_warm_add(struct dcp_warm *w, const char *path)
 	pthread_cond_signal(&w->not_empty);
 	pthread_mutex_unlock(&w->mu);
 	return 0;
+}
+
+void dcp_warm_cancel(struct dcp_warm *w)
+{
+	atomic_store(&w->cancelled, true);
 }
 
 unsigned dcp_warm_threads(const struct dcp_warm *w)
@@ -702,7 +712,7 @@ int dcp_warm_wait(struct dcp_warm *w)
 	if (w->walk) {
 		ret = dcp_walk_finish(w->walk);
 		w->walk = NULL;
-		if (ret == -ECANCELED) /* the visitor never aborts: not ours */
+		if (ret == -ECANCELED) /* the visitor aborts only when cancelled */
 			ret = w->failed ? w->failed : ret;
 		/* The walker's threads are gone: hand off what they left. */
 		for (unsigned i = 0; i < w->walkers; i++)
@@ -713,6 +723,8 @@ int dcp_warm_wait(struct dcp_warm *w)
 	} else {
 		list_stop(w);
 	}
+	if (!ret && atomic_load(&w->cancelled))
+		ret = -ECANCELED;
 	w->elapsed_ns = dcp_now_ns() - w->t0;
 	w->waited = true;
 	w->wait_ret = ret;

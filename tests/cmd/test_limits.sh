@@ -15,7 +15,10 @@ oneTimeSetUp() {
 	FILE=$MNT/file
 }
 
-oneTimeTearDown() { rely_cleanup; }
+oneTimeTearDown() {
+	mountpoint -q "$RELY_TMP/grid" && umount "$RELY_TMP/grid"
+	rely_cleanup
+}
 
 # Every walking command over the tree, as "NAME ARGS..." lines.
 walkers() {
@@ -246,6 +249,19 @@ EOT
 	umount "$TMPFS"
 }
 
+# big_grid - prints a tmpfs directory holding 200 directories of 1,000
+# empty files (200,201 entries with the root), made once per suite run;
+# the fixture cleanup unmounts it.
+big_grid() {
+	local t=$RELY_TMP/grid
+	if ! mountpoint -q "$t"; then
+		mkdir -p "$t" &&
+			mount -t tmpfs -o size=256M,nr_inodes=300000,mode=0755 tmpfs "$t" &&
+			python3 "$DCP_TESTS/lib/mktree.py" grid "$t" 200 1000 >/dev/null || return 1
+	fi
+	echo "$t"
+}
+
 # A probe that fails is an error in every output and in the exit status,
 # never a silent gap in the counts.  Deterministic: under prlimit
 # --nofile=4 the list file takes the last descriptor while the first 1,024
@@ -253,11 +269,9 @@ EOT
 # 200: warm sizes its threads and the walker's budget within the limit
 # (its own descriptors included), or says what failed.
 test_check_counts_failed_probes_as_errors() {
-	local t n=200 j
+	local t j
 	have warm || return 0
-	t=$(mktemp -d "$RELY_TMP/tmpfs.XXXXXX")
-	mount -t tmpfs -o size=256M,nr_inodes=300000,mode=0755 tmpfs "$t" || { fail "tmpfs"; return; }
-	python3 "$DCP_TESTS/lib/mktree.py" grid "$t" $n 1000 >/dev/null || fail "mktree grid"
+	t=$(big_grid) || { fail "tmpfs grid"; return; }
 	find "$t/d0" "$t/d1" "$t/d2" -type f >"$RELY_TMP/list3k"
 	runf prlimit --nofile=4 warm --check -j 1 --from "$RELY_TMP/list3k"
 	assertEquals "warm --check, probes failing: exit 2 ($(tail -1 "$ERRF"))" 2 "$RC"
@@ -281,7 +295,6 @@ ok = s["cached_after"] + s["errors"] >= s["entries"] == 200201
 ok = ok and (s["status"] != 0 or (s["errors"] == 0 and s["cached_after"] == s["entries"]))
 print("ok" if ok else "bad")')"
 	done
-	umount "$t"
 }
 
 # A record too long for the memory left (getdelim fails with ENOMEM and
@@ -306,6 +319,27 @@ for name, sep in (("nl", b"\n"), ("nul", b"\0")):
 		done
 	done
 	rm -f "$RELY_TMP"/huge.*
+}
+
+# With SIGPIPE ignored, a closed pipe stops the run at the first failed
+# write: warm -r -v used to warm all 200,201 entries, then say "Broken
+# pipe".  Both walking commands now stop well before the end.
+test_closed_pipe_stops_the_run() {
+	local t n
+	t=$(big_grid) || { fail "tmpfs grid"; return; }
+	PIPE_SIG=ignore
+	if have warm; then
+		pipe_run warm -r -v "$t"
+		assertEquals "warm -r -v | head -1, SIGPIPE ignored: exit 2" 2 "$RC"
+		n=$(grep -o '^warm: [0-9]* entries' "$ERRF" | grep -o '[0-9]*')
+		assertTrue "warm stopped early: ${n:-?} of 200201 entries warmed" "[ ${n:-200201} -lt 150000 ]"
+	fi
+	if have dcache-probe; then
+		pipe_run dcache-probe -r "$t"
+		assertEquals "dcache-probe -r | head -1: exit 2" 2 "$RC"
+		n=$(grep -o ': [0-9]* paths' "$ERRF" | grep -o '[0-9]*')
+		assertTrue "dcache-probe stopped early: ${n:-?} of 200201 probed" "[ ${n:-0} -lt 150000 ]"
+	fi
 }
 
 # When the parent ignores SIGPIPE (some daemons and CI runners do), the
