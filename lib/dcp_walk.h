@@ -142,7 +142,12 @@ int dcp_walk_add(struct dcp_walk *w, const char *path);
  */
 int dcp_walk_finish(struct dcp_walk *w);
 
-/* dcp_walk_threads - how many worker threads the walk runs. */
+/*
+ * dcp_walk_threads - how many worker threads the walk runs: fewer than
+ * asked when descriptors are short, or when a task limit (ulimit -u,
+ * pids.max) let only some be created; dcp_walk_new() fails with -EAGAIN
+ * only when not even one could.
+ */
 unsigned dcp_walk_threads(const struct dcp_walk *w);
 
 /*

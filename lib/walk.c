@@ -1122,6 +1122,12 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 			break;
 		}
 		ret = -pthread_create(&wk->thread, NULL, worker_main, wk);
+		if (ret == -EAGAIN && w->nthreads > 0) {
+			/* A task limit (ulimit -u, pids.max): walk with the
+			 * threads we have, as long as there is one. */
+			ret = 0;
+			break;
+		}
 		if (ret < 0)
 			break;
 		w->nthreads++;

@@ -515,12 +515,21 @@ static int pool_start(struct dcp_warm *w, unsigned base, void *(*fn)(void *))
 		wa->w = w;
 		wa->index = i;
 		ret = -pthread_create(&w->tids[w->started], NULL, fn, wa);
+		if (ret == -EAGAIN && (w->started > 0 || base > 0)) {
+			/* A task limit: go on with the threads we have, as
+			 * the walker does (see dcp_walk_threads()); with no
+			 * stat pool, the walker's threads stat everything. */
+			free(wa);
+			break;
+		}
 		if (ret) {
 			free(wa);
 			goto fail;
 		}
 		w->started++;
 	}
+	if (base == 0)
+		w->nthreads = w->started; /* lists: the pool is every thread */
 	return 0;
 fail:
 	list_stop(w);
@@ -618,6 +627,8 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 			warm_free(w);
 			return ret < 0 ? ret : -ENOMEM;
 		}
+		if (!w->started)
+			w->max_dups = 0; /* no pool: nothing is handed off */
 	} else {
 		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
 		if (!w->ws) {
@@ -641,9 +652,9 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
 
 	if (opts->threads > WARM_MAX_THREADS || opts->max_depth < -1)
 		return -EINVAL;
-	/* Under a task limit (ulimit -u, a container's pids.max), fewer threads. */
-	while ((ret = warm_new(opts, threads, out)) == -EAGAIN && threads > 1)
-		threads /= 2;
+	/* Under a task limit (ulimit -u, a container's pids.max), the walker
+	 * and the pool each run with the threads that could be created. */
+	ret = warm_new(opts, threads, out);
 	return ret;
 }
 

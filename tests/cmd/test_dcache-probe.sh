@@ -559,6 +559,23 @@ test_write_errors() {
 	assertEquals "quiet with SIGPIPE ignored too" "" "$(cat "$SHUNIT_TMPDIR/err")"
 }
 
+# Under a task limit (ulimit -u as nobody) the walker runs with the threads
+# it could create, as warm does; it used to give up ("the walk failed:
+# Resource temporarily unavailable", exit 2).
+test_task_limit() {
+	# LeakSanitizer cannot stop the world under a task limit this tight.
+	local ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 u
+	export ASAN_OPTIONS
+	as_nobody du -a "$MNT/t" >/dev/null
+	for u in 4 12 24; do
+		run as_nobody bash -c 'ulimit -u '$u' && exec "$1" -r -j 64 "$2"' _ "$DCP_BIN/dcache-probe" "$MNT/t"
+		# (1: a spurious miss from a concurrent mount elsewhere.)
+		assertTrue "ulimit -u $u: exit status $RC: $ERR" "[ $RC -le 1 ]"
+		assertContains "ulimit -u $u: every entry walked" "$ERR" "15 paths: "
+		assertContains "ulimit -u $u: no error" "$ERR" " 0 error;"
+	done
+}
+
 test_usage_errors() {
 	run dcache-probe
 	assertEquals 64 "$RC"
