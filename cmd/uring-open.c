@@ -205,14 +205,24 @@ static void flush(void)
 
 	if (ret < 0 || out.oom) {
 		error(0, ret < 0 ? -ret : ENOMEM, "write error");
-		if (trace)
-			dcp_trace_stop(trace);
-		exit(DCP_EXIT_ERROR);
+		exit(DCP_EXIT_ERROR); /* stop_trace_at_exit() removes the instance */
 	}
 	dcp_buf_write(&err, STDERR_FILENO);
 }
 
 /* Leave no tracefs instance behind when interrupted. */
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
+
+static void stop_trace_at_exit(void)
+{
+	if (trace) {
+		struct dcp_trace *t = trace;
+
+		trace = NULL;
+		dcp_trace_stop(t);
+	}
+}
+
 static void on_signal(int sig)
 {
 	if (trace)
@@ -360,8 +370,6 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 static void ring_failed(int ret)
 {
 	flush();
-	if (trace)
-		dcp_trace_stop(trace);
 	if (dcp_uring_errno_unsupported(ret))
 		error(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
 	error(DCP_EXIT_ERROR, -ret, "io_uring");
@@ -615,9 +623,20 @@ static void start_trace(void)
 		error(DCP_EXIT_UNSUPPORTED, 0, "--trace: this kernel has no io_uring tracepoints");
 	if (ret < 0)
 		error(DCP_EXIT_UNSUPPORTED, -ret, "--trace: cannot set up a tracefs instance");
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
+	/*
+	 * The instance (events on, a 32 MiB per-CPU buffer with --bench) must
+	 * go on every way out: exit() and error() after a bad list, a failed
+	 * ring or a write error, and the signals that end us, SIGPIPE from
+	 * a closed pipe included.  A signal the parent ignores stays ignored.
+	 */
+	atexit(stop_trace_at_exit);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(*fatal_signals); i++) {
+		struct sigaction sa;
+
+		if (sigaction(fatal_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			continue;
+		signal(fatal_signals[i], on_signal);
+	}
 }
 
 int main(int argc, char **argv)
@@ -660,8 +679,10 @@ int main(int argc, char **argv)
 		dcp_latency_free(&t.lat[1]);
 	}
 	if (trace) {
-		ret = dcp_trace_stop(trace);
-		trace = NULL;
+		struct dcp_trace *tr = trace;
+
+		trace = NULL; /* before the exit handler could see it freed */
+		ret = dcp_trace_stop(tr);
 		if (ret < 0)
 			error(0, -ret, "removing the tracefs instance");
 	}

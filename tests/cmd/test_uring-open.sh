@@ -355,6 +355,79 @@ test_trace_instance_removed_on_signal() {
 	assertFalse "the instance is gone" "[ -d '$TRACEFS/instances/dcprobe-$pid' ]"
 }
 
+# traced_run SIGPIPE CMD... - run CMD with SIGPIPE at "default" or "ignore",
+# stdout a pipe whose reader is already gone when SIGPIPE is "closed-..."
+# (so the first write fails for sure); prints "PID STATUS" (128+N for a
+# signal, as a shell would).
+traced_run() {
+	python3 - "$@" <<'EOF'
+import os, signal, subprocess, sys
+mode, cmd = sys.argv[1], sys.argv[2:]
+out = subprocess.DEVNULL
+if mode.startswith("closed-"):
+    r, w = os.pipe()
+    os.close(r)
+    out = w
+sig = signal.SIG_IGN if mode.endswith("ignore") else signal.SIG_DFL
+p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                     preexec_fn=lambda: signal.signal(signal.SIGPIPE, sig))
+if out is not subprocess.DEVNULL:
+    os.close(out)
+rc = p.wait()
+print(p.pid, 128 - rc if rc < 0 else rc)
+EOF
+}
+
+# The tracefs instance (events on, 32 MiB per CPU with --bench) goes away
+# on every way out: an empty, malformed or missing list, a closed pipe
+# with SIGPIPE at its default or ignored, SIGINT.  Before: all but the
+# signal handled by a handler were left behind.
+test_trace_instance_removed_on_every_exit() {
+	[ -n "$HAVE_TRACE" ] || startSkipping
+	local l=$SHUNIT_TMPDIR/tl pid rc what args
+	: >"$l.empty"
+	printf '%s\nab\0c\n' "$MNT/d/file" >"$l.nul"
+	for i in $(seq 3000); do echo "$MNT/d/file"; done >"$l.ok"
+	while read -r what want args; do
+		# shellcheck disable=SC2086
+		read -r pid rc < <(traced_run $what "$DCP_BIN/uring-open" --trace $args)
+		assertEquals "$what $args: exit status" "$want" "$rc"
+		assertFalse "$what $args: the instance is gone" "[ -d '$TRACEFS/instances/dcprobe-$pid' ]"
+		rmdir "$TRACEFS/instances/dcprobe-$pid" 2>/dev/null # (after a failure)
+	done <<EOT
+default 2 --bench $l.empty
+default 2 --bench $l.nul
+default 2 --bench $l.missing
+closed-default 141 --bench $l.ok
+closed-ignore 2 --bench $l.ok
+closed-default 141 --json -n 3000 $MNT/d/file
+closed-ignore 2 --json -n 3000 $MNT/d/file
+EOT
+	# (A background job of a script ignores SIGINT: start it from python.)
+	read -r pid rc < <(python3 - "$TRACEFS" "$DCP_BIN/uring-open" --trace --flags rdonly "$MNT/fifo" <<'EOF'
+import os, signal, subprocess, sys, time
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+inst = "%s/instances/dcprobe-%d" % (sys.argv[1], p.pid)
+for _ in range(100):
+    if os.path.isdir(inst):
+        break
+    time.sleep(0.05)
+time.sleep(0.2)
+p.send_signal(signal.SIGINT)
+try:
+    rc = p.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = p.wait()
+print(p.pid, 128 - rc if rc < 0 else rc)
+EOF
+)
+	assertEquals "SIGINT" 130 "$rc"
+	assertFalse "SIGINT: the instance is gone" "[ -d '$TRACEFS/instances/dcprobe-$pid' ]"
+	rmdir "$TRACEFS/instances/dcprobe-$pid" 2>/dev/null || true
+}
+
 # No tracefs mounted (in a private mount namespace): a clear message, exit 3.
 test_trace_needs_tracefs() {
 	command -v unshare >/dev/null || startSkipping
