@@ -428,6 +428,35 @@ EOF
 	rmdir "$TRACEFS/instances/dcprobe-$pid" 2>/dev/null || true
 }
 
+# Matching the trace to the requests is linear: twice the paths for
+# --trace --bench may not cost more than three times the CPU (a linear
+# search per request made 100,000 paths cost 3.6x 50,000).
+test_trace_bench_linear() {
+	[ -n "$HAVE_TRACE" ] || startSkipping
+	local l=$SHUNIT_TMPDIR/tb t1 t2
+	cat "$MNT/d/file" >/dev/null
+	yes "$MNT/d/file" | head -50000 >"$l.1"
+	yes "$MNT/d/file" | head -100000 >"$l.2"
+	cpu() {
+		python3 - "$@" <<'EOF'
+import resource, subprocess, sys
+best = None
+for _ in range(3):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+    best = t if best is None else min(best, t)
+print("%.3f" % best)
+EOF
+	}
+	t1=$(cpu "$DCP_BIN/uring-open" --trace --bench "$l.1")
+	t2=$(cpu "$DCP_BIN/uring-open" --trace --bench "$l.2")
+	echo "  --trace --bench: 50,000 paths ${t1} s, 100,000 paths ${t2} s CPU"
+	assertTrue "twice the paths cost ${t2} s against ${t1} s" \
+		"awk -v a=$t1 -v b=$t2 'BEGIN { exit !(b <= 3 * a + 0.02) }'"
+}
+
 # No tracefs mounted (in a private mount namespace): a clear message, exit 3.
 test_trace_needs_tracefs() {
 	command -v unshare >/dev/null || startSkipping
