@@ -117,16 +117,27 @@ static void prep(struct io_uring_sqe *sqe, const char *path,
 }
 
 /* Submit without IORING_ENTER_GETEVENTS: deferred task work does not run. */
+/*
+ * Submit WANT queued SQEs.  A request that fails while the kernel reads
+ * its SQE (a path longer than PATH_MAX: ENAMETOOLONG) ends that submit
+ * early: its CQE is posted as a failed open and the SQEs after it stay in
+ * the ring, so submit again until all are in.
+ */
 static int submit(struct dcp_uring *r, unsigned want)
 {
-	int ret;
+	while (want > 0) {
+		int ret;
 
-	do
-		ret = io_uring_submit(&r->ring);
-	while (ret == -EINTR);
-	if (ret < 0)
-		return ret;
-	return (unsigned)ret == want ? 0 : -EIO;
+		do
+			ret = io_uring_submit(&r->ring);
+		while (ret == -EINTR);
+		if (ret < 0)
+			return ret;
+		if (ret == 0)
+			return -EIO; /* nothing taken: do not spin */
+		want -= (unsigned)ret < want ? (unsigned)ret : want;
+	}
+	return 0;
 }
 
 static int wait_one(struct dcp_uring *r)

@@ -355,6 +355,30 @@ test_trace_instance_removed_on_signal() {
 	assertFalse "the instance is gone" "[ -d '$TRACEFS/instances/dcprobe-$pid' ]"
 }
 
+# A path longer than PATH_MAX in a --bench list fails while the kernel
+# reads its SQE, which ends that submit early: it is one failed open and
+# the rest are measured (it used to end the run: "io_uring: Input/output
+# error", no results).
+test_bench_over_long_path() {
+	local l=$SHUNIT_TMPDIR/long d
+	python3 -c '
+import sys
+ok, n = sys.argv[1], 0
+with open(sys.argv[2], "w") as f:
+    for i in range(200):
+        f.write(("/" + "x" * 5000 if i in (1, 77) else ok) + "\n")
+' "$MNT/d/file" "$l"
+	for d in "" "--direct" "--depth 1"; do
+		# shellcheck disable=SC2086
+		run uring-open --bench "$l" $d --json
+		assertEquals "--bench $d: exit 2 for the failed opens ($ERR)" 2 "$RC"
+		assertContains "--bench $d: the reason" "$ERR" "File name too long (and 1 more failed opens)"
+		assertNotContains "--bench $d: the run goes on" "$ERR" "Input/output error"
+		assertEquals "--bench $d: every path measured, two failed" "200 2" \
+			"$(json_get 'objs[0]["opens"], objs[0]["failed"]' <<<"$OUT" | tr -d '(),')"
+	done
+}
+
 # traced_run SIGPIPE CMD... - run CMD with SIGPIPE at "default" or "ignore",
 # stdout a pipe whose reader is already gone when SIGPIPE is "closed-..."
 # (so the first write fails for sure); prints "PID STATUS" (128+N for a
