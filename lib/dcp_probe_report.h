@@ -133,6 +133,10 @@ struct dcp_pr_prom_series {
 	size_t pathlen;
 	const char *fstype;	   /* mounts only */
 	const struct dcp_pr_counts *c;
+	bool has_dev;		   /* mounts: label dev="MAJ:MIN" too, so that two
+				    * devices never share a series (two not in
+				    * the mount table are both mountpoint="?") */
+	dev_t dev;
 };
 
 /* What dcp_pr_prometheus() writes. */

@@ -72,7 +72,9 @@ void dcp_buf_base64(struct dcp_buf *b, const void *s, size_t n);
 
 /*
  * dcp_buf_prom_label - append S escaped as a Prometheus label value
- * (\\, \", \n); bytes that are not UTF-8 become \xHH text.
+ * (\\, \", \n); bytes that are not UTF-8 and control characters become
+ * the text \xHH (\uXXXX), and a backslash the text \\, so that two
+ * names never give the same label value.
  */
 void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n);
 

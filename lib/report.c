@@ -313,7 +313,10 @@ void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n)
 			continue;
 		}
 		if (cp == '\\')
-			dcp_buf_add(b, "\\\\", 2);
+			/* Doubled in the value (four in the text), so that a
+			 * name's backslash never reads like the \\xHH standing
+			 * for an escaped byte: the escaping stays injective. */
+			dcp_buf_add(b, "\\\\\\\\", 4);
 		else if (cp == '"')
 			dcp_buf_add(b, "\\\"", 2);
 		else if (cp == '\n')
