@@ -56,6 +56,8 @@ static struct env {
 	.min_cached = -1,
 };
 
+static struct dcp_buf qbuf; /* a name quoted for a message (main thread) */
+
 const char *argp_program_version = "dcache-probe (dcprobe) " DCP_VERSION;
 const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
 
@@ -172,8 +174,8 @@ static int parse_int(struct argp_state *state, const char *what, const char *arg
 	uint64_t v;
 
 	if (dcp_parse_u64(arg, min, max, &v) < 0)
-		argp_error(state, "invalid %s: '%s' (a whole number from %llu to %llu)", what,
-			   arg, (unsigned long long)min, (unsigned long long)max);
+		argp_error(state, "invalid %s: %s (a whole number from %llu to %llu)", what,
+			   dcp_quoted(&qbuf, arg), (unsigned long long)min, (unsigned long long)max);
 	return (int)v;
 }
 
@@ -220,8 +222,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ONLY:
 		if (parse_only(arg) < 0)
-			argp_error(state, "invalid --only '%s': a comma-separated list of "
-				   "cached, negative, miss, error", arg);
+			argp_error(state, "invalid --only %s: a comma-separated list of "
+				   "cached, negative, miss, error", dcp_quoted(&qbuf, arg));
 		break;
 	case 's':
 		env.summary = true;
@@ -235,7 +237,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MIN_CACHED:
 		if (dcp_parse_percent(arg, &env.min_cached) < 0)
-			argp_error(state, "invalid percentage '%s' (0 to 100)", arg);
+			argp_error(state, "invalid percentage %s (0 to 100)", dcp_quoted(&qbuf, arg));
 		break;
 	case 'q':
 		env.quiet = true;
@@ -660,17 +662,18 @@ static int for_each_path(int (*add)(const char *path, void *ctx), void *ctx)
 	ret = dcp_pathlist_open(env.from, env.nul, &pl);
 	if (ret < 0) {
 		run.input_errors++;
-		error(0, -ret, "cannot read %s", strcmp(env.from, "-") ? env.from : "standard input");
+		error(0, -ret, "cannot read %s", strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) :
+						  "standard input");
 		return 0;
 	}
 	while ((ret = dcp_pathlist_next(pl, &p, NULL)) != 0) {
 		if (ret == -EINVAL) {
-			input_error(strcmp(env.from, "-") ? env.from : "standard input",
+			input_error(strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) : "standard input",
 				    dcp_pathlist_record(pl), EINVAL);
 			continue;
 		}
 		if (ret < 0) {
-			input_error(strcmp(env.from, "-") ? env.from : "standard input",
+			input_error(strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) : "standard input",
 				    dcp_pathlist_record(pl), -ret);
 			break;
 		}

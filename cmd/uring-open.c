@@ -40,6 +40,8 @@ static struct env {
 	.how = { .dirfd = AT_FDCWD, .flags = DEFAULT_FLAGS, .mode = 0666 },
 };
 
+static struct dcp_buf qbuf; /* a name quoted for a message */
+
 const char *argp_program_version = "uring-open (dcprobe) " DCP_VERSION;
 const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
 
@@ -118,7 +120,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'n':
 		if (dcp_parse_u64(arg, 1, 10000000, &v) < 0)
-			argp_error(state, "invalid count '%s' (a whole number from 1 to 10000000)", arg);
+			argp_error(state, "invalid count %s (a whole number from 1 to 10000000)",
+				   dcp_quoted(&qbuf, arg));
 		env.count = v;
 		break;
 	case OPT_ASYNC:
@@ -129,9 +132,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FLAGS:
 		if (dcp_open_flags_parse(arg, &env.how.flags, &bad) < 0)
-			argp_error(state, "invalid open flag at '%s' in --flags (names: rdonly wronly rdwr creat "
+			argp_error(state, "invalid open flag at %s in --flags (names: rdonly wronly rdwr creat "
 				   "excl trunc append nonblock nofollow directory path cloexec noctty noatime "
-				   "sync dsync direct tmpfile; one access mode)", bad);
+				   "sync dsync direct tmpfile; one access mode)", dcp_quoted(&qbuf, bad));
 		break;
 	case OPT_JSON:
 		env.json = true;
@@ -149,7 +152,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_DEPTH:
 		if (dcp_parse_u64(arg, 1, 4096, &v) < 0)
-			argp_error(state, "invalid depth '%s' (a whole number from 1 to 4096)", arg);
+			argp_error(state, "invalid depth %s (a whole number from 1 to 4096)",
+				   dcp_quoted(&qbuf, arg));
 		env.depth = (unsigned)v;
 		env.depth_given = true;
 		break;
@@ -493,17 +497,17 @@ static char **read_list(size_t *n)
 	*n = 0;
 	ret = dcp_pathlist_open(env.bench, env.nul, &pl);
 	if (ret < 0)
-		error(DCP_EXIT_ERROR, -ret, "%s", env.bench);
+		error(DCP_EXIT_ERROR, -ret, "%s", dcp_quoted(&qbuf, env.bench));
 	while ((ret = dcp_pathlist_next(pl, &p, NULL)) > 0) {
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 1024;
 			v = realloc(v, cap * sizeof(*v));
 			if (!v)
-				error(DCP_EXIT_ERROR, ENOMEM, "%s", env.bench);
+				error(DCP_EXIT_ERROR, ENOMEM, "%s", dcp_quoted(&qbuf, env.bench));
 		}
 		v[*n] = strdup(p);
 		if (!v[(*n)++])
-			error(DCP_EXIT_ERROR, ENOMEM, "%s", env.bench);
+			error(DCP_EXIT_ERROR, ENOMEM, "%s", dcp_quoted(&qbuf, env.bench));
 	}
 	if (ret < 0) {
 		size_t record = dcp_pathlist_record(pl);
@@ -512,12 +516,12 @@ static char **read_list(size_t *n)
 		free_list(v, *n);
 		if (ret == -EINVAL)
 			error(DCP_EXIT_ERROR, 0, "%s: record %zu: a path contains a NUL byte (use -0)",
-			      env.bench, record);
-		error(DCP_EXIT_ERROR, -ret, "%s: record %zu", env.bench, record);
+			      dcp_quoted(&qbuf, env.bench), record);
+		error(DCP_EXIT_ERROR, -ret, "%s: record %zu", dcp_quoted(&qbuf, env.bench), record);
 	}
 	dcp_pathlist_close(pl);
 	if (!*n)
-		error(DCP_EXIT_ERROR, 0, "%s: no paths to open", env.bench);
+		error(DCP_EXIT_ERROR, 0, "%s: no paths to open", dcp_quoted(&qbuf, env.bench));
 	return v;
 }
 

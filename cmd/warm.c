@@ -40,6 +40,8 @@ static struct env {
 	.max_depth = -1,
 };
 
+static struct dcp_buf qbuf; /* a name quoted for a message */
+
 const char *argp_program_version = "warm (dcprobe) " DCP_VERSION;
 const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
 
@@ -134,7 +136,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAXDEPTH:
 		if (dcp_parse_u64(arg, 0, INT32_MAX, &n) < 0)
-			argp_error(state, "invalid --max-depth '%s': a whole number is needed", arg);
+			argp_error(state, "invalid --max-depth %s: a whole number is needed",
+				   dcp_quoted(&qbuf, arg));
 		env.max_depth = (int)n;
 		break;
 	case OPT_EXCLUDE:
@@ -155,7 +158,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'j':
 		if (dcp_parse_u64(arg, 1, 1024, &n) < 0)
-			argp_error(state, "invalid --jobs '%s': a number from 1 to 1024 is needed", arg);
+			argp_error(state, "invalid --jobs %s: a number from 1 to 1024 is needed",
+				   dcp_quoted(&qbuf, arg));
 		env.jobs = (unsigned)n;
 		break;
 	case OPT_CHECK:
