@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "dcprobe.h"
@@ -539,6 +540,18 @@ static int bench(void)
 	verdicts = calloc(n, 1);
 	if (!verdicts)
 		error(DCP_EXIT_ERROR, ENOMEM, "verdicts");
+	if (env.how.direct) {
+		/* A fixed-file table of --depth slots must fit RLIMIT_NOFILE:
+		 * raise the soft limit as far as the hard one allows (the
+		 * library uses fewer slots beyond that). */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < env.depth &&
+		    rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max < env.depth ? rl.rlim_max : env.depth;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	ret = dcp_uring_new(env.depth, env.no_defer ? DCP_URING_NO_DEFER : 0, &ring);
 	if (ret < 0)
 		ring_failed(ret);
@@ -585,7 +598,7 @@ static int bench(void)
 			       "{\"type\":\"bench\",\"mode\":\"%s\",\"direct\":%s,\"depth\":%u,\"opens\":%llu,"
 			       "\"inline\":%llu,\"punted\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s,"
 			       "\"elapsed_ns\":%llu,\"elapsed_ms\":%.3f,\"cpu_ms\":%.3f",
-			       mode, env.how.direct ? "true" : "false", env.depth,
+			       mode, env.how.direct ? "true" : "false", b.depth,
 			       (unsigned long long)b.opens,
 			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
 			       (unsigned long long)b.missed, (unsigned long long)b.failed,
@@ -600,7 +613,7 @@ static int bench(void)
 		dcp_buf_printf(&out, "%s: %llu opens in %.3f ms, %.3f ms CPU (depth %u%s): %llu inline, "
 			       "%llu punted, %llu EAGAIN, %llu failed\n",
 			       mode, (unsigned long long)b.opens, b.elapsed_ns / 1e6, b.cpu_ns / 1e6,
-			       env.depth, env.how.direct ? ", direct" : "",
+			       b.depth, env.how.direct ? ", direct" : "",
 			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
 			       (unsigned long long)b.missed, (unsigned long long)b.failed);
 		if (trace)

@@ -379,6 +379,24 @@ with open(sys.argv[2], "w") as f:
 	done
 }
 
+# --direct with --depth beyond RLIMIT_NOFILE: the kernel refuses a
+# fixed-file table that large (it used to end the run: "io_uring: Too
+# many open files").  The soft limit is raised up to the hard one; past
+# that, fewer slots and as few opens in flight, said in the output.
+test_direct_depth_beyond_nofile() {
+	local l=$SHUNIT_TMPDIR/dl
+	cat "$MNT/d/file" >/dev/null
+	yes "$MNT/d/file" | head -1000 >"$l"
+	run bash -c 'ulimit -Sn 32 && ulimit -Hn 512 && exec "$@"' - uring-open --bench "$l" --direct --depth 256 --json
+	assertTrue "soft limit 32, hard 512: exit $RC ($ERR)" "[ $RC -le 1 ]"
+	assertEquals "raised: the whole depth, nothing failed" "256 0 1000" \
+		"$(json_get 'objs[0]["depth"], objs[0]["failed"], objs[0]["opens"]' <<<"$OUT" | tr -d '(),')"
+	run bash -c 'ulimit -n 64 && exec "$@"' - uring-open --bench "$l" --direct --depth 256 --json
+	assertTrue "limit 64: exit $RC ($ERR)" "[ $RC -le 1 ]"
+	assertEquals "capped: 64 in flight, nothing failed" "64 0 1000" \
+		"$(json_get 'objs[0]["depth"], objs[0]["failed"], objs[0]["opens"]' <<<"$OUT" | tr -d '(),')"
+}
+
 # traced_run SIGPIPE CMD... - run CMD with SIGPIPE at "default" or "ignore",
 # stdout a pipe whose reader is already gone when SIGPIPE is "closed-..."
 # (so the first write fails for sure); prints "PID STATUS" (128+N for a
