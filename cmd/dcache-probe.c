@@ -863,7 +863,9 @@ int main(int argc, char **argv)
 		if (ret < 0)
 			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
 	}
-	run.fmt = env.json ? DCP_PR_JSON : env.nul ? DCP_PR_NUL : DCP_PR_TEXT;
+	/* -0 is for a program (xargs -0r); on a terminal, names are quoted. */
+	run.fmt = env.json ? DCP_PR_JSON :
+		  env.nul ? (isatty(STDOUT_FILENO) ? DCP_PR_NUL_TTY : DCP_PR_NUL) : DCP_PR_TEXT;
 	run.records = !env.summary && !env.quiet && !env.prometheus && env.per_dir < 0 &&
 		      !env.per_mount;
 

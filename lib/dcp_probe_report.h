@@ -19,6 +19,8 @@ enum dcp_pr_format {
 	DCP_PR_TEXT = 0, /* "STATE PATH\n", paths quoted for a terminal */
 	DCP_PR_NUL,	 /* raw paths ending in '\0' (xargs -0) */
 	DCP_PR_JSON,	 /* JSON Lines */
+	DCP_PR_NUL_TTY,	 /* -0 with stdout a terminal: paths quoted, each
+			  * ending in '\0' (nothing raw reaches a screen) */
 };
 
 /* Counts over a set of probed paths. */

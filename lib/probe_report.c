@@ -100,6 +100,10 @@ void dcp_pr_entry(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		dcp_buf_add(b, path, len);
 		dcp_buf_putc(b, '\0');
 		break;
+	case DCP_PR_NUL_TTY:
+		dcp_buf_quote(b, path, len);
+		dcp_buf_putc(b, '\0');
+		break;
 	case DCP_PR_JSON:
 		dcp_buf_puts(b, "{\"type\":\"entry\",\"path\":");
 		dcp_buf_json_str(b, path, len);
@@ -134,6 +138,9 @@ static void text_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pat
 {
 	if (fmt == DCP_PR_NUL) {
 		dcp_buf_add(b, path, len);
+		dcp_buf_putc(b, '\0');
+	} else if (fmt == DCP_PR_NUL_TTY) {
+		dcp_buf_quote(b, path, len);
 		dcp_buf_putc(b, '\0');
 	} else {
 		dcp_buf_quote(b, path, len);

@@ -125,13 +125,17 @@ test_uring_open_hostile_arguments() {
 # check; nothing else may be a control character.
 test_on_a_terminal() {
 	local cmds=("cachedopen $H/*" "$WALKPRINT $H")
-	have dcache-probe && cmds+=("dcache-probe -r $H" "dcache-probe -r -L $H")
+	# -0 on a terminal quotes its names (NUL-separated, shown as lines here).
+	have dcache-probe && cmds+=("dcache-probe -r $H" "dcache-probe -r -L $H" "dcache-probe -r -0 $H")
 	have warm && cmds+=("warm -r -v $H" "warm -r --check $H")
 	have uring-open && cmds+=("uring-open $H/*")
 	ls -l "$H" >/dev/null
 	for c in "${cmds[@]}"; do
 		TERM=xterm timeout -k 10 "$RELY_TIMEOUT" script -q -e -c "$c" /dev/null </dev/null >"$OUTF" 2>&1
 		assertNotEquals "$c: no hang on a terminal" 124 $?
+		case $c in
+		*" -0 "*) tr '\0' '\n' <"$OUTF" >"$OUTF.nul" && mv "$OUTF.nul" "$OUTF" ;;
+		esac
 		sed 's/\r\x1b\[K//g; s/\r$//; s/\r/\n/g' "$OUTF" >"$OUTF.lines"
 		assertEquals "$c on a terminal" "" "$(ctl_check "$OUTF.lines")"
 	done
