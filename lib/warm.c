@@ -52,7 +52,9 @@ struct dcp_warm {
 	uint64_t t0;
 	int failed; /* -errno of the engine itself */
 	_Atomic bool cancelled; /* dcp_warm_cancel(): drop the rest */
-	bool waited; /* dcp_warm_wait() ran: threads are gone */
+	_Atomic bool waited; /* dcp_warm_wait() ran: threads are gone, and
+			      * elapsed_ns is final (release/acquire: a
+			      * progress timer snapshots concurrently) */
 	int wait_ret;
 	uint64_t elapsed_ns;
 
@@ -709,7 +711,8 @@ void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st)
 		.cached_after = n[S_CACHED_AFTER],
 		.newly_warmed = n[S_NEWLY],
 		.still_miss = n[S_STILL_MISS],
-		.elapsed_ns = w->waited ? w->elapsed_ns : dcp_now_ns() - w->t0,
+		.elapsed_ns = atomic_load_explicit(&w->waited, memory_order_acquire) ?
+				      w->elapsed_ns : dcp_now_ns() - w->t0,
 		.jobs = w->walkers ? w->walkers : w->nthreads,
 	};
 }
@@ -737,8 +740,8 @@ int dcp_warm_wait(struct dcp_warm *w)
 	if (!ret && atomic_load(&w->cancelled))
 		ret = -ECANCELED;
 	w->elapsed_ns = dcp_now_ns() - w->t0;
-	w->waited = true;
 	w->wait_ret = ret;
+	atomic_store_explicit(&w->waited, true, memory_order_release);
 	return ret;
 }
 
