@@ -174,7 +174,7 @@ static int parse_int(struct argp_state *state, const char *what, const char *arg
 	uint64_t v;
 
 	if (dcp_parse_u64(arg, min, max, &v) < 0)
-		argp_error(state, "invalid %s: %s (a whole number from %llu to %llu)", what,
+		argp_error(state, "invalid %s: '%s' (a whole number from %llu to %llu)", what,
 			   dcp_quoted(&qbuf, arg), (unsigned long long)min, (unsigned long long)max);
 	return (int)v;
 }
@@ -222,7 +222,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ONLY:
 		if (parse_only(arg) < 0)
-			argp_error(state, "invalid --only %s: a comma-separated list of "
+			argp_error(state, "invalid --only '%s': a comma-separated list of "
 				   "cached, negative, miss, error", dcp_quoted(&qbuf, arg));
 		break;
 	case 's':
@@ -237,7 +237,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MIN_CACHED:
 		if (dcp_parse_percent(arg, &env.min_cached) < 0)
-			argp_error(state, "invalid percentage %s (0 to 100)", dcp_quoted(&qbuf, arg));
+			argp_error(state, "invalid percentage '%s' (0 to 100)", dcp_quoted(&qbuf, arg));
 		break;
 	case 'q':
 		env.quiet = true;

@@ -121,7 +121,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'n':
 		if (dcp_parse_u64(arg, 1, 10000000, &v) < 0)
-			argp_error(state, "invalid count %s (a whole number from 1 to 10000000)",
+			argp_error(state, "invalid count '%s' (a whole number from 1 to 10000000)",
 				   dcp_quoted(&qbuf, arg));
 		env.count = v;
 		break;
@@ -133,7 +133,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FLAGS:
 		if (dcp_open_flags_parse(arg, &env.how.flags, &bad) < 0)
-			argp_error(state, "invalid open flag at %s in --flags (names: rdonly wronly rdwr creat "
+			argp_error(state, "invalid open flag at '%s' in --flags (names: rdonly wronly rdwr creat "
 				   "excl trunc append nonblock nofollow directory path cloexec noctty noatime "
 				   "sync dsync direct tmpfile; one access mode)", dcp_quoted(&qbuf, bad));
 		break;
@@ -153,7 +153,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_DEPTH:
 		if (dcp_parse_u64(arg, 1, 4096, &v) < 0)
-			argp_error(state, "invalid depth %s (a whole number from 1 to 4096)",
+			argp_error(state, "invalid depth '%s' (a whole number from 1 to 4096)",
 				   dcp_quoted(&qbuf, arg));
 		env.depth = (unsigned)v;
 		env.depth_given = true;

@@ -136,7 +136,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAXDEPTH:
 		if (dcp_parse_u64(arg, 0, INT32_MAX, &n) < 0)
-			argp_error(state, "invalid --max-depth %s: a whole number is needed",
+			argp_error(state, "invalid --max-depth '%s': a whole number is needed",
 				   dcp_quoted(&qbuf, arg));
 		env.max_depth = (int)n;
 		break;
@@ -158,7 +158,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'j':
 		if (dcp_parse_u64(arg, 1, 1024, &n) < 0)
-			argp_error(state, "invalid --jobs %s: a number from 1 to 1024 is needed",
+			argp_error(state, "invalid --jobs '%s': a number from 1 to 1024 is needed",
 				   dcp_quoted(&qbuf, arg));
 		env.jobs = (unsigned)n;
 		break;
