@@ -57,6 +57,8 @@ static struct env {
 	.min_cached = -1,
 };
 
+static struct dcp_buf qbuf; /* a name quoted for a message (main thread) */
+
 const char *argp_program_version = "dcache-probe (dcprobe) " DCP_VERSION;
 const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
 
@@ -187,7 +189,7 @@ static int parse_int(struct argp_state *state, const char *what, const char *arg
 
 	if (dcp_parse_u64(arg, min, max, &v) < 0)
 		argp_error(state, "invalid %s: '%s' (a whole number from %llu to %llu)", what,
-			   arg, (unsigned long long)min, (unsigned long long)max);
+			   dcp_quoted(&qbuf, arg), (unsigned long long)min, (unsigned long long)max);
 	return (int)v;
 }
 
@@ -238,7 +240,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_ONLY:
 		if (parse_only(arg) < 0)
 			argp_error(state, "invalid --only '%s': a comma-separated list of "
-				   "cached, negative, miss, error, unvisited", arg);
+				   "cached, negative, miss, error, unvisited", dcp_quoted(&qbuf, arg));
 		break;
 	case 's':
 		env.summary = true;
@@ -252,7 +254,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MIN_CACHED:
 		if (dcp_parse_percent(arg, &env.min_cached) < 0)
-			argp_error(state, "invalid percentage '%s' (0 to 100)", arg);
+			argp_error(state, "invalid percentage '%s' (0 to 100)", dcp_quoted(&qbuf, arg));
 		break;
 	case 'q':
 		env.quiet = true;
@@ -695,17 +697,18 @@ static int for_each_path(int (*add)(const char *path, void *ctx), void *ctx)
 	ret = dcp_pathlist_open(env.from, env.nul, &pl);
 	if (ret < 0) {
 		run.input_errors++;
-		error(0, -ret, "cannot read %s", strcmp(env.from, "-") ? env.from : "standard input");
+		error(0, -ret, "cannot read %s", strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) :
+						  "standard input");
 		return 0;
 	}
 	while ((ret = dcp_pathlist_next(pl, &p, NULL)) != 0) {
 		if (ret == -EINVAL) {
-			input_error(strcmp(env.from, "-") ? env.from : "standard input",
+			input_error(strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) : "standard input",
 				    dcp_pathlist_record(pl), EINVAL);
 			continue;
 		}
 		if (ret < 0) {
-			input_error(strcmp(env.from, "-") ? env.from : "standard input",
+			input_error(strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) : "standard input",
 				    dcp_pathlist_record(pl), -ret);
 			break;
 		}
@@ -762,7 +765,9 @@ static void start_progress(void)
 static int run_walk(void)
 {
 	struct dcp_walk_opts o = {
-		.flags = env.walk_flags | DCP_WALK_PROBE,
+		.flags = env.walk_flags | DCP_WALK_PROBE |
+			 (env.per_dir >= 0 ? DCP_WALK_DONE_PATHS : 0),
+		.done_path_depth = env.per_dir,
 		.probe_flags = (env.walk_flags & DCP_WALK_FOLLOW) ? DCP_FOLLOW : 0,
 		.threads = env.jobs,
 		.max_depth = env.max_depth,
@@ -850,6 +855,8 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 			.pathlen = strlen(target),
 			.fstype = rows[k].found ? rows[k].mt.fstype : "unknown",
 			.c = &rows[k].c,
+			.has_dev = true,
+			.dev = rows[k].dev,
 		};
 	}
 	prom->mounts = ser;
@@ -903,7 +910,9 @@ int main(int argc, char **argv)
 		if (ret < 0)
 			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
 	}
-	run.fmt = env.json ? DCP_PR_JSON : env.nul ? DCP_PR_NUL : DCP_PR_TEXT;
+	/* -0 is for a program (xargs -0r); on a terminal, names are quoted. */
+	run.fmt = env.json ? DCP_PR_JSON :
+		  env.nul ? (isatty(STDOUT_FILENO) ? DCP_PR_NUL_TTY : DCP_PR_NUL) : DCP_PR_TEXT;
 	run.records = !env.summary && !env.quiet && !env.prometheus && env.per_dir < 0 &&
 		      !env.per_mount;
 

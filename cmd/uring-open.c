@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "dcprobe.h"
@@ -39,6 +40,8 @@ static struct env {
 	.depth = 32,
 	.how = { .dirfd = AT_FDCWD, .flags = DEFAULT_FLAGS, .mode = 0666 },
 };
+
+static struct dcp_buf qbuf; /* a name quoted for a message */
 
 const char *argp_program_version = "uring-open (dcprobe) " DCP_VERSION;
 const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
@@ -118,7 +121,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'n':
 		if (dcp_parse_u64(arg, 1, 10000000, &v) < 0)
-			argp_error(state, "invalid count '%s' (a whole number from 1 to 10000000)", arg);
+			argp_error(state, "invalid count '%s' (a whole number from 1 to 10000000)",
+				   dcp_quoted(&qbuf, arg));
 		env.count = v;
 		break;
 	case OPT_ASYNC:
@@ -131,7 +135,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (dcp_open_flags_parse(arg, &env.how.flags, &bad) < 0)
 			argp_error(state, "invalid open flag at '%s' in --flags (names: rdonly wronly rdwr creat "
 				   "excl trunc append nonblock nofollow directory path cloexec noctty noatime "
-				   "sync dsync direct tmpfile; one access mode)", bad);
+				   "sync dsync direct tmpfile; one access mode)", dcp_quoted(&qbuf, bad));
 		break;
 	case OPT_JSON:
 		env.json = true;
@@ -149,7 +153,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_DEPTH:
 		if (dcp_parse_u64(arg, 1, 4096, &v) < 0)
-			argp_error(state, "invalid depth '%s' (a whole number from 1 to 4096)", arg);
+			argp_error(state, "invalid depth '%s' (a whole number from 1 to 4096)",
+				   dcp_quoted(&qbuf, arg));
 		env.depth = (unsigned)v;
 		env.depth_given = true;
 		break;
@@ -203,14 +208,24 @@ static void flush(void)
 
 	if (ret < 0 || out.oom) {
 		error(0, ret < 0 ? -ret : ENOMEM, "write error");
-		if (trace)
-			dcp_trace_stop(trace);
-		exit(DCP_EXIT_ERROR);
+		exit(DCP_EXIT_ERROR); /* stop_trace_at_exit() removes the instance */
 	}
 	dcp_buf_write(&err, STDERR_FILENO);
 }
 
 /* Leave no tracefs instance behind when interrupted. */
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
+
+static void stop_trace_at_exit(void)
+{
+	if (trace) {
+		struct dcp_trace *t = trace;
+
+		trace = NULL;
+		dcp_trace_stop(t);
+	}
+}
+
 static void on_signal(int sig)
 {
 	if (trace)
@@ -358,8 +373,6 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 static void ring_failed(int ret)
 {
 	flush();
-	if (trace)
-		dcp_trace_stop(trace);
 	if (dcp_uring_errno_unsupported(ret))
 		error(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
 	error(DCP_EXIT_ERROR, -ret, "io_uring");
@@ -483,17 +496,17 @@ static char **read_list(size_t *n)
 	*n = 0;
 	ret = dcp_pathlist_open(env.bench, env.nul, &pl);
 	if (ret < 0)
-		error(DCP_EXIT_ERROR, -ret, "%s", env.bench);
+		error(DCP_EXIT_ERROR, -ret, "%s", dcp_quoted(&qbuf, env.bench));
 	while ((ret = dcp_pathlist_next(pl, &p, NULL)) > 0) {
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 1024;
 			v = realloc(v, cap * sizeof(*v));
 			if (!v)
-				error(DCP_EXIT_ERROR, ENOMEM, "%s", env.bench);
+				error(DCP_EXIT_ERROR, ENOMEM, "%s", dcp_quoted(&qbuf, env.bench));
 		}
 		v[*n] = strdup(p);
 		if (!v[(*n)++])
-			error(DCP_EXIT_ERROR, ENOMEM, "%s", env.bench);
+			error(DCP_EXIT_ERROR, ENOMEM, "%s", dcp_quoted(&qbuf, env.bench));
 	}
 	if (ret < 0) {
 		size_t record = dcp_pathlist_record(pl);
@@ -502,12 +515,12 @@ static char **read_list(size_t *n)
 		free_list(v, *n);
 		if (ret == -EINVAL)
 			error(DCP_EXIT_ERROR, 0, "%s: record %zu: a path contains a NUL byte (use -0)",
-			      env.bench, record);
-		error(DCP_EXIT_ERROR, -ret, "%s: record %zu", env.bench, record);
+			      dcp_quoted(&qbuf, env.bench), record);
+		error(DCP_EXIT_ERROR, -ret, "%s: record %zu", dcp_quoted(&qbuf, env.bench), record);
 	}
 	dcp_pathlist_close(pl);
 	if (!*n)
-		error(DCP_EXIT_ERROR, 0, "%s: no paths to open", env.bench);
+		error(DCP_EXIT_ERROR, 0, "%s: no paths to open", dcp_quoted(&qbuf, env.bench));
 	return v;
 }
 
@@ -525,6 +538,18 @@ static int bench(void)
 	verdicts = calloc(n, 1);
 	if (!verdicts)
 		error(DCP_EXIT_ERROR, ENOMEM, "verdicts");
+	if (env.how.direct) {
+		/* A fixed-file table of --depth slots must fit RLIMIT_NOFILE:
+		 * raise the soft limit as far as the hard one allows (the
+		 * library uses fewer slots beyond that). */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < env.depth &&
+		    rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max < env.depth ? rl.rlim_max : env.depth;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	ret = dcp_uring_new(env.depth, env.no_defer ? DCP_URING_NO_DEFER : 0, &ring);
 	if (ret < 0)
 		ring_failed(ret);
@@ -571,7 +596,7 @@ static int bench(void)
 			       "{\"type\":\"bench\",\"mode\":\"%s\",\"direct\":%s,\"depth\":%u,\"opens\":%llu,"
 			       "\"inline\":%llu,\"punted\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s,"
 			       "\"elapsed_ns\":%llu,\"elapsed_ms\":%.3f,\"cpu_ms\":%.3f",
-			       mode, env.how.direct ? "true" : "false", env.depth,
+			       mode, env.how.direct ? "true" : "false", b.depth,
 			       (unsigned long long)b.opens,
 			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
 			       (unsigned long long)b.missed, (unsigned long long)b.failed,
@@ -586,7 +611,7 @@ static int bench(void)
 		dcp_buf_printf(&out, "%s: %llu opens in %.3f ms, %.3f ms CPU (depth %u%s): %llu inline, "
 			       "%llu punted, %llu EAGAIN, %llu failed\n",
 			       mode, (unsigned long long)b.opens, b.elapsed_ns / 1e6, b.cpu_ns / 1e6,
-			       env.depth, env.how.direct ? ", direct" : "",
+			       b.depth, env.how.direct ? ", direct" : "",
 			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
 			       (unsigned long long)b.missed, (unsigned long long)b.failed);
 		if (trace)
@@ -613,9 +638,20 @@ static void start_trace(void)
 		error(DCP_EXIT_UNSUPPORTED, 0, "--trace: this kernel has no io_uring tracepoints");
 	if (ret < 0)
 		error(DCP_EXIT_UNSUPPORTED, -ret, "--trace: cannot set up a tracefs instance");
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
+	/*
+	 * The instance (events on, a 32 MiB per-CPU buffer with --bench) must
+	 * go on every way out: exit() and error() after a bad list, a failed
+	 * ring or a write error, and the signals that end us, SIGPIPE from
+	 * a closed pipe included.  A signal the parent ignores stays ignored.
+	 */
+	atexit(stop_trace_at_exit);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(*fatal_signals); i++) {
+		struct sigaction sa;
+
+		if (sigaction(fatal_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			continue;
+		signal(fatal_signals[i], on_signal);
+	}
 }
 
 int main(int argc, char **argv)
@@ -661,8 +697,10 @@ int main(int argc, char **argv)
 		dcp_latency_free(&t.lat[1]);
 	}
 	if (trace) {
-		ret = dcp_trace_stop(trace);
-		trace = NULL;
+		struct dcp_trace *tr = trace;
+
+		trace = NULL; /* before the exit handler could see it freed */
+		ret = dcp_trace_stop(tr);
 		if (ret < 0)
 			error(0, -ret, "removing the tracefs instance");
 	}

@@ -40,6 +40,8 @@ static struct env {
 	.max_depth = -1,
 };
 
+static struct dcp_buf qbuf; /* a name quoted for a message */
+
 const char *argp_program_version = "warm (dcprobe) " DCP_VERSION;
 const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
 
@@ -134,7 +136,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAXDEPTH:
 		if (dcp_parse_u64(arg, 0, INT32_MAX, &n) < 0)
-			argp_error(state, "invalid --max-depth '%s': a whole number is needed", arg);
+			argp_error(state, "invalid --max-depth '%s': a whole number is needed",
+				   dcp_quoted(&qbuf, arg));
 		env.max_depth = (int)n;
 		break;
 	case OPT_EXCLUDE:
@@ -155,7 +158,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'j':
 		if (dcp_parse_u64(arg, 1, 1024, &n) < 0)
-			argp_error(state, "invalid --jobs '%s': a number from 1 to 1024 is needed", arg);
+			argp_error(state, "invalid --jobs '%s': a number from 1 to 1024 is needed",
+				   dcp_quoted(&qbuf, arg));
 		env.jobs = (unsigned)n;
 		break;
 	case OPT_CHECK:
@@ -221,11 +225,13 @@ static const struct argp argp = {
 
 /* --- output: one buffer per worker thread, written whole lines at a time */
 
+static struct dcp_warm *run;
 static struct dcp_buf *outbufs; /* one per worker, plus one for main */
 static unsigned nbufs;
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t err_mu = PTHREAD_MUTEX_INITIALIZER;
 static int out_err;		 /* first -errno writing stdout */
+static atomic_bool out_failed;	 /* out_err is set: stop the run */
 static atomic_ullong bad_input;	 /* errors outside the engine: --from, paths */
 static bool progress_shown;	 /* under err_mu: a progress line is on screen */
 
@@ -235,8 +241,14 @@ static void flush_out(struct dcp_buf *b)
 	if (!out_err) {
 		int ret = dcp_buf_write(b, STDOUT_FILENO);
 
-		if (ret < 0)
+		if (ret < 0) {
+			/* Stop at the first failed write (EPIPE with
+			 * SIGPIPE ignored): nobody reads the rest. */
 			out_err = ret;
+			atomic_store(&out_failed, true);
+			if (run)
+				dcp_warm_cancel(run);
+		}
 	}
 	dcp_buf_reset(b);
 	pthread_mutex_unlock(&out_mu);
@@ -286,9 +298,13 @@ static void json_event(struct dcp_buf *b, const struct dcp_warm_event *ev)
 			dcp_buf_printf(b, ",\"before\":\"%s\",\"after\":\"%s\"",
 				       state_of(ev->before), state_of(ev->after));
 	}
-	if (ev->err) {
-		dcp_buf_printf(b, ",\"errno\":\"%s\",\"message\":", dcp_errno_name(ev->err));
-		dcp_buf_json_str(b, strerror(ev->err), strlen(strerror(ev->err)));
+	if (ev->err || ev->probe_err) {
+		int err = ev->err ? ev->err : ev->probe_err;
+
+		if (!ev->err)
+			dcp_buf_puts(b, ",\"op\":\"probe\"");
+		dcp_buf_printf(b, ",\"errno\":\"%s\",\"message\":", dcp_errno_name(err));
+		dcp_buf_json_str(b, strerror(err), strlen(strerror(err)));
 	}
 	dcp_buf_puts(b, "}\n");
 }
@@ -301,13 +317,15 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 
 	(void)arg;
 	if (env.json) {
-		if (ev->err || env.verbose || (check && ev->after == -EAGAIN))
+		if (ev->err || ev->probe_err || env.verbose || (check && ev->after == -EAGAIN))
 			json_event(b, ev);
 	} else {
 		if (ev->err)
 			warn_path(ev->path, ev->pathlen,
 				  ev->op == DCP_WARM_OP_DIR ? "cannot read directory: " : "",
 				  ev->err);
+		else if (ev->probe_err)
+			warn_path(ev->path, ev->pathlen, "cannot probe: ", ev->probe_err);
 		if (ev->op == DCP_WARM_OP_STAT && !env.prometheus &&
 		    (env.verbose || (check && ev->after == -EAGAIN))) {
 			if (check)
@@ -317,13 +335,11 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 			dcp_buf_putc(b, '\n');
 		}
 	}
-	if (b->len > 65536 || (ev->err && env.json))
+	if (b->len > 65536 || ((ev->err || ev->probe_err) && env.json))
 		flush_out(b);
 }
 
 /* --- progress ------------------------------------------------------------ */
-
-static struct dcp_warm *run;
 
 static void tick(void *arg)
 {
@@ -350,6 +366,8 @@ static void add_path(const char *path)
 {
 	int ret = dcp_warm_add(run, path);
 
+	if (ret == -ECANCELED && atomic_load(&out_failed))
+		return; /* the write error is reported at the end */
 	if (ret == -ENOMEM) {
 		warn_path(path, strlen(path), "", ENOMEM);
 		bad_input++;
@@ -370,7 +388,7 @@ static void add_from(const char *file)
 		bad_input++;
 		return;
 	}
-	while ((ret = dcp_pathlist_next(pl, &path, NULL)) != 0) {
+	while (!atomic_load(&out_failed) && (ret = dcp_pathlist_next(pl, &path, NULL)) != 0) {
 		if (ret == -EINVAL) {
 			struct dcp_buf b = DCP_BUF_INIT;
 
@@ -517,9 +535,9 @@ int main(int argc, char **argv)
 	     !(env.verbose && !env.json && isatty(STDOUT_FILENO))))
 		dcp_progress_start(tick, NULL, 500000000, 250000000, &prog);
 
-	for (int i = 0; i < env.npaths; i++)
+	for (int i = 0; i < env.npaths && !atomic_load(&out_failed); i++)
 		add_path(env.paths[i]);
-	for (size_t i = 0; i < env.nfrom; i++)
+	for (size_t i = 0; i < env.nfrom && !atomic_load(&out_failed); i++)
 		add_from(env.from[i]);
 
 	/* The timer reads the run: stop it before the run is freed. */
@@ -533,6 +551,8 @@ int main(int argc, char **argv)
 	}
 	dcp_warm_finish(run, &st);
 	run = NULL;
+	if (ret == -ECANCELED && atomic_load(&out_failed))
+		ret = 0; /* we stopped it: "write error" below says why */
 	if (ret < 0)
 		error(0, -ret, "warming failed");
 	for (unsigned i = 0; i + 1 < nbufs; i++)

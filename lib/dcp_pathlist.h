@@ -24,12 +24,13 @@ int dcp_pathlist_fopen(FILE *f, bool nul, struct dcp_pathlist **out);
 /*
  * dcp_pathlist_next - the next path.  Empty records are skipped; a path
  * stays valid until the next call.  Returns 1 and stores *PATH (and *LEN,
- * if LEN is not NULL); 0 at the end; -errno on a read error; -EINVAL for a
+ * if LEN is not NULL); 0 at the end; -errno on a read error (-ENOMEM for
+ * a record too long for memory: never a silent end); -EINVAL for a
  * newline-separated record that contains a NUL byte (bad input data).
  */
 int dcp_pathlist_next(struct dcp_pathlist *pl, const char **path, size_t *len);
 
-/* dcp_pathlist_record - 1-based number of the record last returned. */
+/* dcp_pathlist_record - 1-based number of the record last returned or failed. */
 size_t dcp_pathlist_record(const struct dcp_pathlist *pl);
 
 /* dcp_pathlist_paths - how many paths dcp_pathlist_next() returned. */

@@ -22,6 +22,8 @@ enum dcp_pr_format {
 	DCP_PR_TEXT = 0, /* "STATE PATH\n", paths quoted for a terminal */
 	DCP_PR_NUL,	 /* raw paths ending in '\0' (xargs -0) */
 	DCP_PR_JSON,	 /* JSON Lines */
+	DCP_PR_NUL_TTY,	 /* -0 with stdout a terminal: paths quoted, each
+			  * ending in '\0' (nothing raw reaches a screen) */
 };
 
 /* Counts over a set of probed paths. */
@@ -164,6 +166,10 @@ struct dcp_pr_prom_series {
 	size_t pathlen;
 	const char *fstype;	   /* mounts only */
 	const struct dcp_pr_counts *c;
+	bool has_dev;		   /* mounts: label dev="MAJ:MIN" too, so that two
+				    * devices never share a series (two not in
+				    * the mount table are both mountpoint="?") */
+	dev_t dev;
 };
 
 /* What dcp_pr_prometheus() writes. */

@@ -57,6 +57,13 @@ bool dcp_utf8_valid(const char *s, size_t n);
  */
 void dcp_buf_quote(struct dcp_buf *b, const char *s, size_t n);
 
+/*
+ * dcp_quoted - S quoted as dcp_buf_quote() does, NUL-terminated, in B
+ * (reset first): for messages that name a path or echo an argument.
+ * Returns B's text, or a placeholder if memory ran out.
+ */
+const char *dcp_quoted(struct dcp_buf *b, const char *s);
+
 /* dcp_needs_quote - true when dcp_buf_quote() would change S. */
 bool dcp_needs_quote(const char *s, size_t n);
 
@@ -72,7 +79,9 @@ void dcp_buf_base64(struct dcp_buf *b, const void *s, size_t n);
 
 /*
  * dcp_buf_prom_label - append S escaped as a Prometheus label value
- * (\\, \", \n); bytes that are not UTF-8 become \xHH text.
+ * (\\, \", \n); bytes that are not UTF-8 and control characters become
+ * the text \xHH (\uXXXX), and a backslash the text \\, so that two
+ * names never give the same label value.
  */
 void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n);
 

@@ -108,6 +108,9 @@ struct dcp_uring_batch {
 	uint64_t cpu_ns;     /* CPU time of the process meanwhile, io-wq workers included */
 	int first_error;     /* -errno of the first failed open (not EAGAIN) */
 	size_t first_error_index;
+	unsigned depth;	     /* requests in flight at most: DEPTH, or fewer
+			      * with HOW->direct when RLIMIT_NOFILE caps the
+			      * fixed-file table */
 };
 
 /*

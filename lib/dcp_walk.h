@@ -86,6 +86,12 @@ enum {
 	 */
 	DCP_WALK_PROBE = 1 << 4,
 	DCP_WALK_PROBE_SYNC = 1 << 5,	/* ...but never through io_uring */
+	/*
+	 * Pass dir_done the directory's path (to depth done_path_depth).
+	 * Building it costs O(depth) per directory, so a walk that does not
+	 * print per-directory rows leaves it out and stays linear.
+	 */
+	DCP_WALK_DONE_PATHS = 1 << 6,
 };
 
 struct dcp_walk_opts {
@@ -99,6 +105,14 @@ struct dcp_walk_opts {
 				      * descended into. */
 	size_t dir_data_size; /* bytes of per-directory user data (dcp_dir.data) */
 	unsigned probe_flags; /* dcp_probe_at() flags for DCP_WALK_PROBE (DCP_FOLLOW) */
+	int done_path_depth;  /* with DCP_WALK_DONE_PATHS: deepest directory
+			       * whose path dir_done gets; -1 every one */
+	/*
+	 * Descriptors the caller holds besides the walker's, per walker
+	 * thread and in all: the walker keeps its budget of directory
+	 * descriptors (and its thread count) within RLIMIT_NOFILE less these.
+	 */
+	unsigned fds_per_thread, fds_extra;
 
 	/*
 	 * visit - called once per entry (roots included), before the walker
@@ -114,7 +128,8 @@ struct dcp_walk_opts {
 	void (*error)(const struct dcp_entry *e, int err, void *arg);
 	/*
 	 * dir_done - directory D and everything below it are finished; PATH
-	 * is its path.  Calls are serialised (one at a time), children before
+	 * is its path under DCP_WALK_DONE_PATHS (within done_path_depth),
+	 * else NULL.  Calls are serialised (one at a time), children before
 	 * their parent, so D->data may be added into D->parent->data without
 	 * locking.  Optional.
 	 */
@@ -143,7 +158,12 @@ int dcp_walk_add(struct dcp_walk *w, const char *path);
  */
 int dcp_walk_finish(struct dcp_walk *w);
 
-/* dcp_walk_threads - how many worker threads the walk runs. */
+/*
+ * dcp_walk_threads - how many worker threads the walk runs: fewer than
+ * asked when descriptors are short, or when a task limit (ulimit -u,
+ * pids.max) let only some be created; dcp_walk_new() fails with -EAGAIN
+ * only when not even one could.
+ */
 unsigned dcp_walk_threads(const struct dcp_walk *w);
 
 /*

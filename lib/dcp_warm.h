@@ -48,6 +48,9 @@ struct dcp_warm_event {
 	int err;	   /* 0, or the positive errno of the failed operation */
 	int before;	   /* DCP_WARM_CHECK: probe result before, 0 or -errno */
 	int after;	   /* DCP_WARM_CHECK: probe result after, 0 or -errno */
+	int probe_err;	   /* DCP_WARM_CHECK: positive errno of a probe that
+			    * failed (state "error": EMFILE, ELOOP...), else 0;
+			    * counted as an error like err */
 	unsigned char type; /* DT_* as listed; DT_UNKNOWN for paths given */
 	int depth;	   /* 0 for a path given */
 	unsigned worker;   /* index of the calling thread */
@@ -71,7 +74,7 @@ struct dcp_warm_opts {
 /* Counts over a run (from a snapshot or at the end). */
 struct dcp_warm_stats {
 	uint64_t entries;	/* entries warmed (stat'ed or opened) */
-	uint64_t errors;	/* failed stats and unreadable directories */
+	uint64_t errors;	/* failed stats, failed probes, unreadable directories */
 	/* DCP_WARM_CHECK only: */
 	uint64_t cold;		/* missed the cache before (EAGAIN) */
 	uint64_t cached_before; /* cached or negative before */
@@ -105,6 +108,14 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out);
  * run, or -ENOMEM.
  */
 int dcp_warm_add(struct dcp_warm *w, const char *path);
+
+/*
+ * dcp_warm_cancel - stop the run as soon as possible (the caller's output
+ * failed): no new entry is warmed or reported, queued paths are dropped,
+ * dcp_warm_add() returns -ECANCELED.  Safe from report() on any thread.
+ * dcp_warm_wait() then returns -ECANCELED; the counts cover what was done.
+ */
+void dcp_warm_cancel(struct dcp_warm *w);
 
 /*
  * dcp_warm_threads - the number of threads that may call report(): with

@@ -55,8 +55,17 @@ int dcp_pathlist_next(struct dcp_pathlist *pl, const char **path, size_t *len)
 
 		errno = 0;
 		n = getdelim(&pl->line, &pl->cap, pl->delim, pl->f);
-		if (n < 0)
-			return ferror(pl->f) ? -(errno ? errno : EIO) : 0;
+		/*
+		 * Only a clean end of file ends the list.  getdelim() fails
+		 * with ENOMEM on a huge record without setting the stream's
+		 * error flag (glibc 2.36): that is an error, not the end.
+		 */
+		if (n < 0 && feof(pl->f) && !ferror(pl->f))
+			return 0;
+		if (n < 0) {
+			pl->record++; /* the record that could not be read */
+			return -(errno ? errno : EIO);
+		}
 		pl->record++;
 		if (n > 0 && pl->line[n - 1] == pl->delim)
 			pl->line[--n] = '\0';

@@ -100,6 +100,10 @@ void dcp_pr_entry(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		dcp_buf_add(b, path, len);
 		dcp_buf_putc(b, '\0');
 		break;
+	case DCP_PR_NUL_TTY:
+		dcp_buf_quote(b, path, len);
+		dcp_buf_putc(b, '\0');
+		break;
 	case DCP_PR_JSON:
 		dcp_buf_puts(b, "{\"type\":\"entry\",\"path\":");
 		dcp_buf_json_str(b, path, len);
@@ -159,6 +163,9 @@ static void text_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pat
 {
 	if (fmt == DCP_PR_NUL) {
 		dcp_buf_add(b, path, len);
+		dcp_buf_putc(b, '\0');
+	} else if (fmt == DCP_PR_NUL_TTY) {
+		dcp_buf_quote(b, path, len);
 		dcp_buf_putc(b, '\0');
 	} else {
 		dcp_buf_quote(b, path, len);
@@ -356,6 +363,12 @@ static bool prom_series_labels(struct dcp_buf *b, const char *pathlabel,
 		prom_label(b, pathlabel, s->path, s->pathlen, &first);
 		if (s->fstype)
 			prom_label(b, "fstype", s->fstype, strlen(s->fstype), &first);
+		if (s->has_dev) {
+			char dev[32];
+			int n = snprintf(dev, sizeof(dev), "%u:%u", major(s->dev), minor(s->dev));
+
+			prom_label(b, "dev", dev, (size_t)n, &first);
+		}
 	}
 	return first;
 }

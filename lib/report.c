@@ -296,6 +296,15 @@ void dcp_buf_json_str(struct dcp_buf *b, const char *s, size_t n)
 	dcp_buf_putc(b, '"');
 }
 
+const char *dcp_quoted(struct dcp_buf *b, const char *s)
+{
+	dcp_buf_reset(b);
+	b->oom = false;
+	dcp_buf_quote(b, s, strlen(s));
+	dcp_buf_putc(b, '\0');
+	return b->oom ? "(name not shown: out of memory)" : b->data;
+}
+
 void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -313,7 +322,10 @@ void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n)
 			continue;
 		}
 		if (cp == '\\')
-			dcp_buf_add(b, "\\\\", 2);
+			/* Doubled in the value (four in the text), so that a
+			 * name's backslash never reads like the \\xHH standing
+			 * for an escaped byte: the escaping stays injective. */
+			dcp_buf_add(b, "\\\\\\\\", 4);
 		else if (cp == '"')
 			dcp_buf_add(b, "\\\"", 2);
 		else if (cp == '\n')

@@ -20,6 +20,8 @@ struct dcp_trace {
 	const char *names[NEVENTS];	/* event names as printed */
 	struct dcp_trace_req *reqs;
 	size_t nreqs, cap;
+	size_t *slots;			/* hash of user_data: index + 1, 0 empty */
+	size_t nslots;			/* a power of two, > 2 * cap */
 };
 
 static const char *const tracefs_roots[] = {
@@ -140,22 +142,52 @@ int dcp_trace_start(pid_t pid, unsigned buffer_kb, struct dcp_trace **out)
 	return 0;
 }
 
+static size_t slot_of(const struct dcp_trace *t, uint64_t user_data)
+{
+	uint64_t h = user_data * 0x9e3779b97f4a7c15ULL;
+	size_t i = (size_t)(h >> 17) & (t->nslots - 1);
+
+	while (t->slots[i] && t->reqs[t->slots[i] - 1].user_data != user_data)
+		i = (i + 1) & (t->nslots - 1);
+	return i;
+}
+
+/* Grow the request table and its hash together (rehashing every entry). */
+static int reqs_grow(struct dcp_trace *t)
+{
+	size_t cap = t->cap ? 2 * t->cap : 16, nslots = 4 * cap;
+	struct dcp_trace_req *p = realloc(t->reqs, cap * sizeof(*p));
+	size_t *slots;
+
+	if (!p)
+		return -ENOMEM;
+	t->reqs = p;
+	slots = calloc(nslots, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = nslots;
+	t->cap = cap;
+	for (size_t i = 0; i < t->nreqs; i++)
+		t->slots[slot_of(t, t->reqs[i].user_data)] = i + 1;
+	return 0;
+}
+
+/* The request with USER_DATA, added if new: O(1), so a trace of n
+ * requests is read in O(n) (a linear search made --bench quadratic). */
 static struct dcp_trace_req *req_of(struct dcp_trace *t, uint64_t user_data)
 {
-	for (size_t i = t->nreqs; i-- > 0;)
-		if (t->reqs[i].user_data == user_data)
-			return &t->reqs[i];
-	if (t->nreqs == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 16;
-		struct dcp_trace_req *p = realloc(t->reqs, cap * sizeof(*p));
+	size_t i;
 
-		if (!p)
-			return NULL;
-		t->reqs = p;
-		t->cap = cap;
-	}
+	if (t->nreqs == t->cap && reqs_grow(t) < 0)
+		return NULL;
+	i = slot_of(t, user_data);
+	if (t->slots[i])
+		return &t->reqs[t->slots[i] - 1];
 	t->reqs[t->nreqs] = (struct dcp_trace_req){ .user_data = user_data };
-	return &t->reqs[t->nreqs++];
+	t->slots[i] = ++t->nreqs;
+	return &t->reqs[t->nreqs - 1];
 }
 
 /* One line of the trace file: "task-pid [cpu] flags ts: EVENT: fields". */
@@ -205,6 +237,8 @@ int dcp_trace_collect(struct dcp_trace *t)
 	int n = 0, ret;
 
 	t->nreqs = 0;
+	if (t->slots)
+		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
 	snprintf(path, sizeof(path), "%s/trace", t->dir);
 	f = fopen(path, "re");
 	if (!f)
@@ -231,10 +265,12 @@ int dcp_trace_collect(struct dcp_trace *t)
 const struct dcp_trace_req *dcp_trace_find(const struct dcp_trace *t,
 					   uint64_t user_data)
 {
-	for (size_t i = 0; i < t->nreqs; i++)
-		if (t->reqs[i].user_data == user_data)
-			return &t->reqs[i];
-	return NULL;
+	size_t i;
+
+	if (!t->nslots)
+		return NULL;
+	i = slot_of(t, user_data);
+	return t->slots[i] ? &t->reqs[t->slots[i] - 1] : NULL;
 }
 
 const char *dcp_trace_dir(const struct dcp_trace *t)
@@ -262,6 +298,7 @@ int dcp_trace_stop(struct dcp_trace *t)
 	if (rmdir(t->dir) < 0)
 		ret = -errno;
 	free(t->reqs);
+	free(t->slots);
 	free(t);
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "dcp_uring.h"
@@ -117,16 +118,27 @@ static void prep(struct io_uring_sqe *sqe, const char *path,
 }
 
 /* Submit without IORING_ENTER_GETEVENTS: deferred task work does not run. */
+/*
+ * Submit WANT queued SQEs.  A request that fails while the kernel reads
+ * its SQE (a path longer than PATH_MAX: ENAMETOOLONG) ends that submit
+ * early: its CQE is posted as a failed open and the SQEs after it stay in
+ * the ring, so submit again until all are in.
+ */
 static int submit(struct dcp_uring *r, unsigned want)
 {
-	int ret;
+	while (want > 0) {
+		int ret;
 
-	do
-		ret = io_uring_submit(&r->ring);
-	while (ret == -EINTR);
-	if (ret < 0)
-		return ret;
-	return (unsigned)ret == want ? 0 : -EIO;
+		do
+			ret = io_uring_submit(&r->ring);
+		while (ret == -EINTR);
+		if (ret < 0)
+			return ret;
+		if (ret == 0)
+			return -EIO; /* nothing taken: do not spin */
+		want -= (unsigned)ret < want ? (unsigned)ret : want;
+	}
+	return 0;
 }
 
 static int wait_one(struct dcp_uring *r)
@@ -235,6 +247,7 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 		       unsigned char *verdicts, struct dcp_uring_batch *out)
 {
 	struct batch b = { .r = r, .verdicts = verdicts, .out = out };
+	struct rlimit rl;
 	struct open_how *ohs;
 	size_t next = 0, inflight = 0;
 	uint64_t t0, c0;
@@ -254,12 +267,18 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 			ret = -ENOMEM;
 			goto out;
 		}
+		/* The kernel refuses a table larger than RLIMIT_NOFILE
+		 * (EMFILE): fewer slots, and as few opens in flight. */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    rl.rlim_cur < depth)
+			depth = rl.rlim_cur ? (unsigned)rl.rlim_cur : 1;
 		ret = io_uring_register_files_sparse(&r->ring, depth);
 		if (ret < 0)
 			goto out;
 		for (unsigned i = 0; i < depth; i++)
 			b.free_slots[b.nfree++] = depth - 1 - i;
 	}
+	out->depth = depth;
 	c0 = cpu_now_ns();
 	t0 = dcp_now_ns();
 	while (next < n || inflight) {

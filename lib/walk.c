@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -53,8 +54,10 @@
 struct node {
 	struct dcp_dir pub;
 	struct node *parent;
+	struct node *up;     /* set by needed_ancestor(): skips closed ancestors */
 	char *name;	     /* relative to parent; a root's path as given */
 	size_t namelen;
+	uint64_t id;	     /* unique in the walk: names the node in path caches */
 	size_t root;
 	dev_t rootdev;
 	int fd;		     /* -1 when closed (not yet opened, or evicted) */
@@ -82,6 +85,11 @@ struct worker {
 	pthread_t thread;
 	unsigned idx;
 	struct dcp_buf path;	/* path of the directory being listed */
+	uint64_t *pathids;	/* ids of the nodes whose paths prefix it... */
+	size_t *pathends;	/* ...and where each of those paths ends */
+	size_t pathdepth, pathcap; /* entries valid in pathids/pathends */
+	struct node **climb;	/* scratch for worker_path() */
+	size_t climbcap;
 	struct dcp_buf names;	/* names of its entries, NUL-terminated */
 	struct dcp_buf inames;	/* "NAME/." of the directories among them */
 	struct ent *ents;
@@ -120,6 +128,7 @@ struct dcp_walk {
 	bool aborted;
 	int failure;		/* -errno of a walker failure (ENOMEM) */
 	unsigned nfds, fd_budget;
+	uint64_t next_id;	/* atomic */
 	struct node lru;	/* sentinel of the parked list */
 	struct dcp_buf donepath; /* for dir_done, under lock */
 	unsigned nthreads;	/* workers running */
@@ -165,17 +174,6 @@ static void fd_reserve(struct dcp_walk *w)
 	w->nfds++;
 }
 
-/* Release a directory's descriptor once nobody needs it.  Lock held. */
-static void node_settle(struct dcp_walk *w, struct node *n)
-{
-	if (n->fd < 0 || n->pins || n->listing)
-		return;
-	if (n->pending == 0)
-		node_close(w, n);
-	else if (!n->lru_next)
-		lru_park(w, n);
-}
-
 static int open_dir_at(int dirfd, const char *name, bool follow, bool opath)
 {
 	int flags = O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW) |
@@ -186,6 +184,92 @@ static int open_dir_at(int dirfd, const char *name, bool follow, bool opath)
 		fd = openat(dirfd, name, flags);
 	while (fd < 0 && errno == EINTR);
 	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The nearest ancestor of N that is open or still has children to open
+ * (NULL: none).  The ancestors passed on the way are closed for good (a
+ * listed node's pending count never grows again), so they keep a shortcut
+ * to the answer, union-find style, and repeated climbs stay cheap.
+ */
+static struct node *needed_ancestor(struct node *n)
+{
+	static struct node none; /* the shortcut to "no such ancestor" */
+	struct node *t = n->parent, *a = n->parent, *next;
+
+	while (t && t != &none && t->fd < 0 && t->pending == 0)
+		t = t->up ? t->up : t->parent;
+	if (!t)
+		t = &none;
+	for (; a && a != t; a = next) {
+		next = a->up ? a->up : a->parent;
+		a->up = t;
+	}
+	return t == &none ? NULL : t;
+}
+
+/* Open the directory LEVELS levels above FD with O_PATH; -errno. */
+static int open_up(int fd, size_t levels)
+{
+	enum { CHUNK = 1024 }; /* 3 KiB of "../": within PATH_MAX */
+	char up[3 * CHUNK];
+	int cur = fd;
+
+	while (levels > 0) {
+		size_t m = levels < CHUNK ? levels : CHUNK;
+		int nfd;
+
+		for (size_t i = 0; i < m; i++)
+			memcpy(up + 3 * i, "../", 3);
+		up[3 * m - 1] = '\0';
+		nfd = open_dir_at(cur, up, false, true);
+		if (cur != fd)
+			close(cur);
+		if (nfd < 0)
+			return nfd;
+		cur = nfd;
+		levels -= m;
+	}
+	return cur;
+}
+
+/*
+ * N's descriptor is no longer needed.  If the nearest ancestor that still
+ * has children to open was evicted, first reopen it through N's "..": a
+ * walk climbing back out of a deep chain under descriptor pressure then
+ * pays one open per level, where reopening every level from the nearest
+ * open ancestor down costs O(depth^2).  The ancestor must check out as the
+ * same directory (not a symlink's target, not renamed away).  Lock held.
+ */
+static void node_retire(struct dcp_walk *w, struct node *n)
+{
+	struct node *t = n->parent ? needed_ancestor(n) : NULL;
+	struct stat st;
+	int fd;
+
+	if (t && t->fd < 0 && !n->via_link) {
+		fd = open_up(n->fd, (size_t)(n->pub.depth - t->pub.depth));
+		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == t->pub.dev &&
+		    st.st_ino == t->pub.ino) {
+			t->fd = fd; /* takes over N's place in the budget */
+			w->nfds++;
+			lru_park(w, t);
+		} else if (fd >= 0) {
+			close(fd);
+		}
+	}
+	node_close(w, n);
+}
+
+/* Release a directory's descriptor once nobody needs it.  Lock held. */
+static void node_settle(struct dcp_walk *w, struct node *n)
+{
+	if (n->fd < 0 || n->pins || n->listing)
+		return;
+	if (n->pending == 0)
+		node_retire(w, n);
+	else if (!n->lru_next)
+		lru_park(w, n);
 }
 
 static bool root_follow(const struct dcp_walk *w)
@@ -285,6 +369,7 @@ static struct node *node_new(struct dcp_walk *w, struct node *parent,
 	n->pub.data = w->o.dir_data_size ? (char *)n + w->data_off : NULL;
 	n->fd = -1;
 	n->refs = 1;
+	n->id = __atomic_add_fetch(&w->next_id, 1, __ATOMIC_RELAXED);
 	if (parent) {
 		n->root = parent->root;
 		n->rootdev = parent->rootdev;
@@ -331,6 +416,71 @@ static void node_path(const struct node *n, struct dcp_buf *b)
 	b->len = len;
 }
 
+static bool worker_path_room(struct worker *wk, size_t depth)
+{
+	size_t cap = wk->pathcap ? wk->pathcap : 64;
+	uint64_t *ids;
+	size_t *ends;
+	struct node **climb;
+
+	while (cap < depth)
+		cap *= 2;
+	if (cap == wk->pathcap)
+		return true;
+	ids = realloc(wk->pathids, cap * sizeof(*ids));
+	if (ids)
+		wk->pathids = ids;
+	ends = realloc(wk->pathends, cap * sizeof(*ends));
+	if (ends)
+		wk->pathends = ends;
+	climb = realloc(wk->climb, cap * sizeof(*climb));
+	if (climb)
+		wk->climb = climb;
+	if (!ids || !ends || !climb)
+		return false;
+	wk->pathcap = cap;
+	return true;
+}
+
+/*
+ * Build directory N's path into wk->path at the cost of what changed since
+ * the worker's previous directory: climb from N to the deepest ancestor
+ * whose path still prefixes wk->path, cut there and append the names below
+ * it.  A depth-first walk pays for each name once, whatever the depth
+ * (node_path() from the root every time is quadratic in depth).  N's
+ * ancestors are alive: every live node holds a reference on its parent.
+ */
+static void worker_path(struct worker *wk, const struct node *n)
+{
+	struct dcp_buf *b = &wk->path;
+	const struct node *a = n;
+	size_t k = 0;
+
+	if (!worker_path_room(wk, (size_t)n->pub.depth + 1)) {
+		b->oom = true;
+		wk->pathdepth = 0;
+		return;
+	}
+	while (a && !((size_t)a->pub.depth < wk->pathdepth &&
+		      wk->pathids[a->pub.depth] == a->id)) {
+		wk->climb[k++] = (struct node *)a;
+		a = a->parent;
+	}
+	b->len = a ? wk->pathends[a->pub.depth] : 0;
+	while (k-- > 0) {
+		const struct node *c = wk->climb[k];
+
+		if (c->parent && needs_sep(c))
+			dcp_buf_putc(b, '/');
+		dcp_buf_add(b, c->name, c->namelen);
+		wk->pathids[c->pub.depth] = c->id;
+		wk->pathends[c->pub.depth] = b->len;
+	}
+	dcp_buf_putc(b, '\0');
+	b->len--;
+	wk->pathdepth = b->oom ? 0 : (size_t)n->pub.depth + 1;
+}
+
 /* Drop a reference; completed subtrees report and release their parent. */
 static void node_put(struct dcp_walk *w, struct node *n)
 {
@@ -339,12 +489,18 @@ static void node_put(struct dcp_walk *w, struct node *n)
 
 		node_close(w, n);
 		if (n->listed && w->o.dir_done && !w->aborted) {
-			node_path(n, &w->donepath);
-			if (w->donepath.oom)
+			/* Built only when asked for: O(depth) per directory. */
+			bool want = (w->o.flags & DCP_WALK_DONE_PATHS) &&
+				    (w->o.done_path_depth < 0 ||
+				     n->pub.depth <= w->o.done_path_depth);
+
+			if (want)
+				node_path(n, &w->donepath);
+			if (want && w->donepath.oom)
 				w->failure = -ENOMEM;
 			else
-				w->o.dir_done(&n->pub, w->donepath.data,
-					      w->donepath.len, w->o.arg);
+				w->o.dir_done(&n->pub, want ? w->donepath.data : NULL,
+					      want ? w->donepath.len : 0, w->o.arg);
 		}
 		if (n->counted) {
 			/* A child that never opened no longer needs our fd. */
@@ -675,7 +831,7 @@ static void list_dir(struct worker *wk, struct node *n)
 	struct stat st;
 	int ret;
 
-	node_path(n, &wk->path);
+	worker_path(wk, n);
 	fill_dir_entry(&e, wk, n);
 	if (fstat(n->fd, &st) < 0) {
 		report(w, &e, errno);
@@ -849,7 +1005,7 @@ static void do_dir(struct worker *wk, struct node *n)
 	if (ret < 0) {
 		struct dcp_entry e;
 
-		node_path(n, &wk->path);
+		worker_path(wk, n);
 		fill_dir_entry(&e, wk, n);
 		report(w, &e, ret);
 	} else if (n->fd >= 0 && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED)) {
@@ -982,16 +1138,25 @@ static void *worker_main(void *arg)
 
 /* ---- public interface ------------------------------------------------ */
 
-static unsigned fd_budget(unsigned threads)
+/*
+ * The directory descriptor budget, from RLIMIT_NOFILE less what others
+ * hold: each worker a probe descriptor and a transient one, plus the
+ * caller's own (o->fds_per_thread each, o->fds_extra in all).  Lowers
+ * *THREADS until every worker can also hold two directory descriptors.
+ */
+static unsigned fd_budget(const struct dcp_walk_opts *o, unsigned *threads)
 {
+	rlim_t per = 2 + (rlim_t)o->fds_per_thread, t = *threads, avail;
 	struct rlimit rl;
-	rlim_t avail;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 		return FD_BUDGET_MAX;
-	/* Each worker also holds a probe descriptor and a transient one. */
-	avail = rl.rlim_cur > FD_RESERVE + 2 * threads ?
-			rl.rlim_cur - FD_RESERVE - 2 * threads : 2;
+	avail = rl.rlim_cur > FD_RESERVE + (rlim_t)o->fds_extra ?
+			rl.rlim_cur - FD_RESERVE - o->fds_extra : 0;
+	if (t * (per + 2) > avail)
+		t = avail / (per + 2) ? avail / (per + 2) : 1;
+	*threads = (unsigned)t;
+	avail = avail > t * per ? avail - t * per : 0;
 	if (avail > FD_BUDGET_MAX)
 		avail = FD_BUDGET_MAX;
 	return avail < 2 ? 2 : (unsigned)avail;
@@ -1003,6 +1168,9 @@ static void walk_free(struct dcp_walk *w)
 		struct worker *wk = &w->workers[i];
 
 		dcp_buf_free(&wk->path);
+		free(wk->pathids);
+		free(wk->pathends);
+		free(wk->climb);
 		dcp_buf_free(&wk->names);
 		dcp_buf_free(&wk->inames);
 		free(wk->ents);
@@ -1044,9 +1212,7 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 	w->o = *opts;
 	w->data_off = (sizeof(struct node) + 15) & ~(size_t)15;
 	/* Every worker may hold two directory descriptors at once. */
-	w->fd_budget = fd_budget(threads);
-	if (threads > w->fd_budget / 2)
-		threads = w->fd_budget / 2 ? w->fd_budget / 2 : 1;
+	w->fd_budget = fd_budget(opts, &threads);
 	w->lru.lru_next = w->lru.lru_prev = &w->lru;
 	w->roots_tail = &w->roots;
 	/* Adaptive: the lock is held for microseconds; spinning a little
@@ -1075,6 +1241,12 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 			break;
 		}
 		ret = -pthread_create(&wk->thread, NULL, worker_main, wk);
+		if (ret == -EAGAIN && w->nthreads > 0) {
+			/* A task limit (ulimit -u, pids.max): walk with the
+			 * threads we have, as long as there is one. */
+			ret = 0;
+			break;
+		}
 		if (ret < 0)
 			break;
 		w->nthreads++;

@@ -51,7 +51,10 @@ struct dcp_warm {
 	struct wstats *ws;
 	uint64_t t0;
 	int failed; /* -errno of the engine itself */
-	bool waited; /* dcp_warm_wait() ran: threads are gone */
+	_Atomic bool cancelled; /* dcp_warm_cancel(): drop the rest */
+	_Atomic bool waited; /* dcp_warm_wait() ran: threads are gone, and
+			      * elapsed_ns is final (release/acquire: a
+			      * progress timer snapshots concurrently) */
 	int wait_ret;
 	uint64_t elapsed_ns;
 
@@ -88,6 +91,7 @@ struct dcp_warm {
 #define BATCH 64
 #define INLINE 32 /* entries of a directory stat'ed by the visitor first */
 #define MAX_QUEUED_BATCHES 4096
+#define WARM_DUPS_EXTRA 2 /* duplicates beyond two per walker thread */
 
 struct sdir {
 	int fd;		    /* dup() of the walker's directory descriptor */
@@ -170,7 +174,7 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 	bool tell = fl & DCP_WARM_REPORT_ALL;
 
 	bump(s, S_ENTRIES);
-	if (ev->err) {
+	if (ev->err || ev->probe_err) {
 		bump(s, S_ERRORS);
 		tell = true;
 	}
@@ -219,6 +223,11 @@ static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 		ev->err = warm_one(dirfd, name, follow, isdir);
 	if (check)
 		ev->after = dcp_probe_at(dirfd, name, pflags);
+	/* A probe that failed (EMFILE...) measured nothing: an error. */
+	if (check && dcp_state_of_errno(ev->before) == DCP_ERROR)
+		ev->probe_err = -ev->before;
+	else if (check && dcp_state_of_errno(ev->after) == DCP_ERROR)
+		ev->probe_err = -ev->after;
 	account(w, ev);
 	return ev->err;
 }
@@ -362,7 +371,8 @@ static void *pool_worker(void *arg)
 		pthread_cond_signal(&w->not_full);
 		pthread_mutex_unlock(&w->mu);
 
-		for (unsigned i = 0; i < b->n; i++) {
+		for (unsigned i = 0; i < b->n && !atomic_load_explicit(&w->cancelled,
+							       memory_order_relaxed); i++) {
 			const struct bent *be = &b->ent[i];
 			const char *path = b->paths.data + be->off;
 			struct dcp_warm_event ev = {
@@ -393,6 +403,8 @@ static int visit(const struct dcp_entry *e, void *arg)
 	};
 	bool isdir = true;
 
+	if (atomic_load_explicit(&w->cancelled, memory_order_relaxed))
+		return DCP_WALK_ABORT;
 	/*
 	 * The walker stats DT_UNKNOWN entries (and, with -L, symlinks) right
 	 * after this returns: those must be warmed (and probed) here, first.
@@ -467,7 +479,8 @@ static void *list_worker(void *p)
 		};
 		bool isdir;
 
-		warm_entry(w, &ev, AT_FDCWD, path, follow, true, &isdir, NULL);
+		if (!atomic_load_explicit(&w->cancelled, memory_order_relaxed))
+			warm_entry(w, &ev, AT_FDCWD, path, follow, true, &isdir, NULL);
 		free(path);
 	}
 }
@@ -504,12 +517,21 @@ static int pool_start(struct dcp_warm *w, unsigned base, void *(*fn)(void *))
 		wa->w = w;
 		wa->index = i;
 		ret = -pthread_create(&w->tids[w->started], NULL, fn, wa);
+		if (ret == -EAGAIN && (w->started > 0 || base > 0)) {
+			/* A task limit: go on with the threads we have, as
+			 * the walker does (see dcp_walk_threads()); with no
+			 * stat pool, the walker's threads stat everything. */
+			free(wa);
+			break;
+		}
 		if (ret) {
 			free(wa);
 			goto fail;
 		}
 		w->started++;
 	}
+	if (base == 0)
+		w->nthreads = w->started; /* lists: the pool is every thread */
 	return 0;
 fail:
 	list_stop(w);
@@ -575,6 +597,13 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 			wo.flags |= DCP_WALK_PROBE;
 			wo.probe_flags = (opts->flags & DCP_WARM_FOLLOW) ? DCP_FOLLOW : 0;
 		}
+		/*
+		 * Our descriptors, out of the walker's budget: per walker
+		 * thread two duplicates for the pool (max_dups below) and,
+		 * with --check, the probe of its pool thread.
+		 */
+		wo.fds_per_thread = 2 + ((opts->flags & DCP_WARM_CHECK) ? 1 : 0);
+		wo.fds_extra = WARM_DUPS_EXTRA;
 		ret = dcp_walk_new(&wo, &w->walk);
 		if (ret < 0) {
 			free(w);
@@ -589,7 +618,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		 */
 		w->walkers = dcp_walk_threads(w->walk);
 		w->nthreads = 2 * w->walkers;
-		w->max_dups = 2 * w->walkers + 2;
+		w->max_dups = 2 * w->walkers + WARM_DUPS_EXTRA;
 		w->bq_tail = &w->bq_head;
 		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
 		w->pend = calloc_aligned(w->walkers, sizeof(*w->pend));
@@ -600,6 +629,8 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 			warm_free(w);
 			return ret < 0 ? ret : -ENOMEM;
 		}
+		if (!w->started)
+			w->max_dups = 0; /* no pool: nothing is handed off */
 	} else {
 		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
 		if (!w->ws) {
@@ -623,9 +654,9 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
 
 	if (opts->threads > WARM_MAX_THREADS || opts->max_depth < -1)
 		return -EINVAL;
-	/* Under a task limit (ulimit -u, a container's pids.max), fewer threads. */
-	while ((ret = warm_new(opts, threads, out)) == -EAGAIN && threads > 1)
-		threads /= 2;
+	/* Under a task limit (ulimit -u, a container's pids.max), the walker
+	 * and the pool each run with the threads that could be created. */
+	ret = warm_new(opts, threads, out);
 	return ret;
 }
 
@@ -633,7 +664,7 @@ int dcp_warm_add(struct dcp_warm *w, const char *path)
 {
 	char *copy;
 
-	if (w->failed || w->waited)
+	if (w->failed || w->waited || atomic_load(&w->cancelled))
 		return -ECANCELED;
 	if (w->walk) {
 		int ret = dcp_walk_add(w->walk, path);
@@ -653,6 +684,11 @@ int dcp_warm_add(struct dcp_warm *w, const char *path)
 	pthread_cond_signal(&w->not_empty);
 	pthread_mutex_unlock(&w->mu);
 	return 0;
+}
+
+void dcp_warm_cancel(struct dcp_warm *w)
+{
+	atomic_store(&w->cancelled, true);
 }
 
 unsigned dcp_warm_threads(const struct dcp_warm *w)
@@ -675,7 +711,8 @@ void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st)
 		.cached_after = n[S_CACHED_AFTER],
 		.newly_warmed = n[S_NEWLY],
 		.still_miss = n[S_STILL_MISS],
-		.elapsed_ns = w->waited ? w->elapsed_ns : dcp_now_ns() - w->t0,
+		.elapsed_ns = atomic_load_explicit(&w->waited, memory_order_acquire) ?
+				      w->elapsed_ns : dcp_now_ns() - w->t0,
 		.jobs = w->walkers ? w->walkers : w->nthreads,
 	};
 }
@@ -689,7 +726,7 @@ int dcp_warm_wait(struct dcp_warm *w)
 	if (w->walk) {
 		ret = dcp_walk_finish(w->walk);
 		w->walk = NULL;
-		if (ret == -ECANCELED) /* the visitor never aborts: not ours */
+		if (ret == -ECANCELED) /* the visitor aborts only when cancelled */
 			ret = w->failed ? w->failed : ret;
 		/* The walker's threads are gone: hand off what they left. */
 		for (unsigned i = 0; i < w->walkers; i++)
@@ -700,9 +737,11 @@ int dcp_warm_wait(struct dcp_warm *w)
 	} else {
 		list_stop(w);
 	}
+	if (!ret && atomic_load(&w->cancelled))
+		ret = -ECANCELED;
 	w->elapsed_ns = dcp_now_ns() - w->t0;
-	w->waited = true;
 	w->wait_ret = ret;
+	atomic_store_explicit(&w->waited, true, memory_order_release);
 	return ret;
 }
 

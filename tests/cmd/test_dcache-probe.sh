@@ -310,6 +310,33 @@ test_json_parses() {
 	assertEquals "" "$ERR"
 }
 
+# Series stay unique whatever the names: a directory named with a real ESC
+# and one named with the four characters \x1b used to get one label value,
+# and every device missing from the mount table was mountpoint="?" (here
+# two tmpfs detached with umount -l, reached through their holders' cwd).
+test_prometheus_series_unique() {
+	local d=$SHUNIT_TMPDIR/pu p1 p2
+	mkdir -p "$MNT/pu/$(printf 'e\033x')" "$MNT/pu/e\\x1bx"
+	run dcache-probe -r --per-dir --prometheus "$MNT/pu"
+	prom_check <<<"$OUT" || fail "ESC and \\x1b: $(grep 'e\\' <<<"$OUT" | head -4)"
+	mkdir -p "$d/m1" "$d/m2"
+	mount -t tmpfs none "$d/m1" && mount -t tmpfs none "$d/m2" || { fail "tmpfs"; return; }
+	touch "$d/m1/f" "$d/m2/f"
+	(cd "$d/m1" && exec sleep 60) &
+	p1=$!
+	(cd "$d/m2" && exec sleep 60) &
+	p2=$!
+	sleep 0.3
+	umount -l "$d/m1"
+	umount -l "$d/m2"
+	run dcache-probe -r -H --per-mount --prometheus "/proc/$p1/cwd" "/proc/$p2/cwd"
+	kill "$p1" "$p2"
+	wait "$p1" "$p2" 2>/dev/null
+	assertEquals "two detached mounts: both unknown ($OUT)" 8 "$(grep -c '^dcache_probe_mount_paths{mountpoint="?"' <<<"$OUT")"
+	prom_check <<<"$OUT" || fail "mountpoint=\"?\" twice: $(grep 'mountpoint="?"' <<<"$OUT" | head -8)"
+	rm -rf "$MNT/pu"
+}
+
 test_null_output_with_xargs() {
 	ls -l "$MNT/names" >/dev/null
 	local o=$SHUNIT_TMPDIR/nul
@@ -367,6 +394,14 @@ for n, line in enumerate(sys.stdin.read().split("\n")[:-1], 1):
         sys.exit("line %d: no HELP/TYPE for %s" % (n, m.group(1)))
     float(m.group(3))
     key = m.group(1) + (m.group(2) or "")
+    # A series is its name and its decoded label values, as a scraper
+    # sees them: two escapings of one value are one (duplicate) series.
+    dec = tuple(sorted((k, re.sub(r"\\(.)", lambda e: {"n": "\n"}.get(e.group(1), e.group(1)), v))
+                       for k, v in re.findall(r"([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\]|\\.)*)\"",
+                                              m.group(2) or "")))
+    if (m.group(1), dec) in seen:
+        sys.exit("line %d: duplicate series %s" % (n, key))
+    seen[(m.group(1), dec)] = True
     if key in seen:
         sys.exit("line %d: duplicate series %s" % (n, key))
     seen[key] = float(m.group(3))
@@ -384,12 +419,12 @@ test_prometheus() {
 	prom_check <<<"$OUT" || fail "bad exposition format"
 	assertEquals "9 6 1" "$(prom_check "dcache_probe_paths{root=\"$MNT/t\",state=\"cached\"}" \
 		"dcache_probe_paths{root=\"$MNT/t\",state=\"miss\"}" dcache_probe_exit_status <<<"$OUT" | xargs)"
-	assertContains "a label value is escaped" "$OUT" "root=\"$MNT/names/q\\\"b\\\\s\""
+	assertContains "a label value is escaped" "$OUT" "root=\"$MNT/names/q\\\"b\\\\\\\\s\""
 	assertContains "$OUT" "dcache_probe_dir_paths{path=\"$MNT/t\",state=\"miss\"} 6"
 	assertContains "$OUT" "# TYPE dcache_probe_paths gauge"
 	run dcache-probe --prometheus --per-mount "$MNT/t/a/f1"
 	prom_check <<<"$OUT" || fail "bad exposition format"
-	assertEquals "1" "$(prom_check "dcache_probe_mount_resolve_cached{mountpoint=\"$MNT\",fstype=\"ext4\"}" <<<"$OUT")"
+	assertEquals "1" "$(prom_check "dcache_probe_mount_resolve_cached{mountpoint=\"$MNT\",fstype=\"ext4\",dev=\"$(stat -c '%Hd:%Ld' "$MNT")\"}" <<<"$OUT")"
 	assertEquals "without -r the run is one unlabelled series" "1" \
 		"$(prom_check 'dcache_probe_paths{state="cached"}' <<<"$OUT")"
 	rm -rf "$MNT/names/q\"b\\s"
@@ -561,6 +596,23 @@ test_write_errors() {
 	assertEquals "a closed pipe is quiet" "" "$(cat "$SHUNIT_TMPDIR/err")"
 	(trap '' PIPE; dcache-probe -r /usr/share 2>"$SHUNIT_TMPDIR/err" | head -1 >/dev/null)
 	assertEquals "quiet with SIGPIPE ignored too" "" "$(cat "$SHUNIT_TMPDIR/err")"
+}
+
+# Under a task limit (ulimit -u as nobody) the walker runs with the threads
+# it could create, as warm does; it used to give up ("the walk failed:
+# Resource temporarily unavailable", exit 2).
+test_task_limit() {
+	# LeakSanitizer cannot stop the world under a task limit this tight.
+	local ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 u
+	export ASAN_OPTIONS
+	as_nobody du -a "$MNT/t" >/dev/null
+	for u in 4 12 24; do
+		run as_nobody bash -c 'ulimit -u '$u' && exec "$1" -r -j 64 "$2"' _ "$DCP_BIN/dcache-probe" "$MNT/t"
+		# (1: a spurious miss from a concurrent mount elsewhere.)
+		assertTrue "ulimit -u $u: exit status $RC: $ERR" "[ $RC -le 1 ]"
+		assertContains "ulimit -u $u: every entry walked" "$ERR" "15 paths: "
+		assertContains "ulimit -u $u: no error" "$ERR" " 0 error;"
+	done
 }
 
 test_usage_errors() {

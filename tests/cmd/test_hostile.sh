@@ -125,13 +125,17 @@ test_uring_open_hostile_arguments() {
 # check; nothing else may be a control character.
 test_on_a_terminal() {
 	local cmds=("cachedopen $H/*" "$WALKPRINT $H")
-	have dcache-probe && cmds+=("dcache-probe -r $H" "dcache-probe -r -L $H")
+	# -0 on a terminal quotes its names (NUL-separated, shown as lines here).
+	have dcache-probe && cmds+=("dcache-probe -r $H" "dcache-probe -r -L $H" "dcache-probe -r -0 $H")
 	have warm && cmds+=("warm -r -v $H" "warm -r --check $H")
 	have uring-open && cmds+=("uring-open $H/*")
 	ls -l "$H" >/dev/null
 	for c in "${cmds[@]}"; do
 		TERM=xterm timeout -k 10 "$RELY_TIMEOUT" script -q -e -c "$c" /dev/null </dev/null >"$OUTF" 2>&1
 		assertNotEquals "$c: no hang on a terminal" 124 $?
+		case $c in
+		*" -0 "*) tr '\0' '\n' <"$OUTF" >"$OUTF.nul" && mv "$OUTF.nul" "$OUTF" ;;
+		esac
 		sed 's/\r\x1b\[K//g; s/\r$//; s/\r/\n/g' "$OUTF" >"$OUTF.lines"
 		assertEquals "$c on a terminal" "" "$(ctl_check "$OUTF.lines")"
 	done
@@ -234,6 +238,32 @@ test_bad_path_lists_and_arguments() {
 		runf $c "$RELY_TMP/no-such-list"
 		assertEquals "$c: a missing list is exit 2" 2 "$RC"
 		assertContains "$c: says so" "$ERR" "No such file or directory"
+	done
+	# A list named with an OSC retitle, existing (bad record, empty) or
+	# not: every message that names it quotes it.
+	local osc=$RELY_TMP/$'l\e]0;T\a.list' v
+	for c in "dcache-probe --from" "warm --from" "uring-open --bench"; do
+		have "${c%% *}" || continue
+		for v in nul empty missing; do
+			rm -f "$osc"
+			[ $v = nul ] && cp "$RELY_TMP/nl_nul" "$osc"
+			[ $v = empty ] && : >"$osc"
+			# shellcheck disable=SC2086
+			runf $c "$osc"
+			[ $v = empty ] && [ "${c%% *}" != uring-open ] ||
+				assertContains "$c ($v hostile list name): quoted" "$ERR" 'l\e]0;T\x07.list'
+			clean_output "$c ($v hostile list name)"
+		done
+	done
+	rm -f "$osc"
+	# Option values are echoed quoted too.
+	for c in "dcache-probe -j" "dcache-probe --only" "dcache-probe --min-cached" "warm -j" \
+		"warm --max-depth" "uring-open -n" "uring-open --depth" "uring-open --flags"; do
+		have "${c%% *}" || continue
+		# shellcheck disable=SC2086
+		runf $c $'\e]0;T\a' /
+		assertEquals "$c OSC: usage error" 64 "$RC"
+		clean_output "$c OSC value"
 	done
 	for c in cachedopen dcache-probe warm uring-open "dcache-probe -r" "warm -r"; do
 		have "${c%% *}" || continue

@@ -128,7 +128,8 @@ test_pkg_config_builds_a_program() {
 	assertContains "$flags" "$DEST"
 	# A sanitized build installs a sanitized library: link it the same way.
 	local san=
-	grep -q '^DCP_SANITIZE:BOOL=ON' "$DCP_BUILD/CMakeCache.txt" && san=-fsanitize=address,undefined
+	grep -Eq '^DCP_SANITIZE:[A-Z]+=(ON|address)$' "$DCP_BUILD/CMakeCache.txt" && san=-fsanitize=address,undefined
+	grep -q '^DCP_SANITIZE:[A-Z]*=thread$' "$DCP_BUILD/CMakeCache.txt" && san=-fsanitize=thread
 	cc -std=c11 -Wall -Wextra -Werror $san "$DCP_SRC/tests/example/example.c" \
 		$(PKG_CONFIG_PATH=$DEST/usr/lib/pkgconfig pkg-config --cflags --libs dcprobe) -o "$bin" ||
 		fail "the example does not build against the installed library"

@@ -15,7 +15,10 @@ oneTimeSetUp() {
 	FILE=$MNT/file
 }
 
-oneTimeTearDown() { rely_cleanup; }
+oneTimeTearDown() {
+	mountpoint -q "$RELY_TMP/grid" && umount "$RELY_TMP/grid"
+	rely_cleanup
+}
 
 # Every walking command over the tree, as "NAME ARGS..." lines.
 walkers() {
@@ -177,6 +180,166 @@ test_closed_pipe_sigpipe_default() {
 		assertEquals "${line:0:40}...: killed by SIGPIPE, quietly" 141 "$RC"
 		assertEquals "${line:0:40}...: nothing on stderr" "" "$(cat "$ERRF")"
 	done < <(pipe_cmds)
+}
+
+# cpu_min N LIMIT CMD... - the least user+system CPU seconds of N runs of
+# CMD under ulimit -n LIMIT ("-" for none); "fail" if a run fails or takes
+# over 60 s (a quadratic walk of the deep chains below would take minutes).
+cpu_min() {
+	python3 - "$@" <<'EOF'
+import resource, subprocess, sys
+runs, limit, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+def pre():
+    if limit != "-":
+        n = int(limit)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+best = None
+for _ in range(runs):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           preexec_fn=pre, timeout=60)
+    except subprocess.TimeoutExpired:
+        print("fail"); sys.exit(0)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        print("fail"); sys.exit(0)
+    t = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    best = t if best is None else min(best, t)
+print("%.3f" % best)
+EOF
+}
+
+# Cost is linear in depth: chains of 6,000 and 12,000 levels with two
+# siblings per level (files, or directories whose parent must be kept or
+# reopened), on tmpfs, with plenty of descriptors and under ulimit -n 12.
+# Doubling the depth may not more than triple the CPU time.  (Rebuilding
+# each directory's path from the root, and reopening evicted directories
+# from the nearest open ancestor, were quadratic: 4x and worse.)
+test_deep_chain_time_linear_in_depth() {
+	local n=6000 shape lim t1 t2 line cmd
+	TMPFS=$(mktemp -d "$RELY_TMP/tmpfs.XXXXXX")
+	mount -t tmpfs -o size=256M,mode=0755 tmpfs "$TMPFS" || { fail "tmpfs"; return; }
+	for shape in 0 1; do
+		mkdir "$TMPFS/c$shape-$n" "$TMPFS/c$shape-$((2 * n))"
+		python3 "$DCP_TESTS/lib/mktree.py" chain "$TMPFS/c$shape-$n" $n $shape >/dev/null || fail "mktree chain"
+		python3 "$DCP_TESTS/lib/mktree.py" chain "$TMPFS/c$shape-$((2 * n))" $((2 * n)) $shape >/dev/null || fail "mktree chain"
+	done
+	while read -r shape lim line; do
+		cmd="${line%% *} (sides $shape, ulimit -n $lim)"
+		# shellcheck disable=SC2086
+		t1=$(cpu_min 3 "$lim" $line "$TMPFS/c$shape-$n")
+		# shellcheck disable=SC2086
+		t2=$(cpu_min 3 "$lim" $line "$TMPFS/c$shape-$((2 * n))")
+		echo "  $line (sides $shape, ulimit -n $lim): $n levels ${t1} s, $((2 * n)) levels ${t2} s CPU"
+		assertNotEquals "$cmd: $n levels ran" fail "$t1"
+		assertNotEquals "$cmd: $((2 * n)) levels ran (within 60 s)" fail "$t2"
+		{ [ "$t1" = fail ] || [ "$t2" = fail ]; } && continue
+		# 20 ms of slack for process start-up at the small end.
+		assertTrue "$cmd: twice as deep costs ${t2} s against ${t1} s" \
+			"awk -v a=$t1 -v b=$t2 'BEGIN { exit !(b <= 3 * a + 0.02) }'"
+	done <<EOT
+0 - $DCP_BIN/dcache-probe -r -s -j1
+1 - $DCP_BIN/dcache-probe -r -s -j1
+1 - $DCP_BIN/dcache-probe -r -s -j2
+1 12 $DCP_BIN/dcache-probe -r -s -j1
+1 - $DCP_BIN/warm -r
+1 12 $DCP_BIN/warm -r
+EOT
+	umount "$TMPFS"
+}
+
+# big_grid - prints a tmpfs directory holding 200 directories of 1,000
+# empty files (200,201 entries with the root), made once per suite run;
+# the fixture cleanup unmounts it.
+big_grid() {
+	local t=$RELY_TMP/grid
+	if ! mountpoint -q "$t"; then
+		mkdir -p "$t" &&
+			mount -t tmpfs -o size=256M,nr_inodes=300000,mode=0755 tmpfs "$t" &&
+			python3 "$DCP_TESTS/lib/mktree.py" grid "$t" 200 1000 >/dev/null || return 1
+	fi
+	echo "$t"
+}
+
+# A probe that fails is an error in every output and in the exit status,
+# never a silent gap in the counts.  Deterministic: under prlimit
+# --nofile=4 the list file takes the last descriptor while the first 1,024
+# paths are probed.  Then a 200,000-entry tree with -j 48 under ulimit -n
+# 200: warm sizes its threads and the walker's budget within the limit
+# (its own descriptors included), or says what failed.
+test_check_counts_failed_probes_as_errors() {
+	local t j
+	have warm || return 0
+	t=$(big_grid) || { fail "tmpfs grid"; return; }
+	find "$t/d0" "$t/d1" "$t/d2" -type f >"$RELY_TMP/list3k"
+	runf prlimit --nofile=4 warm --check -j 1 --from "$RELY_TMP/list3k"
+	assertEquals "warm --check, probes failing: exit 2 ($(tail -1 "$ERRF"))" 2 "$RC"
+	assertContains "each failed probe named" "$ERR" ": cannot probe: Too many open files"
+	assertNotContains "the summary counts them" "$(tail -1 "$ERRF")" " 0 errors"
+	runf prlimit --nofile=4 warm --check --json -j 1 --from "$RELY_TMP/list3k"
+	assertEquals "warm --check --json, probes failing: exit 2" 2 "$RC"
+	assertTrue "JSON: the failed probes carry EMFILE" \
+		"grep -q '\"op\":\"probe\",\"errno\":\"EMFILE\"' '$OUTF'"
+	assertEquals "JSON: status 2 and errors counted" "2 True" \
+		"$(tail -1 "$OUTF" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["status"], s["errors"] > 0)')"
+	for j in 1 2 3; do
+		runf bash -c 'ulimit -n 200 && exec "$@"' - warm -r --check --json -j 48 "$t"
+		assertTrue "warm -r --check -j 48 under ulimit -n 200: exit $RC" "[ $RC -eq 0 ] || [ $RC -eq 2 ]"
+		# Every entry is cached afterwards or counted as an error; exit 0
+		# only when all are cached.
+		assertEquals "run $j: counts add up ($(tail -1 "$OUTF"))" ok "$(tail -1 "$OUTF" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+ok = s["cached_after"] + s["errors"] >= s["entries"] == 200201
+ok = ok and (s["status"] != 0 or (s["errors"] == 0 and s["cached_after"] == s["entries"]))
+print("ok" if ok else "bad")')"
+	done
+}
+
+# A record too long for the memory left (getdelim fails with ENOMEM and
+# no stream error) is an error naming the record, exit 2: never a list
+# cut short in silence.  Plain build only (ASan reserves terabytes).
+test_path_list_out_of_memory() {
+	local cmd z f
+	sanitized && { echo "  (skipped under sanitizers)"; return 0; }
+	python3 -c '
+import sys
+for name, sep in (("nl", b"\n"), ("nul", b"\0")):
+    open(sys.argv[1] + "." + name, "wb").write(b"/" + sep + b"a" * (64 << 20) + sep + b"/tmp" + sep)
+' "$RELY_TMP/huge"
+	for z in nl nul; do
+		f=$RELY_TMP/huge.$z
+		for cmd in "dcache-probe --from" "warm --from" "uring-open --bench"; do
+			have "${cmd%% *}" || continue
+			# shellcheck disable=SC2086
+			runf bash -c 'ulimit -v 40000 && exec "$@"' - ${cmd%% *} $([ $z = nul ] && echo -0) ${cmd#* } "$f"
+			assertEquals "$cmd ($z) under ulimit -v: exit 2 ($ERR)" 2 "$RC"
+			assertContains "$cmd ($z): the error is named" "$ERR" "Cannot allocate memory"
+		done
+	done
+	rm -f "$RELY_TMP"/huge.*
+}
+
+# With SIGPIPE ignored, a closed pipe stops the run at the first failed
+# write: warm -r -v used to warm all 200,201 entries, then say "Broken
+# pipe".  Both walking commands now stop well before the end.
+test_closed_pipe_stops_the_run() {
+	local t n
+	t=$(big_grid) || { fail "tmpfs grid"; return; }
+	PIPE_SIG=ignore
+	if have warm; then
+		pipe_run warm -r -v "$t"
+		assertEquals "warm -r -v | head -1, SIGPIPE ignored: exit 2" 2 "$RC"
+		n=$(grep -o '^warm: [0-9]* entries' "$ERRF" | grep -o '[0-9]*')
+		assertTrue "warm stopped early: ${n:-?} of 200201 entries warmed" "[ ${n:-200201} -lt 150000 ]"
+	fi
+	if have dcache-probe; then
+		pipe_run dcache-probe -r "$t"
+		assertEquals "dcache-probe -r | head -1: exit 2" 2 "$RC"
+		n=$(grep -o ': [0-9]* paths' "$ERRF" | grep -o '[0-9]*')
+		assertTrue "dcache-probe stopped early: ${n:-?} of 200201 probed" "[ ${n:-0} -lt 150000 ]"
+	fi
 }
 
 # When the parent ignores SIGPIPE (some daemons and CI runners do), the

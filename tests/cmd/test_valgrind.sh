@@ -15,7 +15,7 @@ if ! command -v valgrind >/dev/null 2>&1; then
 	echo "SKIP: valgrind is not installed" >&2
 	exit 77
 fi
-if grep -q '^DCP_SANITIZE:BOOL=ON' "$DCP_BUILD/CMakeCache.txt" 2>/dev/null; then
+if grep -Eq '^DCP_SANITIZE:[A-Z]+=(ON|address|thread)$' "$DCP_BUILD/CMakeCache.txt" 2>/dev/null; then
 	echo "SKIP: valgrind cannot run a sanitizer build (the plain build runs this)" >&2
 	exit 77
 fi

@@ -13,6 +13,14 @@
   mktree.py deep DIR BYTES
       one chain of 255-byte directory names whose full path is longer than
       BYTES (past PATH_MAX), built with directory descriptors
+  mktree.py chain DIR LEVELS [SIDEDIRS]
+      a chain LEVELS directories deep, each level holding the next one
+      ("d") and two siblings: empty files, or empty directories with
+      SIDEDIRS=1 (whose parent a walker must keep or reopen); made
+      relative to descriptors
+  mktree.py grid DIR DIRS FILES
+      DIRS directories of FILES empty files each (big directories, many
+      at once, in one process)
   mktree.py many DIR COUNT [HOSTILE]
       COUNT empty regular files in one directory (mknod: one syscall each);
       with HOSTILE=1 each name holds an OSC retitle, a CSI and a byte that
@@ -135,6 +143,22 @@ def deep(root, nbytes):
     return n + 1
 
 
+def chain(root, levels, sidedirs=0):
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for i in range(levels):
+        for s in ("a", "b"):
+            if sidedirs:
+                os.mkdir(s, dir_fd=fd)
+            else:
+                os.close(os.open(s, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+        os.mkdir("d", dir_fd=fd)
+        nfd = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    os.close(fd)
+    return 3 * levels
+
+
 def many(root, count, hostile=0):
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     mode = stat.S_IFREG | 0o644
@@ -143,6 +167,14 @@ def many(root, count, hostile=0):
         os.mknod(fmt % i, mode, dir_fd=fd)
     os.close(fd)
     return count
+
+
+def grid(root, dirs, files):
+    for d in range(dirs):
+        sub = os.path.join(root, "d%d" % d)
+        os.mkdir(sub)
+        many(sub, files)
+    return dirs * (files + 1)
 
 
 def listing(root):
@@ -162,6 +194,10 @@ def main():
         print(hostile(root))
     elif mode == "deep":
         print(deep(root, *args))
+    elif mode == "chain":
+        print(chain(root, *args))
+    elif mode == "grid":
+        print(grid(root, *args))
     elif mode == "many":
         print(many(root, *args))
     elif mode == "list":

@@ -11,8 +11,9 @@ WALKPRINT=$DCP_BUILD/tests/walkprint
 # have CMD - the command is built (the suites cover each command once it exists).
 have() { [ -x "$DCP_BIN/$1" ]; }
 
-# sanitized - this build uses ASan/UBSan (no valgrind, no small ulimit -v).
-sanitized() { grep -q '^DCP_SANITIZE:BOOL=ON' "$DCP_BUILD/CMakeCache.txt" 2>/dev/null; }
+# sanitized - this build uses ASan/UBSan or TSan (no valgrind, no small
+# ulimit -v: both reserve terabytes of shadow address space).
+sanitized() { grep -Eq '^DCP_SANITIZE:[A-Z]+=(ON|address|thread)$' "$DCP_BUILD/CMakeCache.txt" 2>/dev/null; }
 
 # Under the fixture root (source this after fixture_require), so that the
 # fixture cleanup also unmounts the tmpfs the suites mount in here.

@@ -4,6 +4,7 @@
  * controls, bidi overrides or other controls raw (JSON Lines and .prom
  * files end up on terminals too), and JSON must still decode to the name.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -52,6 +53,14 @@ int main(void)
 	CHECK_STR(L("csi\xc2\x9b"), "csi\\\\x9b");
 	CHECK_STR(L("rlo\xe2\x80\xae"), "rlo\\\\u202e");
 	CHECK_STR(L("caf\xc3\xa9"), "caf\xc3\xa9");
-	CHECK_STR(L("n\nq\"b\\"), "n\\nq\\\"b\\\\");
+	CHECK_STR(L("n\nq\"b\\"), "n\\nq\\\"b\\\\\\\\");
+	/* Injective: a real ESC and the four characters \x1b differ. */
+	CHECK_STR(L("\\x1b"), "\\\\\\\\x1b");
+	{
+		char *esc = strdup(L("\x1b"));
+
+		CHECK(esc && strcmp(esc, L("\\x1b")) != 0);
+		free(esc);
+	}
 	return CHECK_DONE();
 }

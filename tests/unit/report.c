@@ -90,7 +90,7 @@ int main(void)
 
 	/* Prometheus label values */
 	CHECK_STR(label("/usr"), "/usr");
-	CHECK_STR(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+	CHECK_STR(label("a\"b\\c\nd"), "a\\\"b\\\\\\\\c\\nd");
 	CHECK_STR(label("x\xff"), "x\\\\xff");
 
 	/* UTF-8 validation */
