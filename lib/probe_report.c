@@ -129,6 +129,10 @@ void dcp_pr_unvisited(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pat
 		dcp_buf_add(b, path, len);
 		dcp_buf_putc(b, '\0');
 		break;
+	case DCP_PR_NUL_TTY:
+		dcp_buf_quote(b, path, len);
+		dcp_buf_putc(b, '\0');
+		break;
 	case DCP_PR_JSON:
 		dcp_buf_puts(b, "{\"type\":\"unvisited\",\"path\":");
 		dcp_buf_json_str(b, path, len);
