@@ -855,8 +855,8 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 			.pathlen = strlen(target),
 			.fstype = rows[k].found ? rows[k].mt.fstype : "unknown",
 			.c = &rows[k].c,
-			.has_dev = true,
-			.dev = rows[k].dev,
+			.has_mnt_id = true,
+			.mnt_id = rows[k].id,
 		};
 	}
 	prom->mounts = ser;

@@ -166,10 +166,10 @@ struct dcp_pr_prom_series {
 	size_t pathlen;
 	const char *fstype;	   /* mounts only */
 	const struct dcp_pr_counts *c;
-	bool has_dev;		   /* mounts: label dev="MAJ:MIN" too, so that two
-				    * devices never share a series (two not in
+	bool has_mnt_id;	   /* mounts: label mount_id="N" too, so that two
+				    * mounts never share a series (two not in
 				    * the mount table are both mountpoint="?") */
-	dev_t dev;
+	uint64_t mnt_id;
 };
 
 /* What dcp_pr_prometheus() writes. */

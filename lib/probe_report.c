@@ -367,11 +367,11 @@ static bool prom_series_labels(struct dcp_buf *b, const char *pathlabel,
 		prom_label(b, pathlabel, s->path, s->pathlen, &first);
 		if (s->fstype)
 			prom_label(b, "fstype", s->fstype, strlen(s->fstype), &first);
-		if (s->has_dev) {
-			char dev[32];
-			int n = snprintf(dev, sizeof(dev), "%u:%u", major(s->dev), minor(s->dev));
+		if (s->has_mnt_id) {
+			char id[32];
+			int n = snprintf(id, sizeof(id), "%llu", (unsigned long long)s->mnt_id);
 
-			prom_label(b, "dev", dev, (size_t)n, &first);
+			prom_label(b, "mount_id", id, (size_t)n, &first);
 		}
 	}
 	return first;

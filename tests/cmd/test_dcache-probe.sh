@@ -424,7 +424,7 @@ test_prometheus() {
 	assertContains "$OUT" "# TYPE dcache_probe_paths gauge"
 	run dcache-probe --prometheus --per-mount "$MNT/t/a/f1"
 	prom_check <<<"$OUT" || fail "bad exposition format"
-	assertEquals "1" "$(prom_check "dcache_probe_mount_resolve_cached{mountpoint=\"$MNT\",fstype=\"ext4\",dev=\"$(stat -c '%Hd:%Ld' "$MNT")\"}" <<<"$OUT")"
+	assertEquals "1" "$(prom_check "dcache_probe_mount_resolve_cached{mountpoint=\"$MNT\",fstype=\"ext4\",mount_id=\"$(awk -v m="$MNT" '$5 == m {print $1}' /proc/self/mountinfo)\"}" <<<"$OUT")"
 	assertEquals "without -r the run is one unlabelled series" "1" \
 		"$(prom_check 'dcache_probe_paths{state="cached"}' <<<"$OUT")"
 	rm -rf "$MNT/names/q\"b\\s"
