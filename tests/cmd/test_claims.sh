@@ -180,7 +180,7 @@ test_no_perturb_on_a_warm_tree_is_complete() {
 		run $as dcache-probe -r -L --no-perturb "$MNT/t"
 		assertEquals "$who: warm, complete: $OUT" 0 "$RC"
 		assertNotContains "$who" "$OUT" "unvisited"
-		run $as dcache-probe -r --no-perturb "$MNT/t/a/c" "$MNT/t/lnk"
+		run $as dcache-probe -r -j1 --no-perturb "$MNT/t/a/c" "$MNT/t/lnk"
 		assertEquals "$who: file roots" "cached $MNT/t/a/c
 cached $MNT/t/lnk" "$OUT"
 		assertEquals "$who: file roots: exit" 0 "$RC"
