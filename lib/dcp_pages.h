@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_pages.h - data residency: how much of a regular file is in the page
+ * cache, measured without reading it, and bringing it in on purpose.
+ *
+ * A file is measured only when its dentry is cached: it is opened with
+ * openat2(O_RDONLY|O_NONBLOCK|O_NOCTTY|O_NOFOLLOW|O_CLOEXEC, RESOLVE_CACHED),
+ * which does no lookup I/O and fails with EAGAIN instead, and only when it
+ * is a regular file (d_type or an O_PATH fstat before, fstat after the
+ * open).  Residency comes from cachestat(2) (Linux 6.5) or, where that
+ * system call is missing, from mincore(2) over a read-only shared mapping
+ * (nothing is faulted in).  Neither reads the data nor changes its atime;
+ * the open may be seen by fanotify/inotify watchers (IN_OPEN, IN_CLOSE).
+ */
+#ifndef DCP_PAGES_H
+#define DCP_PAGES_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcp_report.h"
+
+/* How residency was measured. */
+enum dcp_pages_method {
+	DCP_PAGES_NONE = 0,
+	DCP_PAGES_CACHESTAT = 1, /* cachestat(2): dirty, writeback, evictions too */
+	DCP_PAGES_MINCORE = 2,	 /* mincore(2): resident pages only */
+};
+
+/* The residency of one file. */
+struct dcp_pages {
+	uint64_t size;		   /* st_size in bytes */
+	uint64_t pages;		   /* pages the size spans: ceil(size / page size) */
+	uint64_t resident;	   /* of those, pages in the page cache */
+	uint64_t dirty;		   /* cachestat only, else 0 */
+	uint64_t writeback;	   /* cachestat only, else 0 */
+	uint64_t evicted;	   /* cachestat only: evicted since the inode was cached */
+	uint64_t recently_evicted; /* cachestat only: evicted, would still be in a bigger cache */
+	enum dcp_pages_method method;
+};
+
+/* What a measurement attempt came to, for counting and output. */
+enum dcp_pages_state {
+	DCP_PAGES_MEASURED = 0, /* struct dcp_pages is valid */
+	DCP_PAGES_UNKNOWN = 1,	/* the dentry missed: never opened */
+	DCP_PAGES_SKIPPED = 2,	/* not a regular file: nothing to measure */
+	DCP_PAGES_FAILED = 3,	/* open or measurement failed (EACCES, EPERM...) */
+};
+
+/* Flags for dcp_pages_at(). */
+enum {
+	DCP_PAGES_FOLLOW = 1 << 0, /* follow a symlink in the final component */
+	/* the caller knows NAME is a regular file (d_type): no O_PATH check first */
+	DCP_PAGES_ISREG = 1 << 1,
+};
+
+/*
+ * dcp_pages_support - which method works here: one cachestat(2), else one
+ * mincore(2), on a one-page memfd.  Returns DCP_PAGES_CACHESTAT or
+ * DCP_PAGES_MINCORE, or -ENOSYS (or the errno) when neither works.  The
+ * result is remembered: dcp_pages_fd() uses the same method from then on.
+ */
+int dcp_pages_support(void);
+
+/* dcp_pages_method_name - "cachestat", "mincore" or "none". */
+const char *dcp_pages_method_name(enum dcp_pages_method m);
+
+/*
+ * dcp_pages_fd - measure the open regular file FD (any open mode).
+ * Returns 0, or -errno: -EPERM when the kernel reports residency only to
+ * those who may write the file (cachestat and mincore, since Linux 5.2 and
+ * 6.15, for a caller that is neither the owner nor privileged), -ENOSYS
+ * when neither method exists, -EINVAL when FD is no regular file.
+ */
+int dcp_pages_fd(int fd, struct dcp_pages *out);
+
+/*
+ * dcp_pages_open_at - the measuring open: NAME relative to DIRFD with
+ * openat2(O_RDONLY|O_NONBLOCK|O_NOCTTY|O_NOFOLLOW|O_CLOEXEC, RESOLVE_CACHED)
+ * (no O_NOFOLLOW with DCP_PAGES_FOLLOW).  Without DCP_PAGES_ISREG the type
+ * is checked first on an O_PATH descriptor (also RESOLVE_CACHED), so a
+ * FIFO or a device is never opened; in every case an fstat after the open
+ * checks that a regular file was opened.  Returns the descriptor, or
+ * -EAGAIN (the lookup missed), -ENODEV when it is not a regular file, or
+ * the open's -errno.
+ */
+int dcp_pages_open_at(int dirfd, const char *name, unsigned flags);
+
+/*
+ * dcp_pages_at - dcp_pages_open_at(), dcp_pages_fd() and close.
+ * Returns 0, or -errno as those (-EAGAIN: residency unknown; -ENODEV: not
+ * a regular file).
+ */
+int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *out);
+
+/* dcp_pages_state_of - the state for a dcp_pages_at() result. */
+enum dcp_pages_state dcp_pages_state_of(int ret);
+
+/* Sums over many files. */
+struct dcp_pages_counts {
+	uint64_t files;		   /* measured */
+	uint64_t unknown;	   /* dentry missed (or an open missed): not opened */
+	uint64_t failed;	   /* open or measurement failed */
+	uint64_t size, pages, resident, dirty, writeback, evicted, recently_evicted;
+};
+
+/* dcp_pages_count - add one dcp_pages_at() result RET (with P when 0) to C. */
+void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages *p);
+
+/* dcp_pages_counts_add - add B into A. */
+void dcp_pages_counts_add(struct dcp_pages_counts *a, const struct dcp_pages_counts *b);
+
+/* dcp_pages_resident_pct - resident over spanned pages of measured files;
+ * 100 when there were none. */
+double dcp_pages_resident_pct(const struct dcp_pages_counts *c);
+
+/*
+ * dcp_pages_verdict - the --min-resident verdict: true when the resident
+ * share is at least MIN percent and no file's residency is unknown (an
+ * unknown file's lookup would block: it is not warm).
+ */
+bool dcp_pages_verdict(const struct dcp_pages_counts *c, double min);
+
+/* ---- output ---- */
+
+/*
+ * dcp_pages_text - the residency columns of a per-path text line, each
+ * followed by a space:
+ *   measured: "pages=R/N bytes=B/S dirty=D writeback=W evicted=E "
+ *             (E: recently evicted; dirty, writeback, evicted are "-" under mincore)
+ *   unknown:  "pages=unknown "     failed: "pages=error:ENAME "
+ *   skipped:  "pages=- "
+ */
+void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p);
+
+/*
+ * dcp_pages_json - the members for a JSON object, each preceded by a comma:
+ *   ,"data":"measured|unknown|not_regular|error"
+ *   measured: ,"pages":{"resident":R,"total":N,"resident_bytes":B,"size":S,
+ *             "dirty":D,"writeback":W,"evicted":E,"recently_evicted":RE,
+ *             "method":"cachestat|mincore"}  (mincore: dirty... are null)
+ *   error:    ,"data_errno":"ENAME","data_message":"..."
+ */
+void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p);
+
+/*
+ * dcp_pages_json_counts - ,"data":{"files":N,"unknown":U,"errors":F,
+ * "pages":N,"resident":R,"resident_bytes":B,"size":S,"dirty":D,
+ * "writeback":W,"recently_evicted":RE,"resident_percent":P,"method":"..."}
+ * and, with MIN >= 0, "min_resident":MIN inside it.
+ */
+void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, double min);
+
+/*
+ * dcp_pages_text_counts - "data: R/N pages resident (P%), B/S bytes; D
+ * dirty, W writeback, E recently evicted; F files measured, U unknown
+ * (dentry missed), X errors (METHOD)\n".
+ */
+void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c);
+
+/*
+ * dcp_pages_json_insert - insert TEXT (LEN bytes) before the closing brace
+ * of the last JSON object in B, which must end with "}\n": so an object
+ * written by another module gains members without that module knowing.
+ * Returns 0, or -EINVAL when B does not end that way.
+ */
+int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len);
+
+/* ---- warming ---- */
+
+/* How warm --pages brings data in. */
+enum dcp_pages_warm_method {
+	DCP_PAGES_WARM_WILLNEED = 0, /* posix_fadvise(POSIX_FADV_WILLNEED) */
+	DCP_PAGES_WARM_READAHEAD = 1,/* readahead(2) */
+	DCP_PAGES_WARM_READ = 2,     /* pread(2) into a scratch buffer */
+};
+
+/* Limits shared by every thread of one run. */
+struct dcp_pages_budget {
+	uint64_t max_bytes;	/* total bytes to bring in; 0 = no limit */
+	uint64_t max_file_size; /* files larger than this are skipped; 0 = no limit */
+	enum dcp_pages_warm_method method;
+	_Atomic uint64_t used;	/* bytes asked for so far */
+	_Atomic uint64_t files, skipped, bytes, errors;
+};
+
+/*
+ * dcp_pages_warm_at - bring the data of regular file NAME (relative to
+ * DIRFD) into the page cache within BUDGET: opened with O_RDONLY|O_NONBLOCK|
+ * O_NOFOLLOW (the lookup was just made, by warm's stat), type checked after
+ * the open; the whole file is asked for at once with BUDGET's method
+ * (read-ahead I/O of the whole range in flight), then read through a
+ * scratch buffer, which waits for that I/O, so that the data is resident
+ * when the call returns.
+ * Returns 0, 1 when a limit skipped it (entirely or in part), or -errno.
+ */
+int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
+		      struct dcp_pages_budget *budget);
+
+/* dcp_pages_warm_method_parse - "willneed", "readahead", "read"; -EINVAL. */
+int dcp_pages_warm_method_parse(const char *name);
+
+#endif

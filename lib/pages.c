@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pages.c - data residency of regular files (cachestat(2), else mincore(2)),
+ * measured through a RESOLVE_CACHED open, and warming it on purpose.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dcp_pages.h"
+#include "dcp_probe.h"
+#include "dcp_util.h"
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451 /* the same number on every architecture */
+#endif
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
+
+/* The UAPI structures (linux/mman.h, 6.5), spelled out for old headers. */
+struct dcp_cachestat_range {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct dcp_cachestat {
+	uint64_t nr_cache;
+	uint64_t nr_dirty;
+	uint64_t nr_writeback;
+	uint64_t nr_evicted;
+	uint64_t nr_recently_evicted;
+};
+
+/* mincore(2) looks at this much of a file per mapping. */
+#define MINCORE_WINDOW (64ULL << 20)
+
+static _Atomic int method_found; /* enum dcp_pages_method, 0 until probed */
+
+static long page_size(void)
+{
+	static long ps;
+
+	if (!ps)
+		ps = sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+static int sys_cachestat(int fd, uint64_t off, uint64_t len, struct dcp_cachestat *cs)
+{
+	struct dcp_cachestat_range r = { off, len };
+
+	if (syscall(__NR_cachestat, fd, &r, cs, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Resident pages of FD's first SIZE bytes, by mincore over read-only windows. */
+static int mincore_count(int fd, uint64_t size, uint64_t *resident)
+{
+	long ps = page_size();
+	unsigned char vec[MINCORE_WINDOW / 4096];
+
+	*resident = 0;
+	for (uint64_t off = 0; off < size; off += MINCORE_WINDOW) {
+		size_t len = size - off < MINCORE_WINDOW ? size - off : MINCORE_WINDOW;
+		size_t npages = (len + ps - 1) / ps;
+		unsigned char *v = npages <= sizeof(vec) ? vec : malloc(npages);
+		void *m;
+		int ret = 0;
+
+		if (!v)
+			return -ENOMEM;
+		/* PROT_READ and no MAP_POPULATE: nothing is faulted in or read. */
+		m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+		if (m == MAP_FAILED) {
+			ret = -errno;
+		} else {
+			if (mincore(m, len, v) < 0)
+				ret = -errno;
+			munmap(m, len);
+		}
+		for (size_t i = 0; !ret && i < npages; i++)
+			*resident += v[i] & 1;
+		if (v != vec)
+			free(v);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int dcp_pages_support(void)
+{
+	struct dcp_cachestat cs;
+	int m = atomic_load(&method_found), fd, ret;
+	uint64_t res;
+
+	if (m)
+		return m;
+	fd = memfd_create("dcprobe-pages", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, page_size()) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	ret = sys_cachestat(fd, 0, 0, &cs);
+	if (ret == 0) {
+		m = DCP_PAGES_CACHESTAT;
+	} else {
+		ret = mincore_count(fd, (uint64_t)page_size(), &res);
+		if (ret == 0)
+			m = DCP_PAGES_MINCORE;
+	}
+	close(fd);
+	if (!m)
+		return ret;
+	atomic_store(&method_found, m);
+	return m;
+}
+
+const char *dcp_pages_method_name(enum dcp_pages_method m)
+{
+	switch (m) {
+	case DCP_PAGES_CACHESTAT: return "cachestat";
+	case DCP_PAGES_MINCORE: return "mincore";
+	default: return "none";
+	}
+}
+
+/*
+ * Since Linux 5.2 mincore() tells about a file's page cache only to a
+ * caller who owns it or may write it (otherwise just the pages mapped in
+ * its own page tables: none, here).  cachestat() refuses such callers with
+ * EPERM on recent kernels; mincore() would answer 0 silently, so refuse.
+ */
+static bool may_see_residency(int fd, const struct stat *st)
+{
+	if (geteuid() == 0 || st->st_uid == geteuid())
+		return true;
+	return faccessat(fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) == 0;
+}
+
+int dcp_pages_fd(int fd, struct dcp_pages *out)
+{
+	struct dcp_cachestat cs = { 0 };
+	struct stat st;
+	long ps = page_size();
+	int m, ret;
+
+	*out = (struct dcp_pages){ 0 };
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENODEV;
+	m = dcp_pages_support();
+	if (m < 0)
+		return m;
+	out->size = (uint64_t)st.st_size;
+	out->pages = (out->size + (uint64_t)ps - 1) / (uint64_t)ps;
+	out->method = m;
+	if (m == DCP_PAGES_CACHESTAT) {
+		/* Length 0 would mean "to the end of the file": nothing to ask. */
+		if (!out->size)
+			return 0;
+		ret = sys_cachestat(fd, 0, out->size, &cs);
+		if (ret == 0) {
+			out->resident = cs.nr_cache;
+			out->dirty = cs.nr_dirty;
+			out->writeback = cs.nr_writeback;
+			out->evicted = cs.nr_evicted;
+			out->recently_evicted = cs.nr_recently_evicted;
+			/* A file truncated meanwhile: never more than it spans. */
+			if (out->resident > out->pages)
+				out->resident = out->pages;
+			return 0;
+		}
+		if (ret != -ENOSYS)
+			return ret;
+		/* A filter or an old kernel after all: fall back for good. */
+		atomic_store(&method_found, DCP_PAGES_MINCORE);
+		out->method = DCP_PAGES_MINCORE;
+	}
+	if (!may_see_residency(fd, &st))
+		return -EPERM;
+	return mincore_count(fd, out->size, &out->resident);
+}
+
+int dcp_pages_open_at(int dirfd, const char *name, unsigned flags)
+{
+	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
+	struct stat before, after;
+	int fd;
+
+	if (!(flags & DCP_PAGES_ISREG)) {
+		/* Look before opening: a FIFO or a device is never opened. */
+		int pfd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, 0,
+				      RESOLVE_CACHED);
+
+		if (pfd < 0)
+			return pfd;
+		if (fstat(pfd, &before) < 0) {
+			int ret = -errno;
+
+			close(pfd);
+			return ret;
+		}
+		close(pfd);
+		if (!S_ISREG(before.st_mode))
+			return -ENODEV;
+	}
+	fd = dcp_openat2(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow,
+			 0, RESOLVE_CACHED);
+	if (fd < 0)
+		return fd;
+	/* Replaced by something else since d_type or the O_PATH look? */
+	if (fstat(fd, &after) < 0 || !S_ISREG(after.st_mode)) {
+		close(fd);
+		return -ENODEV;
+	}
+	return fd;
+}
+
+int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *out)
+{
+	int fd = dcp_pages_open_at(dirfd, name, flags), ret;
+
+	*out = (struct dcp_pages){ 0 };
+	if (fd < 0)
+		return fd;
+	ret = dcp_pages_fd(fd, out);
+	close(fd);
+	return ret;
+}
+
+enum dcp_pages_state dcp_pages_state_of(int ret)
+{
+	if (ret == 0)
+		return DCP_PAGES_MEASURED;
+	if (ret == -EAGAIN)
+		return DCP_PAGES_UNKNOWN;
+	if (ret == -ENODEV)
+		return DCP_PAGES_SKIPPED;
+	return DCP_PAGES_FAILED;
+}
+
+/* ---- counts ---- */
+
+void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages *p)
+{
+	switch (dcp_pages_state_of(ret)) {
+	case DCP_PAGES_MEASURED:
+		c->files++;
+		c->size += p->size;
+		c->pages += p->pages;
+		c->resident += p->resident;
+		c->dirty += p->dirty;
+		c->writeback += p->writeback;
+		c->evicted += p->evicted;
+		c->recently_evicted += p->recently_evicted;
+		break;
+	case DCP_PAGES_UNKNOWN:
+		c->unknown++;
+		break;
+	case DCP_PAGES_FAILED:
+		c->failed++;
+		break;
+	case DCP_PAGES_SKIPPED:
+		break;
+	}
+}
+
+void dcp_pages_counts_add(struct dcp_pages_counts *a, const struct dcp_pages_counts *b)
+{
+	a->files += b->files;
+	a->unknown += b->unknown;
+	a->failed += b->failed;
+	a->size += b->size;
+	a->pages += b->pages;
+	a->resident += b->resident;
+	a->dirty += b->dirty;
+	a->writeback += b->writeback;
+	a->evicted += b->evicted;
+	a->recently_evicted += b->recently_evicted;
+}
+
+double dcp_pages_resident_pct(const struct dcp_pages_counts *c)
+{
+	if (!c->pages)
+		return 100.0;
+	return 100.0 * (double)c->resident / (double)c->pages;
+}
+
+bool dcp_pages_verdict(const struct dcp_pages_counts *c, double min)
+{
+	return !c->unknown && dcp_pages_resident_pct(c) >= min;
+}
+
+/* Percent with one decimal, never shown as 100.0 (or 0.0) unless it is. */
+static double pct1(const struct dcp_pages_counts *c)
+{
+	double p = dcp_pages_resident_pct(c);
+
+	if (p < 100.0 && p > 99.95)
+		return 99.9;
+	if (p > 0.0 && p < 0.05)
+		return 0.1;
+	return p;
+}
+
+/* ---- output ---- */
+
+void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p)
+{
+	long ps = page_size();
+
+	switch (dcp_pages_state_of(ret)) {
+	case DCP_PAGES_MEASURED:
+		dcp_buf_printf(b, "pages=%llu/%llu bytes=%llu/%llu ",
+			       (unsigned long long)p->resident, (unsigned long long)p->pages,
+			       (unsigned long long)(p->resident * (uint64_t)ps),
+			       (unsigned long long)p->size);
+		if (p->method == DCP_PAGES_CACHESTAT)
+			dcp_buf_printf(b, "dirty=%llu writeback=%llu evicted=%llu ",
+				       (unsigned long long)p->dirty,
+				       (unsigned long long)p->writeback,
+				       (unsigned long long)p->recently_evicted);
+		else
+			dcp_buf_puts(b, "dirty=- writeback=- evicted=- ");
+		break;
+	case DCP_PAGES_UNKNOWN:
+		dcp_buf_puts(b, "pages=unknown ");
+		break;
+	case DCP_PAGES_SKIPPED:
+		dcp_buf_puts(b, "pages=- ");
+		break;
+	case DCP_PAGES_FAILED:
+		dcp_buf_printf(b, "pages=error:%s ", dcp_errno_name(-ret));
+		break;
+	}
+}
+
+static const char *const state_names[] = {
+	[DCP_PAGES_MEASURED] = "measured",
+	[DCP_PAGES_UNKNOWN] = "unknown",
+	[DCP_PAGES_SKIPPED] = "not_regular",
+	[DCP_PAGES_FAILED] = "error",
+};
+
+void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p)
+{
+	enum dcp_pages_state st = dcp_pages_state_of(ret);
+	long ps = page_size();
+
+	dcp_buf_printf(b, ",\"data\":\"%s\"", state_names[st]);
+	if (st == DCP_PAGES_FAILED) {
+		const char *msg = strerror(-ret);
+
+		dcp_buf_printf(b, ",\"data_errno\":\"%s\",\"data_message\":",
+			       dcp_errno_name(-ret));
+		dcp_buf_json_str(b, msg, strlen(msg));
+	}
+	if (st != DCP_PAGES_MEASURED)
+		return;
+	dcp_buf_printf(b, ",\"pages\":{\"resident\":%llu,\"total\":%llu,\"resident_bytes\":%llu,"
+		       "\"size\":%llu,", (unsigned long long)p->resident,
+		       (unsigned long long)p->pages,
+		       (unsigned long long)(p->resident * (uint64_t)ps),
+		       (unsigned long long)p->size);
+	if (p->method == DCP_PAGES_CACHESTAT)
+		dcp_buf_printf(b, "\"dirty\":%llu,\"writeback\":%llu,\"evicted\":%llu,"
+			       "\"recently_evicted\":%llu,", (unsigned long long)p->dirty,
+			       (unsigned long long)p->writeback, (unsigned long long)p->evicted,
+			       (unsigned long long)p->recently_evicted);
+	else
+		dcp_buf_puts(b, "\"dirty\":null,\"writeback\":null,\"evicted\":null,"
+			     "\"recently_evicted\":null,");
+	dcp_buf_printf(b, "\"method\":\"%s\"}", dcp_pages_method_name(p->method));
+}
+
+static const char *run_method(void)
+{
+	return dcp_pages_method_name(atomic_load(&method_found));
+}
+
+void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, double min)
+{
+	dcp_buf_printf(b, ",\"data\":{\"files\":%llu,\"unknown\":%llu,\"errors\":%llu,"
+		       "\"pages\":%llu,\"resident\":%llu,\"resident_bytes\":%llu,\"size\":%llu,"
+		       "\"dirty\":%llu,\"writeback\":%llu,\"recently_evicted\":%llu,"
+		       "\"resident_percent\":%.2f,\"method\":\"%s\"",
+		       (unsigned long long)c->files, (unsigned long long)c->unknown,
+		       (unsigned long long)c->failed, (unsigned long long)c->pages,
+		       (unsigned long long)c->resident,
+		       (unsigned long long)(c->resident * (uint64_t)page_size()),
+		       (unsigned long long)c->size, (unsigned long long)c->dirty,
+		       (unsigned long long)c->writeback,
+		       (unsigned long long)c->recently_evicted, dcp_pages_resident_pct(c),
+		       run_method());
+	if (min >= 0)
+		dcp_buf_printf(b, ",\"min_resident\":%g", min);
+	dcp_buf_putc(b, '}');
+}
+
+void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c)
+{
+	dcp_buf_printf(b, "data: %llu/%llu pages resident (%.1f%%), %llu/%llu bytes; "
+		       "%llu dirty, %llu writeback, %llu recently evicted; %llu file%s measured, "
+		       "%llu unknown (dentry missed), %llu error%s (%s)\n",
+		       (unsigned long long)c->resident, (unsigned long long)c->pages, pct1(c),
+		       (unsigned long long)(c->resident * (uint64_t)page_size()),
+		       (unsigned long long)c->size, (unsigned long long)c->dirty,
+		       (unsigned long long)c->writeback, (unsigned long long)c->recently_evicted,
+		       (unsigned long long)c->files, c->files == 1 ? "" : "s",
+		       (unsigned long long)c->unknown, (unsigned long long)c->failed,
+		       c->failed == 1 ? "" : "s", run_method());
+}
+
+int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len)
+{
+	if (b->oom || b->len < 2 || b->data[b->len - 2] != '}' || b->data[b->len - 1] != '\n')
+		return -EINVAL;
+	b->len -= 2;
+	dcp_buf_add(b, text, len);
+	dcp_buf_puts(b, "}\n");
+	return 0;
+}
+
+/* ---- warming ---- */
+
+#define SCRATCH (256 * 1024)
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_init(void)
+{
+	pthread_key_create(&scratch_key, free);
+}
+
+/* One scratch buffer per thread, freed when the thread ends. */
+static char *scratch(void)
+{
+	char *p;
+
+	pthread_once(&scratch_once, scratch_init);
+	p = pthread_getspecific(scratch_key);
+	if (!p) {
+		p = malloc(SCRATCH);
+		if (p && pthread_setspecific(scratch_key, p)) {
+			free(p);
+			p = NULL;
+		}
+	}
+	return p;
+}
+
+int dcp_pages_warm_method_parse(const char *name)
+{
+	if (!strcmp(name, "willneed"))
+		return DCP_PAGES_WARM_WILLNEED;
+	if (!strcmp(name, "readahead"))
+		return DCP_PAGES_WARM_READAHEAD;
+	if (!strcmp(name, "read"))
+		return DCP_PAGES_WARM_READ;
+	return -EINVAL;
+}
+
+/* Take LEN bytes from the run's budget; returns how many may be read. */
+static uint64_t budget_take(struct dcp_pages_budget *bu, uint64_t len)
+{
+	uint64_t used = atomic_load(&bu->used), grant;
+
+	if (!bu->max_bytes)
+		return len;
+	do {
+		if (used >= bu->max_bytes)
+			return 0;
+		grant = bu->max_bytes - used < len ? bu->max_bytes - used : len;
+	} while (!atomic_compare_exchange_weak(&bu->used, &used, used + grant));
+	return grant;
+}
+
+int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
+		      struct dcp_pages_budget *bu)
+{
+	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
+	uint64_t len, want;
+	struct stat st;
+	char *buf;
+	int fd, ret = 0;
+
+	fd = openat(dirfd, name, (int)(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow));
+	if (fd < 0)
+		return errno == ELOOP && nofollow ? -ENODEV : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENODEV;
+	}
+	fcntl(fd, F_SETFL, 0); /* reads of a regular file may wait */
+	want = (uint64_t)st.st_size;
+	if (bu->max_file_size && want > bu->max_file_size) {
+		atomic_fetch_add(&bu->skipped, 1);
+		close(fd);
+		return 1;
+	}
+	len = budget_take(bu, want);
+	if (len < want)
+		atomic_fetch_add(&bu->skipped, 1);
+	if (!len) {
+		close(fd);
+		return want ? 1 : 0;
+	}
+	/* The file's reads go out at once, instead of one window at a time. */
+	if (bu->method == DCP_PAGES_WARM_WILLNEED)
+		posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_WILLNEED);
+	else if (bu->method == DCP_PAGES_WARM_READAHEAD)
+		readahead(fd, 0, (size_t)len);
+	/* Reading waits for that I/O (and reads anything it left out). */
+	buf = scratch();
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (uint64_t off = 0; off < len;) {
+		size_t n = len - off < SCRATCH ? (size_t)(len - off) : SCRATCH;
+		ssize_t got = pread(fd, buf, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			ret = -errno;
+			break;
+		}
+		if (got == 0)
+			break; /* truncated meanwhile */
+		off += (uint64_t)got;
+		atomic_fetch_add(&bu->bytes, (uint64_t)got);
+	}
+	close(fd);
+	if (ret < 0) {
+		atomic_fetch_add(&bu->errors, 1);
+		return ret;
+	}
+	atomic_fetch_add(&bu->files, 1);
+	return len < want ? 1 : 0;
+}
