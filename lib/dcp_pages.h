@@ -136,6 +136,15 @@ bool dcp_pages_verdict(const struct dcp_pages_counts *c, double min);
 void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p);
 
 /*
+ * dcp_pages_entry_text - a whole per-path text line with residency: the
+ * probe's state (and errno name), the columns of dcp_pages_text(), the
+ * quoted path: "cached pages=3/12 bytes=... PATH\n", "miss pages=unknown PATH\n".
+ * RET is the dentry probe's result, PRET and P the measurement's.
+ */
+void dcp_pages_entry_text(struct dcp_buf *b, const char *path, size_t len, int ret,
+			  int pret, const struct dcp_pages *p);
+
+/*
  * dcp_pages_json - the members for a JSON object, each preceded by a comma:
  *   ,"data":"measured|unknown|not_regular|error"
  *   measured: ,"pages":{"resident":R,"total":N,"resident_bytes":B,"size":S,
@@ -167,6 +176,25 @@ void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c);
  * Returns 0, or -EINVAL when B does not end that way.
  */
 int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len);
+
+/* One labelled set of counts for dcp_pages_prometheus(). */
+struct dcp_pages_series {
+	const char *value;  /* the label's value (root, mount point, directory); NULL: none */
+	size_t len;
+	const char *fstype; /* adds fstype="..." when not NULL */
+	const struct dcp_pages_counts *c;
+};
+
+/*
+ * dcp_pages_prometheus - three gauge families, with HELP and TYPE lines,
+ * one sample set per series, labelled LABEL="value" (no label for a series
+ * without a value):
+ *   PREFIX_pages{...,kind="total|resident|dirty|writeback|recently_evicted"}
+ *   PREFIX_files{...,state="measured|unknown|error"}
+ *   PREFIX_resident_ratio{...}  0..1
+ */
+void dcp_pages_prometheus(struct dcp_buf *b, const char *prefix, const char *label,
+			  const struct dcp_pages_series *s, size_t n);
 
 /* ---- warming ---- */
 

@@ -350,6 +350,22 @@ void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 	}
 }
 
+void dcp_pages_entry_text(struct dcp_buf *b, const char *path, size_t len, int ret,
+			  int pret, const struct dcp_pages *p)
+{
+	enum dcp_state st = dcp_state_of_errno(ret);
+
+	dcp_buf_puts(b, dcp_state_name(st));
+	dcp_buf_putc(b, ' ');
+	if (st == DCP_ERROR) {
+		dcp_buf_puts(b, dcp_errno_name(-ret));
+		dcp_buf_putc(b, ' ');
+	}
+	dcp_pages_text(b, pret, p);
+	dcp_buf_quote(b, path, len);
+	dcp_buf_putc(b, '\n');
+}
+
 static const char *const state_names[] = {
 	[DCP_PAGES_MEASURED] = "measured",
 	[DCP_PAGES_UNKNOWN] = "unknown",
@@ -434,6 +450,79 @@ int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len)
 	dcp_buf_add(b, text, len);
 	dcp_buf_puts(b, "}\n");
 	return 0;
+}
+
+/* ---- Prometheus ---- */
+
+static void prom_labels(struct dcp_buf *b, const char *label, const struct dcp_pages_series *s,
+			const char *k, const char *v)
+{
+	bool any = false;
+
+	if (s->value) {
+		dcp_buf_printf(b, "{%s=\"", label);
+		dcp_buf_prom_label(b, s->value, s->len);
+		dcp_buf_putc(b, '"');
+		any = true;
+	}
+	if (s->fstype) {
+		dcp_buf_puts(b, any ? ",fstype=\"" : "{fstype=\"");
+		dcp_buf_prom_label(b, s->fstype, strlen(s->fstype));
+		dcp_buf_putc(b, '"');
+		any = true;
+	}
+	if (k) {
+		dcp_buf_printf(b, "%s%s=\"%s\"", any ? "," : "{", k, v);
+		any = true;
+	}
+	if (any)
+		dcp_buf_putc(b, '}');
+}
+
+static void prom_head(struct dcp_buf *b, const char *prefix, const char *name, const char *help)
+{
+	dcp_buf_printf(b, "# HELP %s_%s %s\n# TYPE %s_%s gauge\n", prefix, name, help, prefix, name);
+}
+
+void dcp_pages_prometheus(struct dcp_buf *b, const char *prefix, const char *label,
+			  const struct dcp_pages_series *s, size_t n)
+{
+	static const char *const kinds[] = { "total", "resident", "dirty", "writeback",
+					     "recently_evicted" };
+	static const char *const states[] = { "measured", "unknown", "error" };
+
+	prom_head(b, prefix, "pages",
+		  "Pages of regular files whose dentry was cached: spanned, and in the page cache.");
+	for (size_t i = 0; i < n; i++) {
+		const struct dcp_pages_counts *c = s[i].c;
+		uint64_t v[] = { c->pages, c->resident, c->dirty, c->writeback,
+				 c->recently_evicted };
+
+		for (size_t k = 0; k < 5; k++) {
+			dcp_buf_printf(b, "%s_pages", prefix);
+			prom_labels(b, label, &s[i], "kind", kinds[k]);
+			dcp_buf_printf(b, " %llu\n", (unsigned long long)v[k]);
+		}
+	}
+	prom_head(b, prefix, "files",
+		  "Regular files by data residency: measured, unknown (dentry missed), error.");
+	for (size_t i = 0; i < n; i++) {
+		const struct dcp_pages_counts *c = s[i].c;
+		uint64_t v[] = { c->files, c->unknown, c->failed };
+
+		for (size_t k = 0; k < 3; k++) {
+			dcp_buf_printf(b, "%s_files", prefix);
+			prom_labels(b, label, &s[i], "state", states[k]);
+			dcp_buf_printf(b, " %llu\n", (unsigned long long)v[k]);
+		}
+	}
+	prom_head(b, prefix, "resident_ratio",
+		  "Share of the measured files' pages that are in the page cache.");
+	for (size_t i = 0; i < n; i++) {
+		dcp_buf_printf(b, "%s_resident_ratio", prefix);
+		prom_labels(b, label, &s[i], NULL, NULL);
+		dcp_buf_printf(b, " %.6g\n", dcp_pages_resident_pct(s[i].c) / 100.0);
+	}
 }
 
 /* ---- warming ---- */
