@@ -54,6 +54,8 @@ enum {
 	DCP_PAGES_FOLLOW = 1 << 0, /* follow a symlink in the final component */
 	/* the caller knows NAME is a regular file (d_type): no O_PATH check first */
 	DCP_PAGES_ISREG = 1 << 1,
+	/* dcp_pages_warm_at(): measure residency before and after, into the budget */
+	DCP_PAGES_CHECK = 1 << 2,
 };
 
 /*
@@ -203,6 +205,7 @@ enum dcp_pages_warm_method {
 	DCP_PAGES_WARM_WILLNEED = 0, /* posix_fadvise(POSIX_FADV_WILLNEED) */
 	DCP_PAGES_WARM_READAHEAD = 1,/* readahead(2) */
 	DCP_PAGES_WARM_READ = 2,     /* pread(2) into a scratch buffer */
+	DCP_PAGES_WARM_URING = 3,    /* io_uring reads, many per file in flight */
 };
 
 /* Limits shared by every thread of one run. */
@@ -212,13 +215,16 @@ struct dcp_pages_budget {
 	enum dcp_pages_warm_method method;
 	_Atomic uint64_t used;	/* bytes asked for so far */
 	_Atomic uint64_t files, skipped, bytes, errors;
+	/* DCP_PAGES_CHECK: pages spanned by the files, resident before and after */
+	_Atomic uint64_t pages, resident_before, resident_after;
 };
 
 /*
  * dcp_pages_warm_at - bring the data of regular file NAME (relative to
- * DIRFD) into the page cache within BUDGET: opened with O_RDONLY|O_NONBLOCK|
- * O_NOFOLLOW (the lookup was just made, by warm's stat), type checked after
- * the open; the whole file is asked for at once with BUDGET's method
+ * DIRFD) into the page cache within BUDGET: without DCP_PAGES_ISREG its
+ * type is looked at first (fstatat: the lookup was just made, by warm's
+ * stat), so a FIFO or a device is never opened; opened with O_RDONLY|
+ * O_NONBLOCK|O_NOFOLLOW, type checked again after the open; the whole file is asked for at once with BUDGET's method
  * (read-ahead I/O of the whole range in flight), then read through a
  * scratch buffer, which waits for that I/O, so that the data is resident
  * when the call returns.
@@ -226,6 +232,13 @@ struct dcp_pages_budget {
  */
 int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 		      struct dcp_pages_budget *budget);
+
+/*
+ * dcp_pages_parse_size - a byte count: digits and an optional suffix K, M,
+ * G, T (powers of 1024, "KiB" and "k" accepted too).  Returns 0 or -EINVAL
+ * (also for an overflow).
+ */
+int dcp_pages_parse_size(const char *s, uint64_t *out);
 
 /* dcp_pages_warm_method_parse - "willneed", "readahead", "read"; -EINVAL. */
 int dcp_pages_warm_method_parse(const char *name);

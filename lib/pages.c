@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <liburing.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -554,6 +555,131 @@ static char *scratch(void)
 	return p;
 }
 
+int dcp_pages_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "kmgt";
+	uint64_t v = 0, mul = 1;
+	const char *p = s, *u;
+
+	if (!*p)
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == s)
+		return -EINVAL;
+	if (*p) {
+		u = strchr(units, *p | 0x20);
+		if (!u || !(*p | 0x20))
+			return -EINVAL;
+		for (const char *q = units; q <= u; q++)
+			mul *= 1024;
+		p++;
+		if (!strcmp(p, "iB") || !strcmp(p, "B"))
+			p += strlen(p);
+		if (*p)
+			return -EINVAL;
+	}
+	if (v > UINT64_MAX / mul)
+		return -EINVAL;
+	*out = v * mul;
+	return 0;
+}
+
+/*
+ * DCP_PAGES_WARM_URING: one ring per thread, made on first use and freed
+ * with the thread; NULL when io_uring is not available here.
+ */
+#define URING_DEPTH 32
+
+struct uring_slot {
+	struct io_uring ring;
+	bool ok;
+};
+
+static pthread_key_t ring_key;
+static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
+
+static void ring_free(void *p)
+{
+	struct uring_slot *s = p;
+
+	if (s->ok)
+		io_uring_queue_exit(&s->ring);
+	free(s);
+}
+
+static void ring_init(void)
+{
+	pthread_key_create(&ring_key, ring_free);
+}
+
+static struct io_uring *thread_ring(void)
+{
+	struct uring_slot *s;
+
+	pthread_once(&ring_once, ring_init);
+	s = pthread_getspecific(ring_key);
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		s->ok = io_uring_queue_init(URING_DEPTH, &s->ring, 0) == 0;
+		if (pthread_setspecific(ring_key, s)) {
+			ring_free(s);
+			return NULL;
+		}
+	}
+	return s->ok ? &s->ring : NULL;
+}
+
+/*
+ * Read LEN bytes of FD with up to URING_DEPTH reads in flight, all into
+ * the same scratch buffer (the data is not wanted, only its pages).
+ * Returns the bytes read, or -errno; -ENOSYS when there is no ring.
+ */
+static int64_t uring_read_all(int fd, uint64_t len, char *buf)
+{
+	struct io_uring *ring = thread_ring();
+	uint64_t next = 0, done = 0;
+	unsigned inflight = 0;
+	int err = 0;
+
+	if (!ring)
+		return -ENOSYS;
+	while (inflight || (!err && next < len)) {
+		struct io_uring_cqe *cqe;
+		int ret;
+
+		while (!err && next < len && inflight < URING_DEPTH) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+			unsigned n = len - next < SCRATCH ? (unsigned)(len - next) : SCRATCH;
+
+			if (!sqe)
+				break;
+			io_uring_prep_read(sqe, fd, buf, n, next);
+			next += n;
+			inflight++;
+		}
+		ret = io_uring_submit_and_wait(ring, 1);
+		if (ret < 0 && ret != -EINTR) {
+			/* Nothing more can be reaped: forget what is in flight. */
+			return ret;
+		}
+		while (io_uring_peek_cqe(ring, &cqe) == 0) {
+			if (cqe->res < 0 && !err)
+				err = cqe->res;
+			else if (cqe->res > 0)
+				done += (uint64_t)cqe->res;
+			io_uring_cqe_seen(ring, cqe);
+			inflight--;
+		}
+	}
+	return err ? err : (int64_t)done;
+}
+
 int dcp_pages_warm_method_parse(const char *name)
 {
 	if (!strcmp(name, "willneed"))
@@ -562,6 +688,8 @@ int dcp_pages_warm_method_parse(const char *name)
 		return DCP_PAGES_WARM_READAHEAD;
 	if (!strcmp(name, "read"))
 		return DCP_PAGES_WARM_READ;
+	if (!strcmp(name, "uring"))
+		return DCP_PAGES_WARM_URING;
 	return -EINVAL;
 }
 
@@ -580,15 +708,65 @@ static uint64_t budget_take(struct dcp_pages_budget *bu, uint64_t len)
 	return grant;
 }
 
+/* Plain reads of FD's first LEN bytes; they wait for read-ahead I/O. */
+static int pread_all(int fd, uint64_t len, char *buf, struct dcp_pages_budget *bu)
+{
+	for (uint64_t off = 0; off < len;) {
+		size_t n = len - off < SCRATCH ? (size_t)(len - off) : SCRATCH;
+		ssize_t got = pread(fd, buf, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			break; /* truncated meanwhile */
+		off += (uint64_t)got;
+		atomic_fetch_add(&bu->bytes, (uint64_t)got);
+	}
+	return 0;
+}
+
+/* Bring FD's first LEN bytes in with BU's method; 0 or -errno. */
+static int read_in(int fd, uint64_t len, struct dcp_pages_budget *bu)
+{
+	char *buf = scratch();
+
+	if (!buf)
+		return -ENOMEM;
+	/* The file's reads go out at once, instead of one window at a time... */
+	if (bu->method == DCP_PAGES_WARM_WILLNEED)
+		posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_WILLNEED);
+	else if (bu->method == DCP_PAGES_WARM_READAHEAD)
+		readahead(fd, 0, (size_t)len);
+	if (bu->method == DCP_PAGES_WARM_URING) {
+		int64_t got = uring_read_all(fd, len, buf);
+
+		if (got >= 0)
+			atomic_fetch_add(&bu->bytes, (uint64_t)got);
+		if (got != -ENOSYS)
+			return got < 0 ? (int)got : 0;
+		/* no io_uring here: plain reads */
+	}
+	/* ...and reading waits for that I/O (and reads anything it left out). */
+	return pread_all(fd, len, buf, bu);
+}
+
 int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 		      struct dcp_pages_budget *bu)
 {
 	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
+	struct dcp_pages before = { 0 }, after = { 0 };
+	bool check = flags & DCP_PAGES_CHECK;
 	uint64_t len, want;
 	struct stat st;
-	char *buf;
 	int fd, ret = 0;
 
+	/* Look before opening: a FIFO or a device is never opened. */
+	if (!(flags & DCP_PAGES_ISREG) &&
+	    (fstatat(dirfd, name, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) < 0 ||
+	     !S_ISREG(st.st_mode)))
+		return -ENODEV;
 	fd = openat(dirfd, name, (int)(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow));
 	if (fd < 0)
 		return errno == ELOOP && nofollow ? -ENODEV : -errno;
@@ -597,50 +775,27 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 		return -ENODEV;
 	}
 	fcntl(fd, F_SETFL, 0); /* reads of a regular file may wait */
-	want = (uint64_t)st.st_size;
-	if (bu->max_file_size && want > bu->max_file_size) {
-		atomic_fetch_add(&bu->skipped, 1);
-		close(fd);
-		return 1;
+	if (check && dcp_pages_fd(fd, &before) == 0) {
+		atomic_fetch_add(&bu->pages, before.pages);
+		atomic_fetch_add(&bu->resident_before, before.resident);
+	} else {
+		check = false;
 	}
-	len = budget_take(bu, want);
+	want = (uint64_t)st.st_size;
+	len = bu->max_file_size && want > bu->max_file_size ? 0 : budget_take(bu, want);
 	if (len < want)
 		atomic_fetch_add(&bu->skipped, 1);
-	if (!len) {
-		close(fd);
-		return want ? 1 : 0;
-	}
-	/* The file's reads go out at once, instead of one window at a time. */
-	if (bu->method == DCP_PAGES_WARM_WILLNEED)
-		posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_WILLNEED);
-	else if (bu->method == DCP_PAGES_WARM_READAHEAD)
-		readahead(fd, 0, (size_t)len);
-	/* Reading waits for that I/O (and reads anything it left out). */
-	buf = scratch();
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (uint64_t off = 0; off < len;) {
-		size_t n = len - off < SCRATCH ? (size_t)(len - off) : SCRATCH;
-		ssize_t got = pread(fd, buf, n, (off_t)off);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			ret = -errno;
-			break;
-		}
-		if (got == 0)
-			break; /* truncated meanwhile */
-		off += (uint64_t)got;
-		atomic_fetch_add(&bu->bytes, (uint64_t)got);
-	}
+	if (len)
+		ret = read_in(fd, len, bu);
+	if (check)
+		atomic_fetch_add(&bu->resident_after, dcp_pages_fd(fd, &after) == 0 ?
+				 after.resident : before.resident);
 	close(fd);
 	if (ret < 0) {
 		atomic_fetch_add(&bu->errors, 1);
 		return ret;
 	}
-	atomic_fetch_add(&bu->files, 1);
+	if (len)
+		atomic_fetch_add(&bu->files, 1);
 	return len < want ? 1 : 0;
 }

@@ -61,6 +61,26 @@ int main(void)
 	CHECK_INT(dcp_pages_warm_method_parse("read"), DCP_PAGES_WARM_READ);
 	CHECK_INT(dcp_pages_warm_method_parse("Read"), -EINVAL);
 
+	{
+		uint64_t v;
+
+		CHECK_INT(dcp_pages_parse_size("0", &v), 0);
+		CHECK_INT(v, 0);
+		CHECK_INT(dcp_pages_parse_size("12K", &v), 0);
+		CHECK_INT(v, 12 * 1024);
+		CHECK_INT(dcp_pages_parse_size("3MiB", &v), 0);
+		CHECK_INT(v, 3 << 20);
+		CHECK_INT(dcp_pages_parse_size("2g", &v), 0);
+		CHECK_INT(v, 2ULL << 30);
+		CHECK_INT(dcp_pages_parse_size("", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("K", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("1X", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("1KX", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("-1", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("18446744073709551616", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("17179869184G", &v), -EINVAL);
+	}
+
 	/* Counts and the verdict: an unknown file is never warm. */
 	p = (struct dcp_pages){ .size = 10 * ps, .pages = 10, .resident = 4, .dirty = 1 };
 	dcp_pages_count(&c, 0, &p);
