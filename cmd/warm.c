@@ -98,7 +98,7 @@ static const struct argp_option options[] = {
 	  "--pages: leave out files larger than SIZE; implies --pages", 1 },
 	{ "pages-method", OPT_PAGES_METHOD, "METHOD", 0,
 	  "--pages: how reads are started: willneed (posix_fadvise, default), readahead, "
-	  "read (plain reads only)", 1 },
+	  "read (plain reads only), uring (io_uring reads)", 1 },
 	{ NULL, 0, NULL, 0, "What to report:", 2 },
 	{ "check", OPT_CHECK, NULL, 0,
 	  "Probe each entry before and after: count the cold ones, list any still missing", 2 },
@@ -186,8 +186,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PAGES_METHOD:
 		if (dcp_pages_warm_method_parse(arg) < 0)
-			argp_error(state, "invalid --pages-method '%s': willneed, readahead or read",
-				   arg);
+			argp_error(state, "invalid --pages-method '%s': willneed, readahead, read "
+				   "or uring", arg);
 		env.pages.method = dcp_pages_warm_method_parse(arg);
 		env.flags |= DCP_WARM_PAGES;
 		break;

@@ -205,7 +205,8 @@ enum dcp_pages_warm_method {
 	DCP_PAGES_WARM_WILLNEED = 0, /* posix_fadvise(POSIX_FADV_WILLNEED) */
 	DCP_PAGES_WARM_READAHEAD = 1,/* readahead(2) */
 	DCP_PAGES_WARM_READ = 2,     /* pread(2) into a scratch buffer */
-	DCP_PAGES_WARM_URING = 3,    /* io_uring reads, many per file in flight */
+	DCP_PAGES_WARM_URING = 3,    /* io_uring reads, many per file in flight
+				      * (plain reads where io_uring is missing) */
 };
 
 /* Limits shared by every thread of one run. */

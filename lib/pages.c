@@ -728,12 +728,15 @@ static int pread_all(int fd, uint64_t len, char *buf, struct dcp_pages_budget *b
 }
 
 /* Bring FD's first LEN bytes in with BU's method; 0 or -errno. */
-static int read_in(int fd, uint64_t len, struct dcp_pages_budget *bu)
+static int read_in(int fd, uint64_t len, off_t st_size, struct dcp_pages_budget *bu)
 {
 	char *buf = scratch();
 
 	if (!buf)
 		return -ENOMEM;
+	/* Only part of it (a limit): no read-ahead past what was granted. */
+	if (len < (uint64_t)st_size)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	/* The file's reads go out at once, instead of one window at a time... */
 	if (bu->method == DCP_PAGES_WARM_WILLNEED)
 		posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_WILLNEED);
@@ -786,7 +789,7 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 	if (len < want)
 		atomic_fetch_add(&bu->skipped, 1);
 	if (len)
-		ret = read_in(fd, len, bu);
+		ret = read_in(fd, len, st.st_size, bu);
 	if (check)
 		atomic_fetch_add(&bu->resident_after, dcp_pages_fd(fd, &after) == 0 ?
 				 after.resident : before.resident);

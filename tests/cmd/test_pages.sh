@@ -333,6 +333,84 @@ test_unprivileged_caller() {
 	fi
 }
 
+# "resident total" page sums over every regular file below the arguments,
+# as fincore counts them (total: pages the size spans).
+fincore_sums() {
+	find "$@" -type f -print0 | xargs -0r fincore -n -r -b -o PAGES,SIZE |
+		awk -v ps="$PS" '{ r += $1; t += int(($2 + ps - 1) / ps) } END { print r + 0, t + 0 }'
+}
+
+test_warm_pages_makes_a_cold_tree_fully_resident() {
+	local m sums
+	for m in willneed readahead read uring; do
+		cold "$MNT"
+		assertEquals "cold: nothing resident ($m)" 0 "$(fincore_sums "$MNT/k" "$MNT/t" | cut -d' ' -f1)"
+		cold "$MNT"
+		run warm -r --pages --pages-method="$m" --check "$MNT/k" "$MNT/t"
+		assertEquals "$m: $ERR" 0 "$RC"
+		sums=$(fincore_sums "$MNT/k" "$MNT/t")
+		assertEquals "$m: every page of every file resident per fincore" \
+			"${sums#* }" "${sums% *}"
+		assertContains "$m" "$ERR" "resident before 0/${sums#* } pages (0.0%), after ${sums#* }/${sums#* } (100.0%)"
+		run dcache-probe -r -q --min-cached 100 --min-resident 100 "$MNT/k" "$MNT/t"
+		assertEquals "$m: dcache-probe agrees: warm in both halves" 0 "$RC"
+	done
+}
+
+test_warm_pages_limits() {
+	local j
+	run warm -r --pages --max-file-size 8K "$MNT/k"
+	assertEquals 0 "$RC"
+	assertEquals "files over 8 KiB left out" "0 0 0 0" "$(for f in m big all sparse; do
+		fincore -n -r -o PAGES "$MNT/k/$f"; done | tr '\n' ' ' | sed 's/ $//')"
+	assertEquals "smaller ones read" "1 1 2" "$(for f in e1 p1 p2; do
+		fincore -n -r -o PAGES "$MNT/k/$f"; done | tr '\n' ' ' | sed 's/ $//')"
+	assertContains "$ERR" "4 left out by limits"
+	cold "$MNT"
+	run warm -r --pages --json --max-bytes 100K "$MNT/k"
+	assertEquals 0 "$RC"
+	j=$(json_get 'objs[-1]["data"]["bytes_read"]' <<<"$OUT")
+	assertTrue "at most 100 KiB read ($j)" "[ $j -le 102400 ] && [ $j -gt 0 ]"
+	# Whole pages of what was read: resident bytes (each file's capped at
+	# its size) within the budget plus the partly read file's last page.
+	assertTrue "no read-ahead past the budget" "[ $(find "$MNT/k" -type f -print0 |
+		xargs -0 fincore -n -r -b -o RES,SIZE |
+		awk '{ r += ($1 < $2 ? $1 : $2) } END { print r + 0 }') -le $((102400 + PS)) ]"
+	run warm --max-bytes 12Q "$MNT/k"
+	assertEquals 64 "$RC"
+}
+
+test_warm_pages_never_opens_fifo_or_device() {
+	local log=$SHUNIT_TMPDIR/strace-warm
+	timeout 60 strace -f -qq -e trace=openat,openat2,open -o "$log" \
+		warm -r --pages "$MNT/dev" >/dev/null 2>&1
+	assertEquals "no hang" 0 $?
+	assertEquals "the FIFO and the device are not opened" "" "$(grep -E '/dev/(fifo|null)"|"(fifo|null)"' "$log")"
+	assertContains "$(grep '"file"' "$log")" "O_RDONLY"
+	assertEquals 1 "$(fincore -n -r -o PAGES "$MNT/dev/file")"
+}
+
+test_cachedopen_pages() {
+	local f=$MNT/k/m after
+	no_readahead
+	dd if="$f" of=/dev/null bs="$PS" skip=10 count=5 2>/dev/null
+	run cachedopen --pages "$f"
+	assertEquals 0 "$RC"
+	assertEquals "open: 3
+data: pages=5/256 bytes=$((5 * PS))/$((256 * PS)) dirty=0 writeback=0 evicted=0" "$OUT"
+	run cachedopen --pages --json "$f" "$MNT/t/a/f1"
+	assertEquals "f1 missed" 1 "$RC"
+	assertEquals "measured 5 unknown" "$(json_get '"%s %s %s" % (objs[0]["data"], objs[0]["pages"]["resident"], objs[1]["data"])' <<<"$OUT")"
+	assertEquals "1 1" "$(json_get '"%d %d" % (objs[-1]["data"]["files"], objs[-1]["data"]["unknown"])' <<<"$OUT")"
+	after=$(probe_all)
+	assertContains "the missed file was not opened" "$after" "miss t/a/f1"
+	stat "$MNT/dev/null" >/dev/null
+	run cachedopen --pages --path "$f" "$MNT/dev/null"
+	assertEquals 0 "$RC"
+	assertContains "$OUT" "$f: data: pages=5/256"
+	assertContains "$OUT" "$MNT/dev/null: data: pages=-"
+}
+
 # The exposition format (as test_dcache-probe.sh): HELP and TYPE before
 # every family, well-formed samples, no duplicate series; prints the values
 # of the series named.
