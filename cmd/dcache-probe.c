@@ -637,7 +637,11 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 	if (env.per_dir < 0 || d->depth > env.per_dir || env.quiet)
 		return;
 	if (!env.prometheus) {
+		size_t row = run.dirbuf.len;
+
 		dcp_pr_dir(&run.dirbuf, run.fmt, path, pathlen, d->depth, &tot);
+		if (env.pages)
+			dcp_pages_table_row(&run.dirbuf, row, run.fmt == DCP_PR_JSON, &ds->pown);
 		if (run.dirbuf.len >= FLUSH_AT)
 			flush_buf(&run.dirbuf);
 		return;

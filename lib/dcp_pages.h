@@ -179,6 +179,18 @@ void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c);
  */
 int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len);
 
+/*
+ * dcp_pages_table_row - give the table row that starts at offset FROM of B
+ * (a --per-dir or --per-mount row written by another module) the data
+ * figures of C: in text, "RPCT%\tRESIDENT/PAGES\t" inserted before the
+ * row's last column (the path: tabs in names are escaped, so the last tab
+ * precedes it), "unknown" for RPCT when a file's residency is unknown; in
+ * JSON, the members of dcp_pages_json_counts().  NUL rows are left alone.
+ * JSON says whether the row is JSON.
+ */
+void dcp_pages_table_row(struct dcp_buf *b, size_t from, bool json,
+			 const struct dcp_pages_counts *c);
+
 /* One labelled set of counts for dcp_pages_prometheus(). */
 struct dcp_pages_series {
 	const char *value;  /* the label's value (root, mount point, directory); NULL: none */

@@ -453,6 +453,42 @@ int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len)
 	return 0;
 }
 
+void dcp_pages_table_row(struct dcp_buf *b, size_t from, bool json,
+			 const struct dcp_pages_counts *c)
+{
+	struct dcp_buf m = DCP_BUF_INIT;
+	size_t tab;
+
+	if (b->oom || b->len <= from)
+		return;
+	if (json) {
+		dcp_pages_json_counts(&m, c, -1);
+		if (!m.oom)
+			dcp_pages_json_insert(b, m.data, m.len);
+		dcp_buf_free(&m);
+		return;
+	}
+	if (b->data[b->len - 1] != '\n')
+		return; /* a NUL row */
+	for (tab = b->len; tab > from && b->data[tab - 1] != '\t'; tab--)
+		;
+	if (tab == from)
+		return;
+	if (c->unknown)
+		dcp_buf_puts(&m, "unknown\t");
+	else
+		dcp_buf_printf(&m, "%5.1f%%\t", pct1(c));
+	dcp_buf_printf(&m, "%llu/%llu\t", (unsigned long long)c->resident,
+		       (unsigned long long)c->pages);
+	/* Make room, then move the path along. */
+	dcp_buf_add(b, m.data ? m.data : "", m.len);
+	if (!b->oom && !m.oom) {
+		memmove(b->data + tab + m.len, b->data + tab, b->len - m.len - tab);
+		memcpy(b->data + tab, m.data, m.len);
+	}
+	dcp_buf_free(&m);
+}
+
 /* ---- Prometheus ---- */
 
 static void prom_labels(struct dcp_buf *b, const char *label, const struct dcp_pages_series *s,
