@@ -424,6 +424,19 @@ test_per_dir_table() {
 	assertEquals "5 16" "$(json_get '[ "%d %d" % (o["data"]["resident"], o["data"]["pages"]) for o in objs if o["type"] == "dir" and o["path"].endswith("/t/a")][0]' <<<"$OUT")"
 }
 
+# The new options are in each command's man page and both completions.
+test_pages_options_documented() {
+	local src=${DCP_SRC:-$DCP_TESTS/..} c opt
+	for c in dcache-probe cachedopen warm; do
+		for opt in $("$c" --help | grep -o -- '--\(pages\|min-resident\|max-bytes\|max-file-size\)[a-z-]*' | sort -u); do
+			assertContains "$c: $opt in the man page" "$(sed 's/\\-/-/g' "$src/man/$c.1")" "$opt"
+			assertContains "$c: $opt in the bash completion" "$(cat "$src/completions/$c")" "$opt"
+			assertContains "$c: $opt in the zsh completion" "$(cat "$src/completions/_$c")" "$opt"
+		done
+	done
+	assertContains "$(warm --help)" "--pages-method"
+}
+
 # The exposition format (as test_dcache-probe.sh): HELP and TYPE before
 # every family, well-formed samples, no duplicate series; prints the values
 # of the series named.
