@@ -427,7 +427,7 @@ test_per_dir_table() {
 # The new options are in each command's man page and both completions.
 test_pages_options_documented() {
 	local src=${DCP_SRC:-$DCP_TESTS/..} c opt
-	for c in dcache-probe cachedopen warm; do
+	for c in dcache-probe cachedopen warm uring-open; do
 		for opt in $("$c" --help | grep -o -- '--\(pages\|min-resident\|max-bytes\|max-file-size\)[a-z-]*' | sort -u); do
 			assertContains "$c: $opt in the man page" "$(sed 's/\\-/-/g' "$src/man/$c.1")" "$opt"
 			assertContains "$c: $opt in the bash completion" "$(cat "$src/completions/$c")" "$opt"
@@ -435,6 +435,24 @@ test_pages_options_documented() {
 		done
 	done
 	assertContains "$(warm --help)" "--pages-method"
+}
+
+test_uring_open_pages() {
+	local f=$MNT/k/m
+	no_readahead
+	dd if="$f" of=/dev/null bs="$PS" skip=10 count=5 2>/dev/null
+	run uring-open --pages "$f"
+	assertEquals 0 "$RC"
+	assertContains "$OUT" "data: pages=5/256 bytes=$((5 * PS))/$((256 * PS)) dirty=0 writeback=0 evicted=0"
+	assertEquals "5" "$(fincore -n -r -o PAGES "$f")"
+	run uring-open --pages --cached --json "$f" "$MNT/t/a/f1"
+	assertEquals "f1 missed" 1 "$RC"
+	assertEquals "measured 5 unknown" "$(json_get '"%s %s %s" % (objs[0]["data"], objs[0]["pages"]["resident"], objs[1]["data"])' <<<"$OUT")"
+	assertContains "the missed file was not opened" "$(probe_all)" "miss t/a/f1"
+	run uring-open --pages --flags path "$f"
+	assertContains "$OUT" "data: pages=-"
+	run uring-open --pages --bench - </dev/null
+	assertEquals 64 "$RC"
 }
 
 # The exposition format (as test_dcache-probe.sh): HELP and TYPE before
