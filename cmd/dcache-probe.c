@@ -314,6 +314,7 @@ struct worker {
 	struct dcp_pr_counts c;
 	struct dcp_pr_devtab devs; /* --per-mount */
 	struct dcp_pages_counts pc; /* --pages */
+	struct dcp_pages_devtab pdevs; /* --pages --per-mount */
 	int pret;		    /* --pages: the entry being recorded */
 	struct dcp_pages pg;
 	_Atomic unsigned long long seen; /* for the progress line */
@@ -563,6 +564,12 @@ static int visit(const struct dcp_entry *e, void *arg)
 			dcp_pages_count(&ds->pown, w->pret, &w->pg);
 		else if (rr)
 			dcp_pages_count(&rr->pc, w->pret, &w->pg);
+		if (env.per_mount) {
+			struct dcp_pages_counts *pd = dcp_pages_devtab_get(&w->pdevs, dev);
+
+			if (pd)
+				dcp_pages_count(pd, w->pret, &w->pg);
+		}
 	}
 	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
 	       dev);
@@ -836,6 +843,22 @@ struct mountrow {
 	bool found;
 };
 
+/* --pages: the data columns of the --per-mount row of DEV, from every worker. */
+static void pages_mount_row(struct dcp_buf *out, size_t row, dev_t dev)
+{
+	static struct dcp_pages_devtab all;
+	static bool merged;
+	struct dcp_pages_counts zero = { 0 }, *c;
+
+	if (!merged) {
+		merged = true;
+		for (unsigned i = 0; i < run.nw; i++)
+			dcp_pages_devtab_merge(&all, &run.w[i].pdevs);
+	}
+	c = dcp_pages_devtab_get(&all, dev);
+	dcp_pages_table_row(out, row, run.fmt == DCP_PR_JSON, c ? c : &zero);
+}
+
 static int cmp_mountrow(const void *a, const void *b)
 {
 	const struct mountrow *x = a, *y = b;
@@ -871,9 +894,14 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_mountrow);
 	if (!prom) {
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < n; k++) {
+			size_t row = out->len;
+
 			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL, rows[k].dev,
 				     &rows[k].c);
+			if (env.pages)
+				pages_mount_row(out, row, rows[k].dev);
+		}
 		free(rows);
 		return;
 	}

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "dcp_report.h"
 
@@ -190,6 +191,24 @@ int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len);
  */
 void dcp_pages_table_row(struct dcp_buf *b, size_t from, bool json,
 			 const struct dcp_pages_counts *c);
+
+/* Counts per device (st_dev), for --per-mount.  Zero it to start. */
+struct dcp_pages_devtab {
+	struct dcp_pages_devcount {
+		dev_t dev;
+		struct dcp_pages_counts c;
+	} *v;
+	size_t n, cap;
+};
+
+/* dcp_pages_devtab_get - the counts of DEV, added (zeroed) if new; NULL without memory. */
+struct dcp_pages_counts *dcp_pages_devtab_get(struct dcp_pages_devtab *t, dev_t dev);
+
+/* dcp_pages_devtab_merge - add FROM into INTO.  Returns 0 or -ENOMEM. */
+int dcp_pages_devtab_merge(struct dcp_pages_devtab *into, const struct dcp_pages_devtab *from);
+
+/* dcp_pages_devtab_free - release the table and zero it. */
+void dcp_pages_devtab_free(struct dcp_pages_devtab *t);
 
 /* One labelled set of counts for dcp_pages_prometheus(). */
 struct dcp_pages_series {

@@ -412,7 +412,7 @@ data: pages=5/256 bytes=$((5 * PS))/$((256 * PS)) dirty=0 writeback=0 evicted=0"
 	assertContains "$OUT" "$MNT/dev/null: data: pages=-"
 }
 
-test_per_dir_table() {
+test_per_dir_and_per_mount_tables() {
 	cat "$MNT/t/a/f1" >/dev/null
 	run dcache-probe --pages --per-dir=1 "$MNT/t"
 	assertContains "f2, f3 and sub/g unknown" "$OUT" "$(printf 'unknown\t5/5\t%s' "$MNT/t/a")"
@@ -420,6 +420,8 @@ test_per_dir_table() {
 	run dcache-probe --pages --per-dir=1 "$MNT/t"
 	assertContains "$OUT" "$(printf '\t 31.2%%\t5/16\t%s' "$MNT/t/a")"
 	assertContains "$OUT" "$(printf '\t  0.0%%\t0/12\t%s' "$MNT/t/b")"
+	run dcache-probe --pages --per-mount "$MNT/t/a/f1" "$MNT/t/a/f2"
+	assertContains "per mount" "$OUT" "$(printf 'ext4\t 50.0%%\t5/10\t%s' "$MNT")"
 	run dcache-probe --pages --per-dir=1 --json "$MNT/t"
 	assertEquals "5 16" "$(json_get '[ "%d %d" % (o["data"]["resident"], o["data"]["pages"]) for o in objs if o["type"] == "dir" and o["path"].endswith("/t/a")][0]' <<<"$OUT")"
 }
