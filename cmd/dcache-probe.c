@@ -315,6 +315,8 @@ struct worker {
 	struct dcp_pr_devtab devs; /* --per-mount */
 	struct dcp_pages_counts pc; /* --pages */
 	struct dcp_pages_devtab pdevs; /* --pages --per-mount */
+	dev_t safe_dev;		    /* --pages: the last device looked at, and */
+	int safe;		    /* whether files on it may be opened: 1 yes, 2 no, 0 not known */
 	int pret;		    /* --pages: the entry being recorded */
 	struct dcp_pages pg;
 	_Atomic unsigned long long seen; /* for the progress line */
@@ -494,8 +496,34 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
  * unopened; anything but a regular file is never opened (d_type, or an
  * O_PATH look for a path given, then fstat after the open).
  */
-static int measure_pages(const struct dcp_entry *e, enum dcp_state st, bool follow,
-			 struct dcp_pages *pg)
+/*
+ * May files on the filesystem of E be opened without waiting on a daemon
+ * or a server (not FUSE, not NFS...)?  Told by the mount table alone:
+ * nothing on the filesystem itself is asked.
+ */
+static bool opens_safely(struct worker *w, const struct dcp_entry *e)
+{
+	struct dcp_mount mt;
+	int ret;
+
+	bool safe;
+
+	if (!e->dir) {
+		ret = dcp_mounts_by_path(run.mounts, e->path, &mt);
+		return dcp_pages_fstype_opens_safely(ret == 0 ? mt.fstype : NULL);
+	}
+	if (w->safe && w->safe_dev == e->dir->dev)
+		return w->safe == 1;
+	/* A device not in the table was mounted after the run began: not known. */
+	ret = dcp_mounts_by_dev(run.mounts, e->dir->dev, &mt);
+	safe = ret == 0 && dcp_pages_fstype_opens_safely(mt.fstype);
+	w->safe_dev = e->dir->dev;
+	w->safe = safe ? 1 : 2;
+	return safe;
+}
+
+static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_state st,
+			 bool follow, struct dcp_pages *pg)
 {
 	bool maybe_reg = e->type == DT_REG || e->type == DT_UNKNOWN ||
 			 (e->type == DT_LNK && follow);
@@ -503,7 +531,7 @@ static int measure_pages(const struct dcp_entry *e, enum dcp_state st, bool foll
 	*pg = (struct dcp_pages){ 0 };
 	if (!maybe_reg || st == DCP_NEGATIVE || st == DCP_ERROR)
 		return -ENODEV;
-	if (st == DCP_MISS)
+	if (st == DCP_MISS || !opens_safely(w, e))
 		return -EAGAIN;
 	return dcp_pages_at(e->dirfd, e->name,
 			    (follow ? DCP_PAGES_FOLLOW : 0) |
@@ -558,7 +586,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 			dev = root_dev(e->path, ret, follow);
 	}
 	if (env.pages) {
-		w->pret = measure_pages(e, st, follow, &w->pg);
+		w->pret = measure_pages(w, e, st, follow, &w->pg);
 		dcp_pages_count(&w->pc, w->pret, &w->pg);
 		if (ds)
 			dcp_pages_count(&ds->pown, w->pret, &w->pg);
@@ -1043,7 +1071,7 @@ int main(int argc, char **argv)
 			return DCP_EXIT_UNSUPPORTED;
 		}
 	}
-	if (env.per_mount) {
+	if (env.per_mount || env.pages) {
 		ret = dcp_mounts_load(NULL, &run.mounts);
 		if (ret < 0)
 			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");

@@ -45,7 +45,7 @@ struct dcp_pages {
 /* What a measurement attempt came to, for counting and output. */
 enum dcp_pages_state {
 	DCP_PAGES_MEASURED = 0, /* struct dcp_pages is valid */
-	DCP_PAGES_UNKNOWN = 1,	/* the dentry missed: never opened */
+	DCP_PAGES_UNKNOWN = 1,	/* the dentry missed (or FUSE, NFS...): never opened */
 	DCP_PAGES_SKIPPED = 2,	/* not a regular file: nothing to measure */
 	DCP_PAGES_FAILED = 3,	/* open or measurement failed (EACCES, EPERM...) */
 };
@@ -98,13 +98,23 @@ int dcp_pages_open_at(int dirfd, const char *name, unsigned flags);
  */
 int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *out);
 
+/*
+ * dcp_pages_fstype_opens_safely - false for filesystem types on which an
+ * open(2) may wait for a userspace daemon or a server however cached the
+ * dentries are (fuse, fuseblk, fuse.*, virtiofs, nfs, nfs4, cifs, smb3,
+ * 9p, ceph, afs, glusterfs, lustre, ocfs2, gfs2): a tree walked by root
+ * may hold a FUSE mount made by a user, whose daemon never answers.
+ * NULL (type not known) is safe.
+ */
+bool dcp_pages_fstype_opens_safely(const char *fstype);
+
 /* dcp_pages_state_of - the state for a dcp_pages_at() result. */
 enum dcp_pages_state dcp_pages_state_of(int ret);
 
 /* Sums over many files. */
 struct dcp_pages_counts {
 	uint64_t files;		   /* measured */
-	uint64_t unknown;	   /* dentry missed (or an open missed): not opened */
+	uint64_t unknown;	   /* not opened: the dentry missed, FUSE, NFS... */
 	uint64_t failed;	   /* open or measurement failed */
 	uint64_t size, pages, resident, dirty, writeback, evicted, recently_evicted;
 };
@@ -168,7 +178,7 @@ void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, 
 /*
  * dcp_pages_text_counts - "data: R/N pages resident (P%), B/S bytes; D
  * dirty, W writeback, E recently evicted; F files measured, U unknown
- * (dentry missed), X errors (METHOD)\n".
+ * (not opened), X errors (METHOD)\n".
  */
 void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c);
 

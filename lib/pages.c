@@ -244,6 +244,23 @@ int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *
 	return ret;
 }
 
+bool dcp_pages_fstype_opens_safely(const char *fstype)
+{
+	static const char *const unsafe[] = {
+		"fuse", "fuseblk", "virtiofs", "nfs", "nfs4", "cifs", "smb3", "smbfs",
+		"9p", "ceph", "afs", "glusterfs", "lustre", "ocfs2", "gfs2", "ncpfs",
+	};
+
+	if (!fstype)
+		return true;
+	if (!strncmp(fstype, "fuse.", 5))
+		return false;
+	for (size_t i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++)
+		if (!strcmp(fstype, unsafe[i]))
+			return false;
+	return true;
+}
+
 enum dcp_pages_state dcp_pages_state_of(int ret)
 {
 	if (ret == 0)
@@ -433,7 +450,7 @@ void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c)
 {
 	dcp_buf_printf(b, "data: %llu/%llu pages resident (%.1f%%), %llu/%llu bytes; "
 		       "%llu dirty, %llu writeback, %llu recently evicted; %llu file%s measured, "
-		       "%llu unknown (dentry missed), %llu error%s (%s)\n",
+		       "%llu unknown (not opened), %llu error%s (%s)\n",
 		       (unsigned long long)c->resident, (unsigned long long)c->pages, pct1(c),
 		       (unsigned long long)(c->resident * (uint64_t)page_size()),
 		       (unsigned long long)c->size, (unsigned long long)c->dirty,
@@ -578,7 +595,7 @@ void dcp_pages_prometheus(struct dcp_buf *b, const char *prefix, const char *lab
 		}
 	}
 	prom_head(b, prefix, "files",
-		  "Regular files by data residency: measured, unknown (dentry missed), error.");
+		  "Regular files by data residency: measured, unknown (lookup missed, or on FUSE or a network filesystem), error.");
 	for (size_t i = 0; i < n; i++) {
 		const struct dcp_pages_counts *c = s[i].c;
 		uint64_t v[] = { c->files, c->unknown, c->failed };

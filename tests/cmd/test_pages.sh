@@ -149,7 +149,7 @@ test_text_and_json_of_one_file() {
 	assertEquals 0 "$RC"
 	assertEquals "cached pages=5/256 bytes=$((5 * PS))/$((256 * PS)) dirty=0 writeback=0 evicted=0 $MNT/k/m" "$OUT"
 	assertContains "$ERR" "data: 5/256 pages resident (2.0%)"
-	assertContains "$ERR" "1 file measured, 0 unknown (dentry missed), 0 errors (cachestat)"
+	assertContains "$ERR" "1 file measured, 0 unknown (not opened), 0 errors (cachestat)"
 	run dcache-probe --pages --json "$MNT/k/m" "$MNT/k/p1" "$MNT/k"
 	assertEquals "p1 missed" 1 "$RC"
 	json_types <<<"$OUT" >/dev/null || fail "not JSON Lines"
@@ -455,6 +455,24 @@ test_uring_open_pages() {
 	assertContains "$OUT" "data: pages=-"
 	run uring-open --pages --bench - </dev/null
 	assertEquals 64 "$RC"
+}
+
+# A user's FUSE mount in the tree: its daemon stopped, an open there would
+# never return.  The data probe does not open files on FUSE.
+test_fuse_files_are_not_opened() {
+	local src=$SHUNIT_TMPDIR/fsrc fuse pid
+	fuse=$(mktemp -d "$FIXTURE_ROOT/fuse.XXXXXX")
+	mkdir -p "$src" && echo data >"$src/f"
+	bindfs -o entry_timeout=600,attr_timeout=600 "$src" "$fuse" || fail "bindfs"
+	cat "$fuse/f" >/dev/null
+	pid=$(pgrep -f "bindfs .*$fuse" | head -1)
+	assertNotNull "the daemon" "$pid"
+	kill -STOP "$pid"
+	run timeout 20 dcache-probe --pages "$fuse/f"
+	kill -CONT "$pid"
+	assertEquals "no hang" 0 "$RC"
+	assertEquals "cached pages=unknown $fuse/f" "$OUT"
+	umount "$fuse"
 }
 
 # The exposition format (as test_dcache-probe.sh): HELP and TYPE before

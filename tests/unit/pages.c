@@ -57,6 +57,12 @@ int main(void)
 	CHECK_INT(dcp_pages_state_of(-EAGAIN), DCP_PAGES_UNKNOWN);
 	CHECK_INT(dcp_pages_state_of(-ENODEV), DCP_PAGES_SKIPPED);
 	CHECK_INT(dcp_pages_state_of(-EACCES), DCP_PAGES_FAILED);
+	CHECK(dcp_pages_fstype_opens_safely("ext4"));
+	CHECK(dcp_pages_fstype_opens_safely(NULL));
+	CHECK(!dcp_pages_fstype_opens_safely("fuse.sshfs"));
+	CHECK(!dcp_pages_fstype_opens_safely("fuse"));
+	CHECK(!dcp_pages_fstype_opens_safely("nfs4"));
+	CHECK(dcp_pages_fstype_opens_safely("fusectl"));
 	CHECK_INT(dcp_pages_warm_method_parse("willneed"), DCP_PAGES_WARM_WILLNEED);
 	CHECK_INT(dcp_pages_warm_method_parse("read"), DCP_PAGES_WARM_READ);
 	CHECK_INT(dcp_pages_warm_method_parse("Read"), -EINVAL);
