@@ -93,7 +93,8 @@ static const struct argp_option options[] = {
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also read regular files' data into the page cache, many files at once", 1 },
 	{ "max-bytes", OPT_MAX_BYTES, "SIZE", 0,
-	  "--pages: read at most SIZE bytes in all (K, M, G, T suffixes); implies --pages", 1 },
+	  "--pages: read at most SIZE bytes in all (K, M, G, T suffixes; default: half the "
+	  "available memory); implies --pages", 1 },
 	{ "max-file-size", OPT_MAX_FILE_SIZE, "SIZE", 0,
 	  "--pages: leave out files larger than SIZE; implies --pages", 1 },
 	{ "pages-method", OPT_PAGES_METHOD, "METHOD", 0,
@@ -472,10 +473,11 @@ static void pages_json(struct dcp_buf *b)
 	struct dcp_buf m = DCP_BUF_INIT;
 
 	dcp_buf_printf(&m, ",\"data\":{\"files\":%llu,\"bytes_read\":%llu,\"left_out\":%llu,"
-		       "\"errors\":%llu", (unsigned long long)atomic_load(&p->files),
+		       "\"errors\":%llu,\"max_bytes\":%llu", (unsigned long long)atomic_load(&p->files),
 		       (unsigned long long)atomic_load(&p->bytes),
 		       (unsigned long long)atomic_load(&p->skipped),
-		       (unsigned long long)atomic_load(&p->errors));
+		       (unsigned long long)atomic_load(&p->errors),
+		       (unsigned long long)p->max_bytes);
 	if (env.flags & DCP_WARM_CHECK)
 		dcp_buf_printf(&m, ",\"pages\":%llu,\"resident_before\":%llu,"
 			       "\"resident_after\":%llu,\"method\":\"%s\"",
@@ -585,6 +587,8 @@ int main(int argc, char **argv)
 			return DCP_EXIT_UNSUPPORTED;
 		}
 	}
+	if ((env.flags & DCP_WARM_PAGES) && !env.pages.max_bytes)
+		env.pages.max_bytes = dcp_pages_default_max_bytes();
 	if (env.verbose)
 		env.flags |= DCP_WARM_REPORT_ALL;
 

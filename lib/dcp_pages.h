@@ -282,6 +282,13 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
  */
 int dcp_pages_parse_size(const char *s, uint64_t *out);
 
+/*
+ * dcp_pages_default_max_bytes - the data budget of a warm run that names
+ * none: half of MemAvailable in /proc/meminfo, so that a tree holding a huge
+ * (or sparse) file cannot push the whole page cache out.  0 when unknown.
+ */
+uint64_t dcp_pages_default_max_bytes(void);
+
 /* dcp_pages_warm_method_parse - "willneed", "readahead", "read"; -EINVAL. */
 int dcp_pages_warm_method_parse(const char *name);
 

@@ -9,6 +9,7 @@
 #include <liburing.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -767,6 +768,21 @@ static int64_t uring_read_all(int fd, uint64_t len, char *buf)
 		}
 	}
 	return err ? err : (int64_t)done;
+}
+
+uint64_t dcp_pages_default_max_bytes(void)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024 / 2;
 }
 
 int dcp_pages_warm_method_parse(const char *name)

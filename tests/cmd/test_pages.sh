@@ -377,6 +377,9 @@ test_warm_pages_limits() {
 	assertTrue "no read-ahead past the budget" "[ $(find "$MNT/k" -type f -print0 |
 		xargs -0 fincore -n -r -b -o RES,SIZE |
 		awk '{ r += ($1 < $2 ? $1 : $2) } END { print r + 0 }') -le $((102400 + PS)) ]"
+	run warm -r --pages --json "$MNT/t"
+	assertEquals "by default at most half the available memory" "ok" "$(json_get 'objs[-1]["data"]["max_bytes"]' <<<"$OUT" |
+		python3 -c 'import sys; m = int(sys.stdin.read()); a = [int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemAvailable:")][0]; print("ok" if 0.4 * a < m < 0.6 * a else "%d vs %d" % (m, a))')"
 	run warm --max-bytes 12Q "$MNT/k"
 	assertEquals 64 "$RC"
 }
