@@ -451,6 +451,35 @@ static bool shown(int ret)
 }
 
 /* --pages: the residency members of the JSON record just written. */
+/* --pages --prometheus: data series per directory and per mount, kept to the end. */
+struct pages_series {
+	struct dcp_pages_series *v;
+	size_t n, cap;
+};
+static struct pages_series pdirs, pmounts;
+
+/* Keep a copy of C labelled VALUE (which must outlive the run). */
+static void pages_keep_series(struct pages_series *s, const char *value, size_t len,
+			      const char *fstype, const struct dcp_pages_counts *c)
+{
+	struct dcp_pages_counts *copy;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct dcp_pages_series *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		s->v = v;
+		s->cap = cap;
+	}
+	copy = malloc(sizeof(*copy));
+	if (!copy)
+		return;
+	*copy = *c;
+	s->v[s->n++] = (struct dcp_pages_series){ value, len, fstype, copy };
+}
+
 static void pages_json_entry(struct worker *w)
 {
 	struct dcp_buf m = DCP_BUF_INIT;
@@ -701,6 +730,8 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 	*c = tot;
 	memcpy(p, path, pathlen + 1);
 	run.dirs[run.ndirs++] = (struct dcp_pr_prom_series){ .path = p, .pathlen = pathlen, .c = c };
+	if (env.pages)
+		pages_keep_series(&pdirs, p, pathlen, NULL, &ds->pown);
 }
 
 /* ---- progress ---- */
@@ -871,19 +902,25 @@ struct mountrow {
 	bool found;
 };
 
-/* --pages: the data columns of the --per-mount row of DEV, from every worker. */
-static void pages_mount_row(struct dcp_buf *out, size_t row, dev_t dev)
+/* --pages: the data counts of device DEV, from every worker. */
+static struct dcp_pages_counts *pages_of_dev(dev_t dev)
 {
 	static struct dcp_pages_devtab all;
 	static bool merged;
-	struct dcp_pages_counts zero = { 0 }, *c;
 
 	if (!merged) {
 		merged = true;
 		for (unsigned i = 0; i < run.nw; i++)
 			dcp_pages_devtab_merge(&all, &run.w[i].pdevs);
 	}
-	c = dcp_pages_devtab_get(&all, dev);
+	return dcp_pages_devtab_get(&all, dev);
+}
+
+/* --pages: the data columns of the --per-mount row of DEV. */
+static void pages_mount_row(struct dcp_buf *out, size_t row, dev_t dev)
+{
+	struct dcp_pages_counts zero = { 0 }, *c = pages_of_dev(dev);
+
 	dcp_pages_table_row(out, row, run.fmt == DCP_PR_JSON, c ? c : &zero);
 }
 
@@ -948,6 +985,12 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 	}
 	prom->mounts = ser;
 	prom->nmounts = n;
+	for (size_t k = 0; env.pages && k < n; k++) {
+		struct dcp_pages_counts zero = { 0 }, *pc = pages_of_dev(rows[k].dev);
+
+		pages_keep_series(&pmounts, ser[k].path, ser[k].pathlen, ser[k].fstype,
+				  pc ? pc : &zero);
+	}
 	return;
 oom:
 	dcp_pr_devtab_free(&all);
@@ -1038,6 +1081,12 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err,
 			dcp_pages_prometheus(out, "dcache_probe_data", "root",
 					     &(struct dcp_pages_series){ .c = pt }, 1);
 		free(ser);
+		if (pmounts.n)
+			dcp_pages_prometheus(out, "dcache_probe_mount_data", "mountpoint",
+					     pmounts.v, pmounts.n);
+		if (pdirs.n)
+			dcp_pages_prometheus(out, "dcache_probe_dir_data", "path", pdirs.v,
+					     pdirs.n);
 	} else {
 		dcp_buf_printf(err, "%s: ", program_invocation_name);
 		dcp_pages_text_counts(err, pt);

@@ -425,6 +425,11 @@ test_per_dir_and_per_mount_tables() {
 	assertContains "$OUT" "$(printf '\t  0.0%%\t0/12\t%s' "$MNT/t/b")"
 	run dcache-probe --pages --per-mount "$MNT/t/a/f1" "$MNT/t/a/f2"
 	assertContains "per mount" "$OUT" "$(printf 'ext4\t 50.0%%\t5/10\t%s' "$MNT")"
+	run dcache-probe -r --pages --per-dir=1 --per-mount --prometheus "$MNT/t"
+	prom_check <<<"$OUT" >/dev/null || fail "bad exposition format"
+	assertEquals "5 16 5" "$(prom_check "dcache_probe_dir_data_pages{path=\"$MNT/t/a\",kind=\"resident\"}" \
+		"dcache_probe_dir_data_pages{path=\"$MNT/t/a\",kind=\"total\"}" \
+		"dcache_probe_mount_data_pages{mountpoint=\"$MNT\",fstype=\"ext4\",kind=\"resident\"}" <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')"
 	run dcache-probe --pages --per-dir=1 --json "$MNT/t"
 	assertEquals "5 16" "$(json_get '[ "%d %d" % (o["data"]["resident"], o["data"]["pages"]) for o in objs if o["type"] == "dir" and o["path"].endswith("/t/a")][0]' <<<"$OUT")"
 }
