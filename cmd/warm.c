@@ -98,8 +98,8 @@ static const struct argp_option options[] = {
 	{ "max-file-size", OPT_MAX_FILE_SIZE, "SIZE", 0,
 	  "--pages: leave out files larger than SIZE; implies --pages", 1 },
 	{ "pages-method", OPT_PAGES_METHOD, "METHOD", 0,
-	  "--pages: how reads are started: willneed (posix_fadvise, default), readahead, "
-	  "read (plain reads only), uring (io_uring reads)", 1 },
+	  "--pages: how reads are made: read (plain reads, default), willneed (posix_fadvise "
+	  "first), readahead (readahead(2) first), uring (io_uring reads)", 1 },
 	{ NULL, 0, NULL, 0, "What to report:", 2 },
 	{ "check", OPT_CHECK, NULL, 0,
 	  "Probe each entry before and after: count the cold ones, list any still missing", 2 },

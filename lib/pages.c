@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -153,18 +154,14 @@ static bool may_see_residency(int fd, const struct stat *st)
 	return faccessat(fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) == 0;
 }
 
-int dcp_pages_fd(int fd, struct dcp_pages *out)
+/* Measure FD, whose fstat is ST (a regular file). */
+static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 {
 	struct dcp_cachestat cs = { 0 };
-	struct stat st;
+	const struct stat st = *stp;
 	long ps = page_size();
 	int m, ret;
 
-	*out = (struct dcp_pages){ 0 };
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -ENODEV;
 	m = dcp_pages_support();
 	if (m < 0)
 		return m;
@@ -198,10 +195,121 @@ int dcp_pages_fd(int fd, struct dcp_pages *out)
 	return mincore_count(fd, out->size, &out->resident);
 }
 
-int dcp_pages_open_at(int dirfd, const char *name, unsigned flags)
+int dcp_pages_fd(int fd, struct dcp_pages *out)
+{
+	struct stat st;
+
+	*out = (struct dcp_pages){ 0 };
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENODEV;
+	return pages_of(fd, &st, out);
+}
+
+/*
+ * One io_uring per thread, made on first use and freed with the thread:
+ * DCP_PAGES_WARM_URING reads through it, and dcp_pages_at() hands it the
+ * closes of the files it measured, CLOSE_BATCH at a time (one system call
+ * instead of sixteen: system calls are most of what measuring costs).
+ */
+#define URING_DEPTH 32
+#define CLOSE_TAG UINT64_MAX /* user_data of a close: no one waits for it */
+
+struct uring_slot {
+	struct io_uring ring;
+	bool ok;
+	unsigned pending; /* closes queued, not yet submitted */
+};
+
+static pthread_key_t ring_key;
+static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
+static unsigned close_batch; /* 0: close at once (few descriptors allowed) */
+
+/* Submit what is queued and drop the completions of closes. */
+static void ring_flush(struct uring_slot *s)
+{
+	struct io_uring_cqe *cqe;
+
+	if (s->pending && io_uring_submit(&s->ring) >= 0)
+		s->pending = 0;
+	while (io_uring_peek_cqe(&s->ring, &cqe) == 0)
+		io_uring_cqe_seen(&s->ring, cqe);
+}
+
+static void ring_free(void *p)
+{
+	struct uring_slot *s = p;
+
+	if (s->ok) {
+		ring_flush(s);
+		io_uring_queue_exit(&s->ring);
+	}
+	free(s);
+}
+
+static void ring_init(void)
+{
+	struct rlimit rl;
+
+	pthread_key_create(&ring_key, ring_free);
+	/* Queued closes hold descriptors a walker with a tight limit needs. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		close_batch = rl.rlim_cur / 64 >= 16 ? 16 : 0;
+	else
+		close_batch = 16;
+}
+
+static struct uring_slot *thread_slot(void)
+{
+	struct uring_slot *s;
+
+	pthread_once(&ring_once, ring_init);
+	s = pthread_getspecific(ring_key);
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		s->ok = io_uring_queue_init(URING_DEPTH, &s->ring, 0) == 0;
+		if (pthread_setspecific(ring_key, s)) {
+			ring_free(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+static struct io_uring *thread_ring(void)
+{
+	struct uring_slot *s = thread_slot();
+
+	return s && s->ok ? &s->ring : NULL;
+}
+
+/* close(FD), batched through the thread's ring where there is one. */
+static void close_later(int fd)
+{
+	struct uring_slot *s;
+	struct io_uring_sqe *sqe;
+
+	pthread_once(&ring_once, ring_init);
+	s = close_batch ? thread_slot() : NULL;
+	sqe = s && s->ok ? io_uring_get_sqe(&s->ring) : NULL;
+	if (!sqe) {
+		close(fd);
+		return;
+	}
+	io_uring_prep_close(sqe, fd);
+	io_uring_sqe_set_data64(sqe, CLOSE_TAG);
+	if (++s->pending >= close_batch)
+		ring_flush(s);
+}
+
+/* dcp_pages_open_at(), keeping the fstat after the open in *AFTER. */
+static int open_at(int dirfd, const char *name, unsigned flags, struct stat *after)
 {
 	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
-	struct stat before, after;
+	struct stat before;
 	int fd;
 
 	if (!(flags & DCP_PAGES_ISREG)) {
@@ -226,22 +334,31 @@ int dcp_pages_open_at(int dirfd, const char *name, unsigned flags)
 	if (fd < 0)
 		return fd;
 	/* Replaced by something else since d_type or the O_PATH look? */
-	if (fstat(fd, &after) < 0 || !S_ISREG(after.st_mode)) {
+	if (fstat(fd, after) < 0 || !S_ISREG(after->st_mode)) {
 		close(fd);
 		return -ENODEV;
 	}
 	return fd;
 }
 
+int dcp_pages_open_at(int dirfd, const char *name, unsigned flags)
+{
+	struct stat st;
+
+	return open_at(dirfd, name, flags, &st);
+}
+
 int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *out)
 {
-	int fd = dcp_pages_open_at(dirfd, name, flags), ret;
+	struct stat st;
+	int fd = open_at(dirfd, name, flags, &st), ret;
 
 	*out = (struct dcp_pages){ 0 };
 	if (fd < 0)
 		return fd;
-	ret = dcp_pages_fd(fd, out);
-	close(fd);
+	/* One fstat for both the type check and the size: syscalls are the cost. */
+	ret = pages_of(fd, &st, out);
+	close_later(fd);
 	return ret;
 }
 
@@ -679,53 +796,6 @@ int dcp_pages_parse_size(const char *s, uint64_t *out)
 }
 
 /*
- * DCP_PAGES_WARM_URING: one ring per thread, made on first use and freed
- * with the thread; NULL when io_uring is not available here.
- */
-#define URING_DEPTH 32
-
-struct uring_slot {
-	struct io_uring ring;
-	bool ok;
-};
-
-static pthread_key_t ring_key;
-static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
-
-static void ring_free(void *p)
-{
-	struct uring_slot *s = p;
-
-	if (s->ok)
-		io_uring_queue_exit(&s->ring);
-	free(s);
-}
-
-static void ring_init(void)
-{
-	pthread_key_create(&ring_key, ring_free);
-}
-
-static struct io_uring *thread_ring(void)
-{
-	struct uring_slot *s;
-
-	pthread_once(&ring_once, ring_init);
-	s = pthread_getspecific(ring_key);
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return NULL;
-		s->ok = io_uring_queue_init(URING_DEPTH, &s->ring, 0) == 0;
-		if (pthread_setspecific(ring_key, s)) {
-			ring_free(s);
-			return NULL;
-		}
-	}
-	return s->ok ? &s->ring : NULL;
-}
-
-/*
  * Read LEN bytes of FD with up to URING_DEPTH reads in flight, all into
  * the same scratch buffer (the data is not wanted, only its pages).
  * Returns the bytes read, or -errno; -ENOSYS when there is no ring.
@@ -750,6 +820,7 @@ static int64_t uring_read_all(int fd, uint64_t len, char *buf)
 			if (!sqe)
 				break;
 			io_uring_prep_read(sqe, fd, buf, n, next);
+			io_uring_sqe_set_data64(sqe, 0);
 			next += n;
 			inflight++;
 		}
@@ -759,12 +830,14 @@ static int64_t uring_read_all(int fd, uint64_t len, char *buf)
 			return ret;
 		}
 		while (io_uring_peek_cqe(ring, &cqe) == 0) {
-			if (cqe->res < 0 && !err)
+			bool read = io_uring_cqe_get_data64(cqe) != CLOSE_TAG;
+
+			if (read && cqe->res < 0 && !err)
 				err = cqe->res;
-			else if (cqe->res > 0)
+			else if (read && cqe->res > 0)
 				done += (uint64_t)cqe->res;
 			io_uring_cqe_seen(ring, cqe);
-			inflight--;
+			inflight -= read;
 		}
 	}
 	return err ? err : (int64_t)done;
