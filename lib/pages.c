@@ -331,6 +331,11 @@ static int open_at(int dirfd, const char *name, unsigned flags, struct stat *aft
 	}
 	fd = dcp_openat2(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow,
 			 0, RESOLVE_CACHED);
+	/* A mount or umount anywhere fails a cached walk too: ask once more. */
+	if (fd == -EAGAIN)
+		fd = dcp_openat2(dirfd, name,
+				 O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow, 0,
+				 RESOLVE_CACHED);
 	if (fd < 0)
 		return fd;
 	/* Replaced by something else since d_type or the O_PATH look? */

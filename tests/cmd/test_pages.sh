@@ -353,7 +353,13 @@ test_warm_pages_makes_a_cold_tree_fully_resident() {
 		assertEquals "$m: every page of every file resident per fincore" \
 			"${sums#* }" "${sums% *}"
 		assertContains "$m" "$ERR" "resident before 0/${sums#* } pages (0.0%), after ${sums#* }/${sums#* } (100.0%)"
-		run dcache-probe -r -q --min-cached 100 --min-resident 100 "$MNT/k" "$MNT/t"
+		# A mount anywhere on the machine fails a cached walk now and then
+		# (tests/README.md): a real miss repeats in every run, a spurious
+		# one does not.
+		for _ in 1 2 3; do
+			run dcache-probe -r -q --min-cached 100 --min-resident 100 "$MNT/k" "$MNT/t"
+			[ "$RC" = 0 ] && break
+		done
 		assertEquals "$m: dcache-probe agrees: warm in both halves" 0 "$RC"
 	done
 }
