@@ -77,6 +77,7 @@ static const struct argp_option options[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
+	(void)arg;
 	switch (key) {
 	case 'q':
 		env.quiet = true;
@@ -99,13 +100,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PAGES:
 		env.pages = true;
 		break;
-	case ARGP_KEY_ARG:
-		if (!*arg)
-			argp_error(state, "an empty PATH names nothing");
-		return ARGP_ERR_UNKNOWN;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
 		env.npaths = state->argc - state->next;
+		if (dcp_args_have_empty(env.paths, env.npaths))
+			argp_error(state, DCP_MSG_EMPTY_PATH);
 		break;
 	case ARGP_KEY_NO_ARGS:
 		argp_error(state, "no PATH given");
@@ -238,9 +237,12 @@ int main(int argc, char **argv)
 	struct dcp_pages_counts pc = { 0 };
 	int ret, status;
 
+	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	if (ret)
-		return DCP_EXIT_USAGE;
+	if (ret) {
+		error(0, ret, "cannot parse the command line");
+		return DCP_EXIT_ERROR;
+	}
 
 	ret = dcp_probe_support();
 	if (ret < 0) {

@@ -37,6 +37,7 @@ static struct env {
 	bool prometheus;
 	bool nul;
 	bool no_perturb;
+	bool ignore_unvisited;
 	bool per_mount;
 	bool pages;	  /* --pages: data residency of cached regular files */
 	int per_dir;	  /* deepest directory reported; -1: no --per-dir */
@@ -72,9 +73,10 @@ static const char doc[] =
 "then a summary line on stderr.\n"
 "\n"
 "Exit status: 0 every path was cached or negative (or --min-cached was met),\n"
-"1 some path missed (or --min-cached was not met), 2 an error (a probe failed\n"
-"otherwise, a directory could not be walked, bad input, a write error), 3 this\n"
-"kernel cannot probe (Linux 5.12 or later is needed), 64 usage error.\n"
+"1 some path missed or a directory was left unvisited (or --min-cached was\n"
+"not met), 2 an error (a probe failed otherwise, a tree to walk is missing or\n"
+"could not be walked, bad input, a write error), 3 this kernel cannot probe\n"
+"(Linux 5.12 or later is needed), 64 usage error.\n"
 "\n"
 "EXAMPLES:\n"
 "  dcache-probe /etc/passwd /usr/bin/ls    # one line per path\n"
@@ -86,8 +88,10 @@ static const char doc[] =
 "  dcache-probe -r -s --prometheus /srv > /var/lib/node_exporter/dcache.prom\n"
 "  dcache-probe -r -s --pages /srv/app      # and how much of its data is in memory\n"
 "\v"
-"Opening a directory to list it puts that directory's own dentry in the cache;\n"
-"--no-perturb only lists directories that were cached already.  See dcprobe(7).";
+"Opening a directory to list it puts that directory's own dentry in the cache\n"
+"(and, for a caller who is not its owner, its ACL); --no-perturb only lists\n"
+"directories whose inside is cached already, and reports the others as\n"
+"unvisited: what they hold is unknown, and the exit status is 1.  See dcprobe(7).";
 
 static const char args_doc[] = "[PATH...]";
 
@@ -102,6 +106,7 @@ enum {
 	OPT_FROM,
 	OPT_NO_PERTURB,
 	OPT_MIN_CACHED,
+	OPT_IGNORE_UNVISITED,
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
 	OPT_PAGES,
@@ -122,7 +127,8 @@ static const struct argp_option options[] = {
 	{ "from", OPT_FROM, "FILE", 0,
 	  "Read more paths from FILE, one per line (NUL-separated with -0); - for stdin", 1 },
 	{ "no-perturb", OPT_NO_PERTURB, NULL, 0,
-	  "Only descend into directories that were already cached: leave the cache as found", 1 },
+	  "Only list directories whose lookups inside are already cached for this caller: "
+	  "leave the dentry cache as found", 1 },
 	{ "jobs", 'j', "N", 0, "Walk with N threads (default: one per CPU)", 1 },
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also measure how much of each cached regular file's data is in the page cache "
@@ -130,14 +136,19 @@ static const struct argp_option options[] = {
 
 	{ NULL, 0, NULL, 0, "What to report:", 2 },
 	{ "only", OPT_ONLY, "STATE[,STATE]", 0,
-	  "Only list paths in these states: cached, negative, miss, error", 2 },
+	  "Only list paths in these states: cached, negative, miss, error, and "
+	  "unvisited directories", 2 },
 	{ "summary", 's', NULL, 0, "No per-path lines, only the totals", 2 },
 	{ "per-dir", OPT_PER_DIR, "DEPTH", OPTION_ARG_OPTIONAL,
 	  "Instead of paths, a table of cached/total per directory, down to DEPTH; implies -r", 2 },
 	{ "per-mount", OPT_PER_MOUNT, NULL, 0,
 	  "Instead of paths, a table of cached/total per mount with its filesystem type", 2 },
 	{ "min-cached", OPT_MIN_CACHED, "PCT", 0,
-	  "Exit 0 if at least PCT percent of the paths were cached, else 1", 2 },
+	  "Exit 0 if at least PCT percent of the paths were cached and no directory was "
+	  "left unvisited, else 1", 2 },
+	{ "ignore-unvisited", OPT_IGNORE_UNVISITED, NULL, 0,
+	  "Let the exit status and --min-cached judge the probed paths alone, although "
+	  "unvisited directories hold an unknown number of misses", 2 },
 	{ "min-resident", OPT_MIN_RESIDENT, "PCT", 0,
 	  "Exit 0 only if at least PCT percent of the files' pages are in the page cache "
 	  "and no file's residency is unknown; implies --pages", 2 },
@@ -155,6 +166,9 @@ static const struct argp_option options[] = {
 	{ 0 },
 };
 
+/* The --only bit of unvisited directories, after the states' bits. */
+#define ONLY_UNVISITED DCP_NSTATES
+
 static int parse_only(const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL;
@@ -163,7 +177,7 @@ static int parse_only(const char *arg)
 	if (!copy)
 		return -ENOMEM;
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int st = dcp_state_parse(tok);
+		int st = strcmp(tok, "unvisited") == 0 ? ONLY_UNVISITED : dcp_state_parse(tok);
 
 		if (st < 0) {
 			free(copy);
@@ -227,13 +241,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_PERTURB:
 		env.no_perturb = true;
 		break;
+	case OPT_IGNORE_UNVISITED:
+		env.ignore_unvisited = true;
+		break;
 	case 'j':
 		env.jobs = (unsigned)parse_int(state, "number of jobs", arg, 1, 1024);
 		break;
 	case OPT_ONLY:
 		if (parse_only(arg) < 0)
 			argp_error(state, "invalid --only '%s': a comma-separated list of "
-				   "cached, negative, miss, error", arg);
+				   "cached, negative, miss, error, unvisited", arg);
 		break;
 	case 's':
 		env.summary = true;
@@ -275,13 +292,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_PROGRESS:
 		env.progress = -1;
 		break;
-	case ARGP_KEY_ARG:
-		if (!*arg)
-			argp_error(state, "an empty PATH names nothing");
-		return ARGP_ERR_UNKNOWN;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
 		env.npaths = state->argc - state->next;
+		if (dcp_args_have_empty(env.paths, env.npaths))
+			argp_error(state, DCP_MSG_EMPTY_PATH);
 		break;
 	case ARGP_KEY_END:
 		if (!env.npaths && !env.from)
@@ -312,10 +327,10 @@ static const struct argp argp = {
 struct worker {
 	struct dcp_buf out;
 	struct dcp_pr_counts c;
-	struct dcp_pr_devtab devs; /* --per-mount */
+	struct dcp_pr_devtab devs; /* --per-mount, by mount ID */
 	struct dcp_pages_counts pc; /* --pages */
-	struct dcp_pages_devtab pdevs; /* --pages --per-mount */
-	dev_t safe_dev;		    /* --pages: the last device looked at, and */
+	struct dcp_pages_devtab pdevs; /* --pages --per-mount, by mount ID */
+	uint64_t safe_mnt;	    /* --pages: the last mount looked at, and */
 	int safe;		    /* whether files on it may be opened: 1 yes, 2 no, 0 not known */
 	int pret;		    /* --pages: the entry being recorded */
 	struct dcp_pages pg;
@@ -430,24 +445,27 @@ static void flush_buf(struct dcp_buf *b)
 }
 
 /*
- * The device a path given by the user is on.  A cached path can be
+ * The mount a path given by the user is on.  A cached path can be
  * stat'ed without any I/O; anything else is placed by its text alone.
  */
-static dev_t root_dev(const char *path, int ret, bool follow)
+static uint64_t root_mount(const char *path, int ret, bool follow)
 {
 	struct dcp_mount mt;
-	struct stat st;
+	uint64_t id = ret == 0 ? dcp_mnt_id_at(AT_FDCWD, path, follow) : 0;
 
-	if (ret == 0 && fstatat(AT_FDCWD, path, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0)
-		return st.st_dev;
-	if (dcp_mounts_by_path(run.mounts, path, &mt) == 0)
-		return mt.dev;
-	return 0;
+	if (!id && dcp_mounts_by_path(run.mounts, path, &mt) == 0)
+		id = (uint64_t)mt.id;
+	return id;
+}
+
+static bool shown_bit(unsigned bit)
+{
+	return run.records && (!env.only || (env.only & (1u << bit)));
 }
 
 static bool shown(int ret)
 {
-	return run.records && (!env.only || (env.only & (1u << dcp_state_of_errno(ret))));
+	return shown_bit(dcp_state_of_errno(ret));
 }
 
 /* --pages: the residency members of the JSON record just written. */
@@ -492,7 +510,7 @@ static void pages_json_entry(struct worker *w)
 
 /* Count one probe result, and print it when asked. */
 static void record(struct worker *w, const char *path, size_t len, int ret,
-		   unsigned char type, int depth, struct dcp_pr_counts *dirc, dev_t dev)
+		   unsigned char type, int depth, struct dcp_pr_counts *dirc, uint64_t mnt)
 {
 	enum dcp_state st = dcp_state_of_errno(ret);
 
@@ -500,7 +518,7 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 	if (dirc)
 		dirc->n[st]++;
 	if (env.per_mount) {
-		struct dcp_pr_counts *dc = dcp_pr_devtab_get(&w->devs, dev);
+		struct dcp_pr_counts *dc = dcp_pr_devtab_get(&w->devs, mnt);
 
 		if (dc)
 			dc->n[st]++;
@@ -541,12 +559,13 @@ static bool opens_safely(struct worker *w, const struct dcp_entry *e)
 		ret = dcp_mounts_by_path(run.mounts, e->path, &mt);
 		return dcp_pages_fstype_opens_safely(ret == 0 ? mt.fstype : NULL);
 	}
-	if (w->safe && w->safe_dev == e->dir->dev)
+	if (w->safe && w->safe_mnt == e->dir->mnt_id)
 		return w->safe == 1;
-	/* A device not in the table was mounted after the run began: not known. */
-	ret = dcp_mounts_by_dev(run.mounts, e->dir->dev, &mt);
+	/* A mount not in the table was made after the run began: not known. */
+	ret = e->dir->mnt_id ? dcp_mounts_by_id(run.mounts, e->dir->mnt_id, &mt)
+			     : dcp_mounts_by_dev(run.mounts, e->dir->dev, &mt);
 	safe = ret == 0 && dcp_pages_fstype_opens_safely(mt.fstype);
-	w->safe_dev = e->dir->dev;
+	w->safe_mnt = e->dir->mnt_id;
 	w->safe = safe ? 1 : 2;
 	return safe;
 }
@@ -585,6 +604,8 @@ static bool follows(int depth)
 	       (depth == 0 && (env.walk_flags & DCP_WALK_FOLLOW_ROOTS));
 }
 
+static void walk_error(const struct dcp_entry *e, int err, void *arg);
+
 static int visit(const struct dcp_entry *e, void *arg)
 {
 	struct worker *w = &run.w[e->worker];
@@ -594,7 +615,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 			 (e->type == DT_LNK && follow);
 	enum dcp_state st;
 	struct rootrec *rr = NULL;
-	dev_t dev = 0;
+	uint64_t mnt = 0;
 	int ret;
 
 	(void)arg;
@@ -608,11 +629,11 @@ static int visit(const struct dcp_entry *e, void *arg)
 	st = dcp_state_of_errno(ret);
 	if (ds) {
 		ds->root = e->root;
-		dev = e->dir->dev;
+		mnt = e->dir->mnt_id;
 	} else {
 		rr = root_rec(e->root);
 		if (env.per_mount)
-			dev = root_dev(e->path, ret, follow);
+			mnt = root_mount(e->path, ret, follow);
 	}
 	if (env.pages) {
 		w->pret = measure_pages(w, e, st, follow, &w->pg);
@@ -622,24 +643,39 @@ static int visit(const struct dcp_entry *e, void *arg)
 		else if (rr)
 			dcp_pages_count(&rr->pc, w->pret, &w->pg);
 		if (env.per_mount) {
-			struct dcp_pages_counts *pd = dcp_pages_devtab_get(&w->pdevs, dev);
+			struct dcp_pages_counts *pd = dcp_pages_devtab_get(&w->pdevs, mnt);
 
 			if (pd)
 				dcp_pages_count(pd, w->pret, &w->pg);
 		}
 	}
 	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
-	       dev);
+	       mnt);
 	note_progress_path(e->path);
+	/* A tree that is not there is no tree: an error, never a warm one. */
+	if (!ds && env.recursive && st == DCP_NEGATIVE) {
+		walk_error(e, ENOENT, NULL);
+		return DCP_WALK_PRUNE;
+	}
 	/* Nothing to walk below an absent name or a failed lookup. */
 	if (!env.recursive || !maybe_dir || st == DCP_NEGATIVE || st == DCP_ERROR)
 		return DCP_WALK_PRUNE;
-	if (env.no_perturb && st != DCP_CACHED) {
+	/*
+	 * --no-perturb lists only directories whose lookups inside are cached
+	 * for this caller (the probe of "DIR/." tells): opening any other
+	 * would warm it, or load its ACL.  What it holds stays unknown.
+	 */
+	if (env.no_perturb && (st != DCP_CACHED || e->inner != 0)) {
 		w->c.not_visited++;
 		if (ds)
 			ds->own.not_visited++;
 		else if (rr)
 			rr->c.not_visited++;
+		if (shown_bit(ONLY_UNVISITED)) {
+			dcp_pr_unvisited(&w->out, run.fmt, e->path, e->pathlen, ret, e->depth);
+			if (w->out.len >= FLUSH_AT)
+				flush_buf(&w->out);
+		}
 		return DCP_WALK_PRUNE;
 	}
 	return DCP_WALK_DESCEND;
@@ -823,6 +859,12 @@ static int for_each_path(int (*add)(const char *path, void *ctx), void *ctx)
 		if (ret < 0)
 			break;
 	}
+	if (ret == 0 && !dcp_pathlist_paths(pl)) {
+		run.input_errors++;
+		if (!env.quiet)
+			error(0, 0, "%s: %s", strcmp(env.from, "-") ? env.from : "standard input",
+			      DCP_MSG_EMPTY_LIST);
+	}
 	dcp_pathlist_close(pl);
 	return 0;
 }
@@ -894,16 +936,16 @@ static int run_walk(void)
 	return dcp_walk_finish(w);
 }
 
-/* One row of the --per-mount table. */
+/* One row of the --per-mount table: one mount (ID), not one device. */
 struct mountrow {
-	dev_t dev;
+	uint64_t id;
 	struct dcp_pr_counts c;
 	struct dcp_mount mt;
 	bool found;
 };
 
-/* --pages: the data counts of device DEV, from every worker. */
-static struct dcp_pages_counts *pages_of_dev(dev_t dev)
+/* --pages: the data counts of mount ID, from every worker. */
+static struct dcp_pages_counts *pages_of_mount(uint64_t id)
 {
 	static struct dcp_pages_devtab all;
 	static bool merged;
@@ -913,13 +955,13 @@ static struct dcp_pages_counts *pages_of_dev(dev_t dev)
 		for (unsigned i = 0; i < run.nw; i++)
 			dcp_pages_devtab_merge(&all, &run.w[i].pdevs);
 	}
-	return dcp_pages_devtab_get(&all, dev);
+	return dcp_pages_devtab_get(&all, id);
 }
 
-/* --pages: the data columns of the --per-mount row of DEV. */
-static void pages_mount_row(struct dcp_buf *out, size_t row, dev_t dev)
+/* --pages: the data columns of the --per-mount row of mount ID. */
+static void pages_mount_row(struct dcp_buf *out, size_t row, uint64_t id)
 {
-	struct dcp_pages_counts zero = { 0 }, *c = pages_of_dev(dev);
+	struct dcp_pages_counts zero = { 0 }, *c = pages_of_mount(id);
 
 	dcp_pages_table_row(out, row, run.fmt == DCP_PR_JSON, c ? c : &zero);
 }
@@ -929,7 +971,7 @@ static int cmp_mountrow(const void *a, const void *b)
 	const struct mountrow *x = a, *y = b;
 	int d = strcmp(x->found ? x->mt.target : "?", y->found ? y->mt.target : "?");
 
-	return d ? d : (x->dev > y->dev) - (x->dev < y->dev);
+	return d ? d : (x->id > y->id) - (x->id < y->id);
 }
 
 /*
@@ -951,9 +993,9 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 	if (!rows)
 		goto oom;
 	for (size_t k = 0; k < n; k++) {
-		rows[k].dev = all.v[k].dev;
+		rows[k].id = all.v[k].id;
 		rows[k].c = all.v[k].c;
-		rows[k].found = dcp_mounts_by_dev(run.mounts, rows[k].dev, &rows[k].mt) == 0;
+		rows[k].found = dcp_mounts_by_id(run.mounts, rows[k].id, &rows[k].mt) == 0;
 	}
 	dcp_pr_devtab_free(&all);
 	if (n)
@@ -962,10 +1004,10 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 		for (size_t k = 0; k < n; k++) {
 			size_t row = out->len;
 
-			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL, rows[k].dev,
-				     &rows[k].c);
+			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL,
+				     rows[k].found ? rows[k].mt.dev : 0, &rows[k].c);
 			if (env.pages)
-				pages_mount_row(out, row, rows[k].dev);
+				pages_mount_row(out, row, rows[k].id);
 		}
 		free(rows);
 		return;
@@ -986,7 +1028,7 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 	prom->mounts = ser;
 	prom->nmounts = n;
 	for (size_t k = 0; env.pages && k < n; k++) {
-		struct dcp_pages_counts zero = { 0 }, *pc = pages_of_dev(rows[k].dev);
+		struct dcp_pages_counts zero = { 0 }, *pc = pages_of_mount(rows[k].id);
 
 		pages_keep_series(&pmounts, ser[k].path, ser[k].pathlen, ser[k].fstype,
 				  pc ? pc : &zero);
@@ -1006,6 +1048,9 @@ static int exit_status(const struct dcp_pr_counts *tot)
 
 	if (err)
 		return DCP_EXIT_ERROR;
+	/* Below an unvisited directory every lookup misses: how many is unknown. */
+	if (!dcp_pr_complete(tot) && !env.ignore_unvisited)
+		return DCP_EXIT_COLD;
 	if (env.min_cached >= 0)
 		return dcp_pr_cached_pct(tot) >= env.min_cached ? DCP_EXIT_OK : DCP_EXIT_COLD;
 	return tot->n[DCP_MISS] ? DCP_EXIT_COLD : DCP_EXIT_OK;
@@ -1021,7 +1066,8 @@ static int pages_status(int status, const struct dcp_pages_counts *pt,
 		return DCP_EXIT_ERROR;
 	/* Files below a directory not visited are unknown too. */
 	if (env.min_resident >= 0 && status == DCP_EXIT_OK &&
-	    (!dcp_pages_verdict(pt, env.min_resident) || tot->not_visited))
+	    (!dcp_pages_verdict(pt, env.min_resident) ||
+	     (!dcp_pr_complete(tot) && !env.ignore_unvisited)))
 		return DCP_EXIT_COLD;
 	return status;
 }
@@ -1103,9 +1149,12 @@ int main(int argc, char **argv)
 	struct dcp_pages_counts ptot = { 0 };
 	int ret, status, werr;
 
+	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	if (ret)
-		return DCP_EXIT_USAGE;
+	if (ret) {
+		error(0, ret, "cannot parse the command line");
+		return DCP_EXIT_ERROR;
+	}
 
 	ret = dcp_probe_support();
 	if (ret < 0) {

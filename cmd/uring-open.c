@@ -170,13 +170,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PAGES:
 		env.pages = true;
 		break;
-	case ARGP_KEY_ARG:
-		if (!*arg)
-			argp_error(state, "an empty PATH names nothing");
-		return ARGP_ERR_UNKNOWN;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
 		env.npaths = state->argc - state->next;
+		if (dcp_args_have_empty(env.paths, env.npaths))
+			argp_error(state, DCP_MSG_EMPTY_PATH);
 		break;
 	case ARGP_KEY_END:
 		if (env.bench && env.npaths)
@@ -686,9 +684,12 @@ int main(int argc, char **argv)
 	uint64_t seq = 0;
 	int ret, status;
 
+	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	if (ret)
-		return DCP_EXIT_USAGE;
+	if (ret) {
+		error(0, ret, "cannot parse the command line");
+		return DCP_EXIT_ERROR;
+	}
 
 	ret = dcp_uring_support(env.how.cached);
 	if (ret < 0) {

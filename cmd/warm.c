@@ -210,13 +210,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_PROGRESS:
 		progress_mode = 0;
 		break;
-	case ARGP_KEY_ARG:
-		if (!*arg)
-			argp_error(state, "an empty PATH names nothing");
-		return ARGP_ERR_UNKNOWN;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
 		env.npaths = state->argc - state->next;
+		if (dcp_args_have_empty(env.paths, env.npaths))
+			argp_error(state, DCP_MSG_EMPTY_PATH);
 		break;
 	case ARGP_KEY_END:
 		if (!env.npaths && !env.nfrom)
@@ -423,6 +421,16 @@ static void add_from(const char *file)
 		}
 		add_path(path);
 	}
+	if (ret == 0 && !dcp_pathlist_paths(pl)) {
+		struct dcp_buf b = DCP_BUF_INIT;
+
+		dcp_buf_printf(&b, "%s: ", program_invocation_name);
+		dcp_buf_quote(&b, file, strlen(file));
+		dcp_buf_printf(&b, ": %s\n", DCP_MSG_EMPTY_LIST);
+		say(&b);
+		dcp_buf_free(&b);
+		bad_input++;
+	}
 	dcp_pathlist_close(pl);
 }
 
@@ -568,9 +576,12 @@ int main(int argc, char **argv)
 	double secs, rate;
 	int ret, status;
 
+	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	if (ret)
-		return DCP_EXIT_USAGE;
+	if (ret) {
+		error(0, ret, "cannot parse the command line");
+		return DCP_EXIT_ERROR;
+	}
 
 	if (env.flags & DCP_WARM_CHECK) {
 		ret = dcp_probe_support();

@@ -11,6 +11,7 @@
 #define DCP_MOUNTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct dcp_mounts;
@@ -40,6 +41,25 @@ void dcp_mounts_free(struct dcp_mounts *m);
 int dcp_mounts_by_dev(const struct dcp_mounts *m, dev_t dev, struct dcp_mount *out);
 
 /*
+ * dcp_mounts_by_id - the mount with mount ID ID (as statx's STATX_MNT_ID
+ * and mountinfo's first field give it).  Returns 0 or -ENOENT.
+ */
+int dcp_mounts_by_id(const struct dcp_mounts *m, uint64_t id, struct dcp_mount *out);
+
+/*
+ * dcp_mnt_id - the mount ID of the object open as FD (statx STATX_MNT_ID,
+ * Linux 5.8; no I/O).  Returns the ID, or 0 when the kernel cannot tell.
+ */
+uint64_t dcp_mnt_id(int fd);
+
+/*
+ * dcp_mnt_id_at - the mount ID of PATH relative to DIRFD, without following
+ * a final symlink unless FOLLOW.  Call it only for a path whose probe was
+ * cached: a statx of a cached path does no I/O.  Returns the ID or 0.
+ */
+uint64_t dcp_mnt_id_at(int dirfd, const char *path, bool follow);
+
+/*
  * dcp_mounts_by_path - the mount PATH lies on, found from the text of the
  * path alone (longest mount point that is a prefix of it, the topmost of
  * stacked mounts): no lookup is made, so symlinks in PATH are not followed.
@@ -54,6 +74,7 @@ enum dcp_fs_cache {
 	DCP_FS_NEVER,	      /* every lookup is revalidated outside RCU mode: always a miss */
 	DCP_FS_PARTIAL,	      /* parts of the filesystem always miss (/proc/sys...) */
 	DCP_FS_REVALIDATE,    /* cached only until a revalidation timeout or lease expires */
+	DCP_FS_NO_NEGATIVE,   /* keeps no negative dentries: an absent name always misses */
 };
 
 /*

@@ -32,6 +32,9 @@ int dcp_pathlist_next(struct dcp_pathlist *pl, const char **path, size_t *len);
 /* dcp_pathlist_record - 1-based number of the record last returned. */
 size_t dcp_pathlist_record(const struct dcp_pathlist *pl);
 
+/* dcp_pathlist_paths - how many paths dcp_pathlist_next() returned. */
+size_t dcp_pathlist_paths(const struct dcp_pathlist *pl);
+
 /* dcp_pathlist_close - free the list (and close its file, if it opened one). */
 void dcp_pathlist_close(struct dcp_pathlist *pl);
 

@@ -9,6 +9,9 @@
 #define DCP_PROBE_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include <stdbool.h>
 
 #include "dcp_mounts.h"
 #include "dcp_probe.h"
@@ -24,7 +27,7 @@ enum dcp_pr_format {
 /* Counts over a set of probed paths. */
 struct dcp_pr_counts {
 	unsigned long long n[DCP_NSTATES]; /* probes by state */
-	unsigned long long not_visited;	   /* uncached dirs not descended into */
+	unsigned long long not_visited;	   /* dirs not listed: what lies below is unknown */
 	unsigned long long walk_errors;	   /* dirs that could not be opened or listed */
 };
 
@@ -53,6 +56,27 @@ void dcp_pr_entry(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		  size_t len, int ret, unsigned char dtype, int depth);
 
 /*
+ * dcp_pr_unvisited - directory PATH was not listed (--no-perturb: its own
+ * lookup missed, or lookups inside it miss for this caller), so what lies
+ * below it is unknown.  RET is the directory's probe, INNER the probe of
+ * "PATH/." (dcp_entry.inner).
+ *   text: "unvisited PATH"
+ *   NUL:  "PATH\0"
+ *   JSON: {"type":"unvisited","path":...,"depth":N,"reason":"miss"|"inside-miss"}
+ */
+void dcp_pr_unvisited(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
+		      size_t len, int ret, int depth);
+
+/*
+ * dcp_pr_complete - true when nothing below the counted paths is unknown
+ * (no directory left unvisited).
+ */
+static inline bool dcp_pr_complete(const struct dcp_pr_counts *c)
+{
+	return c->not_visited == 0;
+}
+
+/*
  * dcp_pr_walk_error - the walk could not go on at PATH (ERR a positive
  * errno), as a JSON object {"type":"error",...}.  Text formats report walk
  * errors on stderr instead (the command's job): this appends nothing.
@@ -63,7 +87,8 @@ void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pa
 /*
  * dcp_pr_dir - one row of the --per-dir table: the paths below directory
  * PATH (not PATH itself).
- *   text: "PCT%\tCACHED/TOTAL\tPATH\n" (PCT with one decimal, width 5)
+ *   text: "PCT%\tCACHED/TOTAL\tPATH\n" (PCT with one decimal, width 5);
+ *         "CACHED/TOTAL+N?" when N directories below were not visited
  *   JSON: {"type":"dir","path":...,"depth":N,"paths":N,"cached":N,...}
  */
 void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
@@ -81,9 +106,13 @@ void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mount *mt,
 		  dev_t dev, const struct dcp_pr_counts *c);
 
-/* Counts per device (st_dev), for the --per-mount table. */
+/*
+ * Counts per mount, keyed by mount ID (statx STATX_MNT_ID), for the
+ * --per-mount table: a bind mount or a filesystem mounted twice is a row
+ * of its own.
+ */
 struct dcp_pr_devcount {
-	dev_t dev;
+	uint64_t id;
 	struct dcp_pr_counts c;
 };
 
@@ -94,10 +123,10 @@ struct dcp_pr_devtab {
 };
 
 /*
- * dcp_pr_devtab_get - the counts of DEV, added (zeroed) if new.
+ * dcp_pr_devtab_get - the counts of mount ID, added (zeroed) if new.
  * Returns NULL when memory runs out.
  */
-struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, dev_t dev);
+struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, uint64_t id);
 
 /* dcp_pr_devtab_merge - add FROM's counts into INTO.  Returns 0 or -ENOMEM. */
 int dcp_pr_devtab_merge(struct dcp_pr_devtab *into, const struct dcp_pr_devtab *from);
@@ -115,13 +144,15 @@ void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
 
 /*
  * dcp_pr_summary_text - "N paths: C cached, G negative, M miss, E error;
- * P% cached" and, when not zero, "; D directories not visited" and
- * "; W walk errors", then '\n'.
+ * P% cached" and, when not zero, "; W walk errors", then '\n'.  When D
+ * directories were not visited the share is "at most P% cached" and
+ * "; D directories not visited (what they hold is unknown)" follows.
  */
 void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c);
 
 /*
  * dcp_pr_summary_json - {"type":"summary","paths":N,...,"cached_percent":P,
+ * "complete":true|false,
  * ["min_cached":T,]"elapsed_s":S,"status":X}.  MIN_CACHED < 0: none.
  */
 void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,
@@ -155,6 +186,7 @@ struct dcp_pr_prom {
  *   dcache_probe_paths{[root=...,]state=...}           gauge
  *   dcache_probe_cached_ratio{[root=...]}              gauge 0..1
  *   dcache_probe_not_visited_dirs{[root=...]}          gauge
+ *   dcache_probe_complete{[root=...]}                  1, or 0 if dirs were not visited
  *   dcache_probe_walk_errors{[root=...]}               gauge
  *   dcache_probe_mount_paths{mountpoint,fstype,state}  gauge (--per-mount)
  *   dcache_probe_mount_resolve_cached{mountpoint,fstype} 1 can succeed, 0 flagged

@@ -33,6 +33,16 @@ int dcp_parse_duration_ns(const char *s, uint64_t *out);
  */
 const char *dcp_errno_name(int err);
 
+/*
+ * The sentences every command gives for a path that names nothing: an
+ * empty argument or record, and a path list without a single path.
+ */
+#define DCP_MSG_EMPTY_PATH "an empty PATH names nothing"
+#define DCP_MSG_EMPTY_LIST "the list holds no paths"
+
+/* dcp_args_have_empty - true when one of the N strings of V is empty. */
+bool dcp_args_have_empty(char *const *v, int n);
+
 /* dcp_version - the library's version string ("0.1.0"). */
 const char *dcp_version(void);
 

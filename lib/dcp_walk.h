@@ -28,6 +28,7 @@ struct dcp_dir {
 	int depth;		      /* 0 for a root */
 	dev_t dev;		      /* from fstat of the open directory */
 	ino_t ino;
+	uint64_t mnt_id;	      /* statx STATX_MNT_ID: the mount it is on */
 	void *data;		      /* opts.dir_data_size bytes, zeroed */
 };
 
@@ -44,9 +45,18 @@ struct dcp_entry {
 	unsigned worker;   /* index of the calling thread */
 	size_t root;	   /* index of the root, in the order added */
 	int probe;	   /* with DCP_WALK_PROBE: the dcp_probe_at() result
-			    * (0 cached, -ENOENT, -EAGAIN, -errno), made before
-			    * anything else touched the entry; a root is
-			    * followed under DCP_WALK_FOLLOW(_ROOTS) */
+			    * (0 cached, -ENOENT, -EAGAIN, -errno) of the
+			    * entry's full path, made before anything else
+			    * touched the entry; a root is followed under
+			    * DCP_WALK_FOLLOW(_ROOTS).  Below a directory whose
+			    * own lookup or whose inside missed (see INNER),
+			    * every entry is -EAGAIN: its full path misses. */
+	int inner;	   /* with DCP_WALK_PROBE, for a directory, a DT_UNKNOWN
+			    * entry or a followed link whose probe was 0: the
+			    * probe of "NAME/.", i.e. whether lookups *inside*
+			    * it run from the cache for this caller (a POSIX
+			    * ACL not yet loaded fails them for non-owners,
+			    * root included); else equal to PROBE */
 };
 
 /* What the visitor returns. */
@@ -58,7 +68,13 @@ enum {
 
 /* dcp_walk_opts.flags */
 enum {
-	DCP_WALK_FOLLOW = 1 << 0,	/* -L: follow every symlink (cycles detected) */
+	/*
+	 * -L: follow every symlink (cycles detected on entry).  A link whose
+	 * (followed) probe was not cached is followed only once everything
+	 * else is walked: following it would warm its target's path before
+	 * the walk probed the entries on that path.
+	 */
+	DCP_WALK_FOLLOW = 1 << 0,
 	DCP_WALK_FOLLOW_ROOTS = 1 << 1, /* -H: follow symlinks given as roots */
 	DCP_WALK_XDEV = 1 << 2,		/* -x: stay on each root's filesystem */
 	DCP_WALK_INODE_ORDER = 1 << 3,	/* visit a directory's entries by inode */

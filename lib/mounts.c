@@ -6,6 +6,7 @@
 #include <libmount.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dcp_mounts.h"
@@ -116,6 +117,34 @@ int dcp_mounts_by_dev(const struct dcp_mounts *m, dev_t dev, struct dcp_mount *o
 	return -ENOENT;
 }
 
+int dcp_mounts_by_id(const struct dcp_mounts *m, uint64_t id, struct dcp_mount *out)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		if ((uint64_t)m->v[i].id == id) {
+			fill(&m->v[i], out);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+uint64_t dcp_mnt_id_at(int dirfd, const char *path, bool follow)
+{
+	struct statx stx;
+	int flags = AT_STATX_DONT_SYNC | (follow ? 0 : AT_SYMLINK_NOFOLLOW) |
+		    (*path ? 0 : AT_EMPTY_PATH);
+
+	if (statx(dirfd, path, flags, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+uint64_t dcp_mnt_id(int fd)
+{
+	return dcp_mnt_id_at(fd, "", false);
+}
+
 /* Fold "//", "/./" and "/../" of an absolute path in place (lexically). */
 static void fold_path(char *p)
 {
@@ -224,6 +253,12 @@ static const struct {
 	{ "fuseblk", DCP_FS_REVALIDATE, "FUSE revalidates lookups once the entry timeout expires" },
 	{ "fuse.*", DCP_FS_REVALIDATE, "FUSE revalidates lookups once the entry timeout expires" },
 	{ "ceph", DCP_FS_REVALIDATE, "CephFS revalidates lookups once their lease expires" },
+	{ "tmpfs", DCP_FS_NO_NEGATIVE,
+	  "tmpfs keeps no negative dentries: an absent name always misses, without any I/O" },
+	{ "ramfs", DCP_FS_NO_NEGATIVE,
+	  "ramfs keeps no negative dentries: an absent name always misses, without any I/O" },
+	{ "devtmpfs", DCP_FS_NO_NEGATIVE,
+	  "devtmpfs keeps no negative dentries: an absent name always misses, without any I/O" },
 };
 
 enum dcp_fs_cache dcp_fs_cache_class(const char *fstype, const char **why)

@@ -14,6 +14,7 @@ struct dcp_pathlist {
 	char *line;
 	size_t cap;
 	size_t record;
+	size_t paths;
 };
 
 int dcp_pathlist_fopen(FILE *f, bool nul, struct dcp_pathlist **out)
@@ -64,6 +65,7 @@ int dcp_pathlist_next(struct dcp_pathlist *pl, const char **path, size_t *len)
 		if (pl->delim == '\n' && memchr(pl->line, '\0', (size_t)n))
 			return -EINVAL;
 		*path = pl->line;
+		pl->paths++;
 		if (len)
 			*len = (size_t)n;
 		return 1;
@@ -73,6 +75,11 @@ int dcp_pathlist_next(struct dcp_pathlist *pl, const char **path, size_t *len)
 size_t dcp_pathlist_record(const struct dcp_pathlist *pl)
 {
 	return pl->record;
+}
+
+size_t dcp_pathlist_paths(const struct dcp_pathlist *pl)
+{
+	return pl->paths;
 }
 
 void dcp_pathlist_close(struct dcp_pathlist *pl)

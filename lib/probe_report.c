@@ -66,10 +66,10 @@ static void json_counts(struct dcp_buf *b, const struct dcp_pr_counts *c)
 {
 	dcp_buf_printf(b, "\"paths\":%llu,\"cached\":%llu,\"negative\":%llu,"
 		       "\"miss\":%llu,\"error\":%llu,\"not_visited\":%llu,"
-		       "\"walk_errors\":%llu,\"cached_percent\":%.2f",
+		       "\"walk_errors\":%llu,\"cached_percent\":%.2f,\"complete\":%s",
 		       dcp_pr_total(c), c->n[DCP_CACHED], c->n[DCP_NEGATIVE],
 		       c->n[DCP_MISS], c->n[DCP_ERROR], c->not_visited, c->walk_errors,
-		       dcp_pr_cached_pct(c));
+		       dcp_pr_cached_pct(c), dcp_pr_complete(c) ? "true" : "false");
 }
 
 static void json_errno(struct dcp_buf *b, int err)
@@ -112,6 +112,28 @@ void dcp_pr_entry(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 	}
 }
 
+void dcp_pr_unvisited(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
+		      size_t len, int ret, int depth)
+{
+	switch (fmt) {
+	case DCP_PR_TEXT:
+		dcp_buf_puts(b, "unvisited ");
+		dcp_buf_quote(b, path, len);
+		dcp_buf_putc(b, '\n');
+		break;
+	case DCP_PR_NUL:
+		dcp_buf_add(b, path, len);
+		dcp_buf_putc(b, '\0');
+		break;
+	case DCP_PR_JSON:
+		dcp_buf_puts(b, "{\"type\":\"unvisited\",\"path\":");
+		dcp_buf_json_str(b, path, len);
+		dcp_buf_printf(b, ",\"depth\":%d,\"reason\":\"%s\"}\n", depth,
+			       ret == 0 ? "inside-miss" : "miss");
+		break;
+	}
+}
+
 void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		       size_t len, int err)
 {
@@ -126,8 +148,11 @@ void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pa
 /* The "PCT%\tCACHED/TOTAL\t" columns of the text tables. */
 static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c)
 {
-	dcp_buf_printf(b, "%5.1f%%\t%llu/%llu\t", pct1(c),
+	dcp_buf_printf(b, "%5.1f%%\t%llu/%llu", pct1(c),
 		       c->n[DCP_CACHED] + c->n[DCP_NEGATIVE], dcp_pr_total(c));
+	if (c->not_visited)
+		dcp_buf_printf(b, "+%llu?", c->not_visited);
+	dcp_buf_putc(b, '\t');
 }
 
 static void text_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len)
@@ -161,6 +186,7 @@ static const char *const class_names[] = {
 	[DCP_FS_NEVER] = "never",
 	[DCP_FS_PARTIAL] = "partial",
 	[DCP_FS_REVALIDATE] = "revalidate",
+	[DCP_FS_NO_NEGATIVE] = "no-negative",
 };
 
 void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mount *mt,
@@ -205,11 +231,13 @@ void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c)
 	unsigned long long t = dcp_pr_total(c);
 
 	dcp_buf_printf(b, "%llu path%s: %llu cached, %llu negative, %llu miss, %llu error; "
-		       "%.1f%% cached", t, t == 1 ? "" : "s", c->n[DCP_CACHED],
-		       c->n[DCP_NEGATIVE], c->n[DCP_MISS], c->n[DCP_ERROR], pct1(c));
+		       "%s%.1f%% cached", t, t == 1 ? "" : "s", c->n[DCP_CACHED],
+		       c->n[DCP_NEGATIVE], c->n[DCP_MISS], c->n[DCP_ERROR],
+		       dcp_pr_complete(c) ? "" : "at most ", pct1(c));
 	if (c->not_visited)
-		dcp_buf_printf(b, "; %llu director%s not visited", c->not_visited,
-			       c->not_visited == 1 ? "y" : "ies");
+		dcp_buf_printf(b, "; %llu director%s not visited (what %s is unknown)",
+			       c->not_visited, c->not_visited == 1 ? "y" : "ies",
+			       c->not_visited == 1 ? "it holds" : "they hold");
 	if (c->walk_errors)
 		dcp_buf_printf(b, "; %llu walk error%s", c->walk_errors,
 			       c->walk_errors == 1 ? "" : "s");
@@ -228,12 +256,12 @@ void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,
 
 /* ---- per-device counts ---- */
 
-struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, dev_t dev)
+struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, uint64_t id)
 {
-	if (t->n && t->v[t->last].dev == dev)
+	if (t->n && t->v[t->last].id == id)
 		return &t->v[t->last].c;
 	for (size_t i = 0; i < t->n; i++) {
-		if (t->v[i].dev == dev) {
+		if (t->v[i].id == id) {
 			t->last = i;
 			return &t->v[i].c;
 		}
@@ -247,7 +275,7 @@ struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, dev_t dev)
 		t->v = v;
 		t->cap = cap;
 	}
-	t->v[t->n] = (struct dcp_pr_devcount){ .dev = dev };
+	t->v[t->n] = (struct dcp_pr_devcount){ .id = id };
 	t->last = t->n++;
 	return &t->v[t->last].c;
 }
@@ -255,7 +283,7 @@ struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, dev_t dev)
 int dcp_pr_devtab_merge(struct dcp_pr_devtab *into, const struct dcp_pr_devtab *from)
 {
 	for (size_t i = 0; i < from->n; i++) {
-		struct dcp_pr_counts *c = dcp_pr_devtab_get(into, from->v[i].dev);
+		struct dcp_pr_counts *c = dcp_pr_devtab_get(into, from->v[i].id);
 
 		if (!c)
 			return -ENOMEM;
@@ -391,10 +419,15 @@ void dcp_pr_prometheus(struct dcp_buf *b, const struct dcp_pr_prom *p)
 		prom_value(b, "dcache_probe_cached_ratio", "root", series_at(p, i), true,
 			   dcp_pr_cached_pct(counts_at(p, i)) / 100.0);
 	prom_family(b, "dcache_probe_not_visited_dirs",
-		    "Uncached directories not descended into (--no-perturb).");
+		    "Directories not listed (--no-perturb): what they hold is unknown.");
 	for (size_t i = 0; i < nseries(p); i++)
 		prom_value(b, "dcache_probe_not_visited_dirs", "root", series_at(p, i), false,
 			   (double)counts_at(p, i)->not_visited);
+	prom_family(b, "dcache_probe_complete",
+		    "1 if every directory below the root was visited, 0 if what some hold is unknown.");
+	for (size_t i = 0; i < nseries(p); i++)
+		prom_value(b, "dcache_probe_complete", "root", series_at(p, i), false,
+			   dcp_pr_complete(counts_at(p, i)) ? 1.0 : 0.0);
 	prom_family(b, "dcache_probe_walk_errors",
 		    "Directories that could not be opened or listed.");
 	for (size_t i = 0; i < nseries(p); i++)

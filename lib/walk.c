@@ -19,6 +19,13 @@
  *    component at a time, so depth is never limited by PATH_MAX.
  *  - Every entry is visited before the walker does anything to it; the
  *    walker only opens a directory after the visitor allowed it.
+ *  - With DCP_WALK_PROBE an entry's probe stands for its full path: below
+ *    a directory whose own lookup, or lookups inside it, missed ("cold"),
+ *    every entry misses too, whatever a probe relative to the now open
+ *    directory would say (opening it warmed it, and loaded its ACL).
+ *  - Under DCP_WALK_FOLLOW, a link whose probe was not cached is followed
+ *    only after everything else: following warms the target's whole path,
+ *    which may hold entries the walk has not probed yet.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -33,6 +40,7 @@
 #include <unistd.h>
 
 #include "dcp_batch.h"
+#include "dcp_mounts.h"
 #include "dcp_probe.h"
 #include "dcp_report.h"
 #include "dcp_walk.h"
@@ -57,6 +65,8 @@ struct node {
 	bool listing;	     /* fd in use by the thread listing it */
 	bool listed;	     /* it was listed: dir_done reports it */
 	bool via_link;	     /* reached by following a symlink */
+	bool cold;	     /* its full path, or lookups inside it, missed */
+	bool deferred;	     /* a link to follow once the rest is walked */
 	struct node *lru_prev, *lru_next; /* parked: fd open, pins == 0 */
 };
 
@@ -73,6 +83,7 @@ struct worker {
 	unsigned idx;
 	struct dcp_buf path;	/* path of the directory being listed */
 	struct dcp_buf names;	/* names of its entries, NUL-terminated */
+	struct dcp_buf inames;	/* "NAME/." of the directories among them */
 	struct ent *ents;
 	size_t nents, cap;
 	struct node **kids;
@@ -89,6 +100,7 @@ struct ent {
 	ino_t ino;
 	size_t off; /* into names */
 	int probe;
+	int inner;  /* probe of "NAME/." (dcp_entry.inner) */
 	unsigned char type;
 	bool skip;  /* excluded */
 };
@@ -99,6 +111,7 @@ struct dcp_walk {
 	pthread_cond_t work;	/* an item was pushed, or the walk is ending */
 	pthread_cond_t room;	/* a root was taken off the queue */
 	struct item *stack;	/* directories, depth-first */
+	struct item *deferred;	/* cold links to follow last (DCP_WALK_FOLLOW) */
 	struct item *roots, **roots_tail; /* roots, first come first served */
 	size_t queued_roots;
 	size_t nroots;
@@ -477,7 +490,7 @@ static int open_node(struct dcp_walk *w, struct node *n)
 	if (pfd < 0)
 		fd = pfd;
 	else
-		fd = open_dir_at(pfd, n->name, n->via_link, false);
+		fd = open_dir_at(pfd, n->name, n->via_link || n->deferred, false);
 
 	pthread_mutex_lock(&w->lock);
 	if (pfd >= 0) {
@@ -493,6 +506,7 @@ static int open_node(struct dcp_walk *w, struct node *n)
 		return fd;
 	n->fd = fd;
 	n->listing = true;
+	n->via_link |= n->deferred; /* reopened the same way */
 	return 0;
 }
 
@@ -562,13 +576,35 @@ static bool worker_vectors(struct worker *wk, size_t n)
 }
 
 /*
+ * Is NAME a directory?  Only asked of a path whose probe (with the same
+ * FOLLOW) was cached, so the stat does no I/O.
+ */
+static bool is_dir_at(int dirfd, const char *name, bool follow)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
+/* Could the walk descend into an entry of this type? */
+static bool maybe_dir(const struct dcp_walk *w, unsigned char type)
+{
+	return type == DT_DIR || type == DT_UNKNOWN ||
+	       (type == DT_LNK && (w->o.flags & DCP_WALK_FOLLOW));
+}
+
+/*
  * Probe every entry that is not excluded, in batches, with DCP_NOTDIR:
- * the probe opens nothing whatever the entry is (see dcp_probe.h).
+ * the probe opens nothing whatever the entry is (see dcp_probe.h).  Each
+ * entry that may be a directory is probed a second time as "NAME/.", in
+ * the same batch: whether lookups inside it are cached for this caller.
  */
 static int probe_entries(struct worker *wk, int dirfd)
 {
 	struct dcp_walk *w = wk->w;
-	size_t m = 0;
+	unsigned flags = w->o.probe_flags | DCP_NOTDIR;
+	size_t m = 0, k;
 
 	if (!wk->batch) {
 		int ret = dcp_batch_new((w->o.flags & DCP_WALK_PROBE_SYNC) ?
@@ -576,21 +612,56 @@ static int probe_entries(struct worker *wk, int dirfd)
 		if (ret < 0)
 			return ret;
 	}
-	if (!worker_vectors(wk, wk->nents))
+	if (!worker_vectors(wk, 2 * wk->nents))
 		return -ENOMEM;
+	dcp_buf_reset(&wk->inames);
 	for (size_t i = 0; i < wk->nents; i++) {
-		if (wk->ents[i].skip)
+		const struct ent *en = &wk->ents[i];
+		const char *name = wk->names.data + en->off;
+
+		if (en->skip)
 			continue;
-		wk->namev[m] = wk->names.data + wk->ents[i].off;
-		wk->flagv[m] = w->o.probe_flags | DCP_NOTDIR;
-		m++;
+		wk->namev[m] = name;
+		wk->flagv[m++] = flags;
+		if (maybe_dir(w, en->type)) {
+			dcp_buf_puts(&wk->inames, name);
+			dcp_buf_add(&wk->inames, "/.", 3);
+		}
 	}
-	dcp_batch_probe(wk->batch, dirfd, wk->namev, wk->flagv, m, wk->resv);
+	if (wk->inames.oom)
+		return -ENOMEM;
+	k = m;
+	for (size_t i = 0, off = 0; i < wk->nents; i++) {
+		if (wk->ents[i].skip || !maybe_dir(w, wk->ents[i].type))
+			continue;
+		wk->namev[k] = wk->inames.data + off;
+		wk->flagv[k++] = flags;
+		off += strlen(wk->inames.data + off) + 1;
+	}
+	dcp_batch_probe(wk->batch, dirfd, wk->namev, wk->flagv, k, wk->resv);
+	k = m;
 	m = 0;
-	for (size_t i = 0; i < wk->nents; i++)
-		if (!wk->ents[i].skip)
-			wk->ents[i].probe = wk->resv[m++];
+	for (size_t i = 0; i < wk->nents; i++) {
+		struct ent *en = &wk->ents[i];
+
+		if (en->skip)
+			continue;
+		en->probe = wk->resv[m++];
+		en->inner = maybe_dir(w, en->type) ? wk->resv[k++] : en->probe;
+		if (en->probe != 0)
+			en->inner = en->probe;
+		else if (en->inner == -EAGAIN && en->type != DT_DIR &&
+			 !is_dir_at(dirfd, wk->names.data + en->off, flags & DCP_FOLLOW))
+			en->inner = 0; /* "FILE/." misses: not a directory, nothing inside */
+	}
 	return 0;
+}
+
+/* Everything below a cold directory misses: its full paths would block. */
+static void probe_cold(struct worker *wk)
+{
+	for (size_t i = 0; i < wk->nents; i++)
+		wk->ents[i].probe = wk->ents[i].inner = -EAGAIN;
 }
 
 /*
@@ -612,6 +683,7 @@ static void list_dir(struct worker *wk, struct node *n)
 	}
 	n->pub.dev = st.st_dev;
 	n->pub.ino = st.st_ino;
+	n->pub.mnt_id = dcp_mnt_id(n->fd);
 	if (!n->parent)
 		n->rootdev = st.st_dev;
 	if ((w->o.flags & DCP_WALK_XDEV) && st.st_dev != n->rootdev)
@@ -648,7 +720,9 @@ static void list_dir(struct worker *wk, struct node *n)
 			wk->ents[i].skip = excluded(w, name, wk->path.data);
 		}
 	}
-	if ((w->o.flags & DCP_WALK_PROBE) && probe_entries(wk, n->fd) < 0) {
+	if ((w->o.flags & DCP_WALK_PROBE) && n->cold) {
+		probe_cold(wk);
+	} else if ((w->o.flags & DCP_WALK_PROBE) && probe_entries(wk, n->fd) < 0) {
 		w->failure = -ENOMEM;
 		wk->nents = 0;
 	}
@@ -657,7 +731,7 @@ static void list_dir(struct worker *wk, struct node *n)
 	for (size_t i = 0; i < wk->nents && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED); i++) {
 		const struct ent *en = &wk->ents[i];
 		const char *name = wk->names.data + en->off;
-		bool via_link;
+		bool via_link = false;
 
 		if (en->skip)
 			continue;
@@ -678,6 +752,7 @@ static void list_dir(struct worker *wk, struct node *n)
 			.worker = wk->idx,
 			.root = n->root,
 			.probe = en->probe,
+			.inner = en->inner,
 		};
 		ret = w->o.visit(&e, w->o.arg);
 		if (ret == DCP_WALK_ABORT) {
@@ -686,11 +761,17 @@ static void list_dir(struct worker *wk, struct node *n)
 		}
 		if (ret != DCP_WALK_DESCEND || !descend_ok)
 			continue;
-		ret = entry_is_dir(w, n->fd, name, en->type, &via_link);
-		if (ret < 0)
-			report(w, &e, ret);
-		if (ret <= 0)
-			continue;
+		bool cold = (w->o.flags & DCP_WALK_PROBE) &&
+			    (n->cold || en->probe != 0 || en->inner == -EAGAIN);
+		bool defer = cold && (w->o.flags & DCP_WALK_FOLLOW) &&
+			     (en->type == DT_LNK || en->type == DT_UNKNOWN);
+		if (!defer) {
+			ret = entry_is_dir(w, n->fd, name, en->type, &via_link);
+			if (ret < 0)
+				report(w, &e, ret);
+			if (ret <= 0)
+				continue;
+		}
 		struct node *kid = node_new(w, n, name, strlen(name));
 		if (!kid || !worker_add_kid(wk, kid)) {
 			free(kid ? kid->name : NULL);
@@ -698,7 +779,9 @@ static void list_dir(struct worker *wk, struct node *n)
 			w->failure = -ENOMEM;
 			break;
 		}
-		kid->via_link = via_link;
+		kid->via_link = !defer && via_link;
+		kid->cold = cold;
+		kid->deferred = defer;
 	}
 	wk->path.len = dirlen;
 	wk->path.data[dirlen] = '\0';
@@ -726,6 +809,11 @@ static int queue_kids(struct worker *wk, struct node *n)
 		n->refs++;
 		n->pending++;
 		kid->counted = true;
+		if (kid->deferred) {
+			it->next = w->deferred;
+			w->deferred = it;
+			continue;
+		}
 		push_item(w, it);
 		pushed++;
 	}
@@ -755,16 +843,35 @@ static void do_dir(struct worker *wk, struct node *n)
 	struct dcp_walk *w = wk->w;
 	int ret = open_node(w, n);
 
+	/* A deferred link that is not a directory, or dangles: nothing to list. */
+	if (n->deferred && (ret == -ENOTDIR || ret == -ENOENT))
+		ret = 0, n->fd = -1;
 	if (ret < 0) {
 		struct dcp_entry e;
 
 		node_path(n, &wk->path);
 		fill_dir_entry(&e, wk, n);
 		report(w, &e, ret);
-	} else if (!__atomic_load_n(&w->aborted, __ATOMIC_RELAXED)) {
+	} else if (n->fd >= 0 && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED)) {
 		list_dir(wk, n);
 	}
 	finish_dir(wk, n);
+}
+
+/* The probe of "PATH/." for a root: are lookups inside it cached? */
+static int probe_inner(struct worker *wk, const char *path, unsigned flags)
+{
+	int ret;
+
+	dcp_buf_reset(&wk->inames);
+	dcp_buf_puts(&wk->inames, path);
+	dcp_buf_add(&wk->inames, "/.", 3);
+	if (wk->inames.oom)
+		return -ENOMEM;
+	ret = dcp_probe_at(AT_FDCWD, wk->inames.data, flags | DCP_NOTDIR);
+	if (ret == -EAGAIN && !is_dir_at(AT_FDCWD, path, flags & DCP_FOLLOW))
+		ret = 0; /* not a directory: nothing inside */
+	return ret;
 }
 
 static void do_root(struct worker *wk, struct item *it)
@@ -782,9 +889,13 @@ static void do_root(struct worker *wk, struct item *it)
 	struct node *n;
 	int ret;
 
-	if (w->o.flags & DCP_WALK_PROBE)
-		e.probe = dcp_probe_at(AT_FDCWD, it->path, w->o.probe_flags |
-				       (root_follow(w) ? DCP_FOLLOW : 0));
+	if (w->o.flags & DCP_WALK_PROBE) {
+		unsigned pf = w->o.probe_flags | (root_follow(w) ? DCP_FOLLOW : 0);
+
+		e.probe = e.inner = dcp_probe_at(AT_FDCWD, it->path, pf);
+		if (e.probe == 0 && w->o.max_depth != 0)
+			e.inner = probe_inner(wk, it->path, pf);
+	}
 	ret = w->o.visit(&e, w->o.arg);
 
 	if (ret == DCP_WALK_ABORT) {
@@ -799,6 +910,7 @@ static void do_root(struct worker *wk, struct item *it)
 		return;
 	}
 	n->root = it->root;
+	n->cold = (w->o.flags & DCP_WALK_PROBE) && (e.probe != 0 || e.inner == -EAGAIN);
 	ret = open_root(w, n);
 	if (ret == 0) {
 		list_dir(wk, n);
@@ -831,6 +943,12 @@ static void *worker_main(void *arg)
 				w->roots_tail = &w->roots;
 			w->queued_roots--;
 			pthread_cond_signal(&w->room);
+		} else if (w->deferred) {
+			/* Everything else is walked: now follow the cold links. */
+			w->stack = w->deferred;
+			w->deferred = NULL;
+			pthread_cond_broadcast(&w->work);
+			continue;
 		} else {
 			break;
 		}
@@ -886,6 +1004,7 @@ static void walk_free(struct dcp_walk *w)
 
 		dcp_buf_free(&wk->path);
 		dcp_buf_free(&wk->names);
+		dcp_buf_free(&wk->inames);
 		free(wk->ents);
 		free(wk->kids);
 		free(wk->dents);

@@ -104,10 +104,11 @@ cached $MNT/t/c" "$OUT"
 	run dcache-probe "$MNT/t/never-looked-up"
 	assertEquals "an absent name nobody looked up is a miss" 1 "$RC"
 	assertEquals "miss $MNT/t/never-looked-up" "$OUT"
+	# A tree that is not there is an error, never a warm tree.
 	run dcache-probe -r "$MNT/t/absent"
-	assertEquals "nothing to walk below a negative root" 0 "$RC"
+	assertEquals "a negative walk root is an error" 2 "$RC"
 	assertEquals "negative $MNT/t/absent" "$OUT"
-	assertNotContains "$ERR" "cannot walk"
+	assertContains "$ERR" "cannot walk $MNT/t/absent: No such file or directory"
 }
 
 test_no_perturb_leaves_cache_as_found() {
@@ -119,7 +120,8 @@ test_no_perturb_leaves_cache_as_found() {
 	assertContains "$out1" "miss $MNT/t/a/f1"
 	assertContains "$out1" "miss $MNT/t/a/sub"
 	assertNotContains "sub is cold: not listed" "$out1" "$MNT/t/a/sub/g1"
-	assertContains "$err1" "13 paths: 4 cached, 0 negative, 9 miss, 0 error; 30.8% cached; 1 directory not visited"
+	assertContains "$out1" "unvisited $MNT/t/a/sub"
+	assertContains "$err1" "13 paths: 4 cached, 0 negative, 9 miss, 0 error; at most 30.8% cached; 1 directory not visited (what it holds is unknown)"
 	run dcache-probe -r -j1 --no-perturb "$MNT/t"
 	assertEquals "second run byte-identical" "$out1" "$OUT"
 	assertEquals "$err1" "$ERR"
@@ -140,8 +142,10 @@ test_no_perturb_counts_not_visited() {
 	assertEquals "cached $MNT/t
 miss $MNT/t/a
 miss $MNT/t/b
-miss $MNT/t/c" "$(sort <<<"$OUT")"
-	assertContains "$ERR" "4 paths: 1 cached, 0 negative, 3 miss, 0 error; 25.0% cached; 2 directories not visited"
+miss $MNT/t/c
+unvisited $MNT/t/a
+unvisited $MNT/t/b" "$(sort <<<"$OUT")"
+	assertContains "$ERR" "4 paths: 1 cached, 0 negative, 3 miss, 0 error; at most 25.0% cached; 2 directories not visited (what they hold is unknown)"
 	run dcache-probe -r --no-perturb --json "$MNT/t"
 	assertEquals 2 "$(json_get 'objs[-1]["not_visited"]' <<<"$OUT")"
 	run dcache-probe -r --no-perturb "$MNT/t"
@@ -272,19 +276,19 @@ test_per_mount() {
 		"$(printf ' 80.0%%\t4/5\text4\t%s' "$MNT")" "$(sed -n 1p <<<"$OUT")"
 	assertEquals "the cold second fixture" \
 		"$(printf '  0.0%%\t0/4\text4\t%s' "$MNT/pm/ext")" "$(sed -n 2p <<<"$OUT")"
-	assertEquals "$(printf '100.0%%\t2/2\ttmpfs\t%s' "$MNT/pm/inner")" "$(sed -n 3p <<<"$OUT")"
+	assertEquals "tmpfs is flagged: no negative dentries" "$(printf '100.0%%\t2/2\ttmpfs*\t%s' "$MNT/pm/inner")" "$(sed -n 3p <<<"$OUT")"
 	assertContains "sysfs is flagged" "$(sed -n 4p <<<"$OUT")" "$(printf 'sysfs*\t%s/pm/sys' "$MNT")"
 	assertContains "and always misses" "$(sed -n 4p <<<"$OUT")" "  0.0%"
 	run dcache-probe -r -s --per-mount --max-depth 2 --json "$MNT/pm"
 	assertEquals "never" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "sysfs"][0]' <<<"$OUT")"
-	assertEquals "yes" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "tmpfs"][0]' <<<"$OUT")"
+	assertEquals "no-negative" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "tmpfs"][0]' <<<"$OUT")"
 	assertEquals "its 3 files and lost+found stay cold" "0 4" \
 		"$(json_get '[" ".join(str(o[k]) for k in ("cached", "miss")) for o in objs if o["type"] == "mount" and o["mountpoint"].endswith("/pm/ext")][0]' <<<"$OUT")"
 	run dcache-probe -x -r -s --per-mount "$MNT/pm"
 	assertEquals "-x: only the mount points of other filesystems" \
 		"$(printf 'ext4\t%s' "$MNT")" "$(cut -f3- <<<"$OUT")"
 	run dcache-probe --per-mount "$MNT/pm/inner/x"
-	assertEquals "one path, on tmpfs" "$(printf '100.0%%\t1/1\ttmpfs\t%s' "$MNT/pm/inner")" "$OUT"
+	assertEquals "one path, on tmpfs" "$(printf '100.0%%\t1/1\ttmpfs*\t%s' "$MNT/pm/inner")" "$OUT"
 	umount_retry "$MNT/pm/sys"
 	umount_retry "$MNT/pm/inner"
 	umount_retry "$MNT/pm/ext"

@@ -14,6 +14,10 @@ oneTimeSetUp() {
 	for i in $(seq 1 40); do echo "$i" >"$APP/lib/python/mod$i.py"; done
 	for i in $(seq 1 20); do echo "$i" >"$APP/static/file$i.css"; done
 	echo "port = 80" >"$APP/config.toml"
+	# A tree mostly warm by count, with one large cold directory.
+	mkdir -p "$MNT/mostly/warm" "$MNT/mostly/cold"
+	(cd "$MNT/mostly/warm" && seq -f 'w%g' 300 | xargs touch)
+	(cd "$MNT/mostly/cold" && seq -f 'c%g' 3000 | xargs touch)
 	TEXTFILE="$SHUNIT_TMPDIR/textfile"
 	mkdir -p "$TEXTFILE"
 	# The recipe lines, in order, from the README's "Recipes" section.
@@ -98,6 +102,30 @@ test_warm_only_when_cold() {
 	run env PATH="$shim:$PATH" sh -c "$cmd"
 	assertEquals 0 "$RC"
 	assertFalse "warm not run when warm" "[ -e '$SHUNIT_TMPDIR/warm.ran' ]"
+}
+
+# The recipe on a tree that is 99.7% warm by what --no-perturb can see, and
+# whose one cold directory holds 3,000 entries: it must decide to warm.
+test_warm_only_when_mostly_cold() {
+	local cmd shim="$SHUNIT_TMPDIR/shim" APP="$MNT/mostly"
+	cmd=$(recipe 2 | local_paths)
+	mkdir -p "$shim"
+	printf '#!/bin/sh\necho ran >>"%s/warm.ran"\nexec "%s/warm" "$@"\n' \
+		"$SHUNIT_TMPDIR" "$DCP_BIN" >"$shim/warm"
+	chmod +x "$shim/warm"
+	find "$APP/warm" -exec stat {} + >/dev/null
+	run "$DCP_BUILD/tests/oprobe" "$APP/warm/w1" "$APP/cold"
+	assertEquals "the independent prober: half warm" "cached $APP/warm/w1
+miss $APP/cold" "$OUT"
+	rm -f "$SHUNIT_TMPDIR/warm.ran"
+	run env PATH="$shim:$PATH" sh -c "$cmd"
+	assertEquals "mostly cold: warm ran and succeeded" 0 "$RC"
+	assertTrue "warm ran" "[ -s '$SHUNIT_TMPDIR/warm.ran' ]"
+	run "$DCP_BUILD/tests/oprobe" "$APP/cold/c3000"
+	assertEquals "cached $APP/cold/c3000" "$OUT"
+	rm -f "$SHUNIT_TMPDIR/warm.ran"
+	run env PATH="$shim:$PATH" sh -c "$cmd"
+	assertFalse "warm now: warm not run" "[ -e '$SHUNIT_TMPDIR/warm.ran' ]"
 }
 
 test_systemd_unit() {

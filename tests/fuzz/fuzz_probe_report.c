@@ -90,6 +90,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dcp_pr_walk_error(&b, DCP_PR_JSON, path, len, -ret ? -ret : 5);
 	check_json_line(b.data, b.len);
 
+	dcp_buf_reset(&b);
+	dcp_pr_unvisited(&b, DCP_PR_TEXT, path, len, ret, depth);
+	check_line(b.data, b.len, false);
+	ASSERT(memchr(b.data, '\n', b.len) == b.data + b.len - 1);
+	dcp_buf_reset(&b);
+	dcp_pr_unvisited(&b, DCP_PR_JSON, path, len, ret, depth);
+	check_json_line(b.data, b.len);
+
 	struct dcp_pr_counts c = { .n = { data[0], data[1], data[2], len },
 				   .not_visited = data[1], .walk_errors = data[0] };
 	dcp_buf_reset(&b);

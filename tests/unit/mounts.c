@@ -98,6 +98,8 @@ int main(void)
 	CHECK_INT(dcp_fs_cache_class("fusectl", NULL), DCP_FS_CACHEABLE);
 	CHECK_INT(dcp_fs_cache_class(NULL, &why), DCP_FS_CACHEABLE);
 	CHECK(dcp_fs_flagged("cifs"));
-	CHECK(!dcp_fs_flagged("tmpfs"));
+	CHECK(dcp_fs_flagged("tmpfs")); /* no negative dentries */
+	CHECK_INT(dcp_fs_cache_class("ramfs", NULL), DCP_FS_NO_NEGATIVE);
+	CHECK(!dcp_fs_flagged("ext4"));
 	return CHECK_DONE();
 }

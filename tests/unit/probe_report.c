@@ -44,6 +44,16 @@ int main(void)
 			   "\"depth\":3,\"errno\":\"ELOOP\",\"message\":\"Too many levels of symbolic links\"}\n");
 	dcp_buf_reset(&b);
 
+	dcp_pr_unvisited(&b, DCP_PR_TEXT, "/d\n", 3, -EAGAIN, 1);
+	CHECK_STR(str(&b), "unvisited /d\\n\n");
+	dcp_buf_reset(&b);
+	dcp_pr_unvisited(&b, DCP_PR_JSON, "/d", 2, 0, 2);
+	CHECK_STR(str(&b), "{\"type\":\"unvisited\",\"path\":\"/d\",\"depth\":2,\"reason\":\"inside-miss\"}\n");
+	dcp_buf_reset(&b);
+	dcp_pr_unvisited(&b, DCP_PR_NUL, "/d", 2, -EAGAIN, 1);
+	CHECK_INT(b.len, 3);
+	dcp_buf_reset(&b);
+
 	dcp_pr_walk_error(&b, DCP_PR_TEXT, "/p", 2, EACCES);
 	CHECK_INT(b.len, 0);
 	dcp_pr_walk_error(&b, DCP_PR_JSON, "/p", 2, EACCES);
@@ -51,6 +61,9 @@ int main(void)
 	dcp_buf_reset(&b);
 
 	dcp_pr_dir(&b, DCP_PR_TEXT, "/srv", 4, 0, &c);
+	CHECK_STR(str(&b), " 75.0%\t9/12+2?\t/srv\n"); /* 2 dirs not visited */
+	dcp_buf_reset(&b);
+	dcp_pr_dir(&b, DCP_PR_TEXT, "/srv", 4, 0, &(struct dcp_pr_counts){ .n = { 9, 0, 3, 0 } });
 	CHECK_STR(str(&b), " 75.0%\t9/12\t/srv\n");
 	dcp_buf_reset(&b);
 	/* 999 of 1000 must not round up to a full 100.0%. */
@@ -60,7 +73,7 @@ int main(void)
 	dcp_buf_reset(&b);
 
 	dcp_pr_mount(&b, DCP_PR_TEXT, &mt, mt.dev, &c);
-	CHECK_STR(str(&b), " 75.0%\t9/12\tvfat*\t/boot/efi\n");
+	CHECK_STR(str(&b), " 75.0%\t9/12+2?\tvfat*\t/boot/efi\n");
 	dcp_buf_reset(&b);
 	dcp_pr_mount(&b, DCP_PR_TEXT, NULL, makedev(0, 99), &zero);
 	CHECK_STR(str(&b), "100.0%\t0/0\tunknown\t?\n");
@@ -71,13 +84,13 @@ int main(void)
 	dcp_buf_reset(&b);
 
 	dcp_pr_summary_text(&b, &c);
-	CHECK_STR(str(&b), "12 paths: 8 cached, 1 negative, 3 miss, 0 error; 75.0% cached; "
-			   "2 directories not visited\n");
+	CHECK_STR(str(&b), "12 paths: 8 cached, 1 negative, 3 miss, 0 error; at most 75.0% cached; "
+			   "2 directories not visited (what they hold is unknown)\n");
 	dcp_buf_reset(&b);
 	dcp_pr_summary_json(&b, &c, 90, 1.5, 1);
 	CHECK_STR(str(&b), "{\"type\":\"summary\",\"paths\":12,\"cached\":8,\"negative\":1,"
 			   "\"miss\":3,\"error\":0,\"not_visited\":2,\"walk_errors\":0,"
-			   "\"cached_percent\":75.00,\"min_cached\":90,\"elapsed_s\":1.500000,"
+			   "\"cached_percent\":75.00,\"complete\":false,\"min_cached\":90,\"elapsed_s\":1.500000,"
 			   "\"status\":1}\n");
 	dcp_buf_reset(&b);
 

@@ -1,0 +1,339 @@
+#!/bin/bash
+# Claims: every sentence of the man pages about what a state means or what a
+# run changes, checked against tests/oprobe (an independent prober calling
+# openat2 itself, not libdcprobe) on a real cold fixture, as root and as an
+# unprivileged user.  One test per claim, named after it; tests/README.md
+# maps each claim to its test.
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require
+
+OPROBE=${DCP_BUILD:?}/tests/oprobe
+NOBODY=65534
+
+oneTimeSetUp() {
+	MNT=$(fixture_new 96) || fail "cannot make fixture"
+	# t: root's tree, with links to follow under -L.
+	mkdir -p "$MNT/t/a/b" "$MNT/t/a/d" "$MNT/t/x/y/z"
+	touch "$MNT/t/a/b/f" "$MNT/t/a/b/g" "$MNT/t/a/c" "$MNT/t/a/d/h" "$MNT/t/x/y/z/k"
+	ln -s a/b/f "$MNT/t/lnk"
+	ln -s a/b "$MNT/t/dlnk"
+	ln -s nowhere "$MNT/t/dangling"
+	# u: a tree owned by somebody else than root.
+	mkdir -p "$MNT/u/d1/d2"
+	touch "$MNT/u/d1/f1" "$MNT/u/d1/d2/f2" "$MNT/u/e"
+	chown -R "$NOBODY:$NOBODY" "$MNT/u"
+	# big: 200 files in w, 5000 in cold (issue 10's recipe case).
+	mkdir -p "$MNT/big/w" "$MNT/big/cold"
+	(cd "$MNT/big/w" && seq -f 'f%g' 200 | xargs touch)
+	(cd "$MNT/big/cold" && seq -f 'f%g' 5000 | xargs touch)
+	# cyc: a link back to an ancestor; loops: a link loop.
+	mkdir -p "$MNT/cyc/x/y/z"
+	(cd "$MNT/cyc/x/y" && seq -f 'f%g' 50 | xargs touch)
+	ln -s .. "$MNT/cyc/x/y/z/up"
+	mkdir -p "$MNT/loops"
+	ln -s l2 "$MNT/loops/l1"
+	ln -s l1 "$MNT/loops/l2"
+	mkdir -p "$MNT/bind" "$MNT/tmp"
+	# Every path of the trees, listed now: the prober never walks.
+	find "$MNT/t" "$MNT/u" "$MNT/big" >"$SHUNIT_TMPDIR/paths"
+	find -L "$MNT/t" >"$SHUNIT_TMPDIR/paths-L" 2>/dev/null
+	chmod 0644 "$SHUNIT_TMPDIR"/paths*
+	chmod 0755 "$SHUNIT_TMPDIR"
+}
+
+# fixture_cold, retried: io_uring releases direct descriptors asynchronously.
+cold() {
+	local i
+	for i in $(seq 30); do
+		fixture_cold "$MNT" 2>/dev/null && return 0
+		mountpoint -q "$MNT" || mount -o loop "$MNT.img" "$MNT" || return 1
+		sleep 0.1
+	done
+	fixture_cold "$MNT"
+}
+
+setUp() {
+	cold || fail "cannot remount fixture"
+}
+
+# agree BEFORE OUT - every "STATE PATH" line of OUT has the state the prober
+# gave PATH in BEFORE; prints the disagreements and fails on any.
+agree() {
+	awk 'NR == FNR { st[$2] = $1; next }
+	     $1 == "unvisited" { next }
+	     { s = $1; p = $2 }
+	     $1 == "error" { s = "error:" $2; p = $3 }
+	     !(p in st) { print "not in the prober'\''s list: " $0; bad = 1; next }
+	     st[p] != s { print p ": dcache-probe says " s ", the prober said " st[p]; bad = 1 }
+	     END { exit bad }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
+}
+
+# check_walk WHO ARGS... - a walk's states equal the prober's, taken before.
+check_walk() {
+	local who=$1 as= follow= list=$SHUNIT_TMPDIR/paths before diff
+	shift
+	[ "$who" = nobody ] && as=as_nobody
+	case " $* " in *" -L "*) follow=-L list=$SHUNIT_TMPDIR/paths-L ;; esac
+	before=$($as "$OPROBE" $follow - <"$list")
+	run $as dcache-probe "$@"
+	diff=$(agree "$before" "$OUT")
+	assertTrue "$who: dcache-probe $* against the prober: $diff" $?
+	assertNotEquals "$who: some lines" "" "$OUT"
+}
+
+# Claim (dcache-probe.1, dcprobe.7): every entry is probed before the walk
+# does anything to it, and its state is that of its whole path.
+test_walk_reports_each_path_as_the_prober_saw_it_before() {
+	for who in root nobody; do
+		cold
+		check_walk $who -r -j1 "$MNT/t"
+		cold
+		# Half warm: a and a/b cached, a/b's files and a/d's inside not.
+		stat "$MNT/t/a/b" "$MNT/t/a/d" >/dev/null
+		check_walk $who -r -j2 "$MNT/t"
+		check_walk $who -r -j2 "$MNT/t" # after the first run's listings
+	done
+}
+
+# Claim (dcache-probe.1 -L): a link whose probe missed is followed only
+# after the rest of the walk; nothing is touched before it is probed.
+test_follow_probes_a_link_target_before_following_it() {
+	local who
+	for who in root nobody; do
+		cold
+		check_walk $who -r -L -j1 "$MNT/t"
+		assertContains "$who: the issue's case" "$OUT" "miss $MNT/t/a/b/f"
+		assertNotContains "$who: a/b was cold" "$OUT" "cached $MNT/t/a/b"
+		cold
+		stat "$MNT/t/a" >/dev/null # a cached, a/b cold: the link would warm b
+		check_walk $who -r -L -j1 "$MNT/t"
+		cold
+		check_walk $who -r -L -j2 "$MNT/t"
+	done
+}
+
+# Claim (dcprobe.7): for a caller who is not the owner (root included) a
+# directory's ACL must be loaded; until then lookups inside it miss, and
+# the walk reports them as the misses they are.
+test_non_owner_misses_below_a_directory_whose_acl_is_not_loaded() {
+	as_nobody find "$MNT/u" -exec stat {} + >/dev/null 2>&1 # the owner warms u
+	run "$OPROBE" "$MNT/u" "$MNT/u/." "$MNT/u/d1"
+	assertEquals "root, a non-owner, misses inside u" "cached $MNT/u
+miss $MNT/u/.
+miss $MNT/u/d1" "$OUT"
+	run as_nobody "$OPROBE" "$MNT/u/d1"
+	assertEquals "the owner does not" "cached $MNT/u/d1" "$OUT"
+	check_walk root -r -j1 "$MNT/u"
+	assertContains "$OUT" "miss $MNT/u/d1/f1"
+	# The mirror case: root's tree, warmed by root, walked by nobody.
+	cold
+	find "$MNT/t" -exec stat {} + >/dev/null
+	check_walk nobody -r -j1 "$MNT/t"
+	assertContains "$OUT" "miss $MNT/t/a"
+}
+
+# Claim (dcprobe.7): listing a directory loads its ACL for a non-owner.
+test_listing_loads_the_acl_for_a_non_owner() {
+	as_nobody find "$MNT/u" -exec stat {} + >/dev/null 2>&1
+	run "$OPROBE" "$MNT/u/d1"
+	assertEquals "miss $MNT/u/d1" "$OUT"
+	ls "$MNT/u" >/dev/null
+	run "$OPROBE" "$MNT/u/d1"
+	assertEquals "cached $MNT/u/d1" "$OUT"
+}
+
+# Claim (dcache-probe.1 --no-perturb, dcprobe.7): a run leaves the dentry
+# cache as it found it, for root and for any other caller.
+test_no_perturb_leaves_the_cache_as_found_for_any_caller() {
+	local who as before after diff
+	for who in root nobody; do
+		as=
+		[ $who = nobody ] && as=as_nobody
+		cold
+		stat "$MNT/t/a/b" >/dev/null
+		as_nobody find "$MNT/u" -exec stat {} + >/dev/null 2>&1
+		find "$MNT/big/w" -exec stat {} + >/dev/null
+		before=$($as "$OPROBE" - <"$SHUNIT_TMPDIR/paths")
+		run $as dcache-probe -r -j2 --no-perturb "$MNT/t" "$MNT/u" "$MNT/big"
+		assertEquals "$who: cold parts: exit 1" 1 "$RC"
+		after=$($as "$OPROBE" - <"$SHUNIT_TMPDIR/paths")
+		assertEquals "$who: the cache as found" "$before" "$after"
+		diff=$(agree "$before" "$OUT")
+		assertTrue "$who: states as the prober's: $diff" $?
+		# The same as the other caller sees it.
+		if [ $who = root ]; then
+			assertContains "root does not own u: u is not listed" "$OUT" "unvisited $MNT/u"
+		fi
+	done
+}
+
+# Claim (dcache-probe.1 --no-perturb): on a tree that is warm for the caller
+# nothing is left unvisited: a file, or a link to a file, has no inside.
+test_no_perturb_on_a_warm_tree_is_complete() {
+	local who as
+	for who in root nobody; do
+		as=
+		[ $who = nobody ] && as=as_nobody
+		cold
+		$as find -L "$MNT/t" -exec stat {} + >/dev/null 2>&1
+		$as stat "$MNT" >/dev/null
+		run $as dcache-probe -r -L --no-perturb "$MNT/t"
+		assertEquals "$who: warm, complete: $OUT" 0 "$RC"
+		assertNotContains "$who" "$OUT" "unvisited"
+		run $as dcache-probe -r --no-perturb "$MNT/t/a/c" "$MNT/t/lnk"
+		assertEquals "$who: file roots" "cached $MNT/t/a/c
+cached $MNT/t/lnk" "$OUT"
+		assertEquals "$who: file roots: exit" 0 "$RC"
+	done
+}
+
+# Claim (dcache-probe.1 --min-cached, --ignore-unvisited; issue 10.3): a
+# verdict never passes while the contents of a directory are unknown.
+test_unvisited_directories_fail_the_verdict() {
+	find "$MNT/big/w" -exec stat {} + >/dev/null # 200 warm files, cold/ untouched
+	run "$OPROBE" "$MNT/big/cold"
+	assertEquals "miss $MNT/big/cold" "$OUT"
+	run dcache-probe -rq --no-perturb --min-cached 95 "$MNT/big"
+	assertEquals "99.5% of what it saw, but cold/ unknown" 1 "$RC"
+	run dcache-probe -rq --no-perturb --min-cached 95 --ignore-unvisited "$MNT/big"
+	assertEquals "asked for explicitly" 0 "$RC"
+	run dcache-probe -r --no-perturb "$MNT/big"
+	assertContains "$OUT" "unvisited $MNT/big/cold"
+	assertContains "$ERR" "at most 99.5% cached; 1 directory not visited (what it holds is unknown)"
+	run dcache-probe -r --no-perturb --per-dir=0 "$MNT/big"
+	assertEquals "$(printf ' 99.5%%\t201/202+1?\t%s' "$MNT/big")" "$OUT"
+	run dcache-probe -r --no-perturb --json "$MNT/big"
+	assertEquals "False" "$(json_get 'objs[-1]["complete"]' <<<"$OUT")"
+	assertEquals "miss" "$(json_get '[o["reason"] for o in objs if o["type"] == "unvisited"][0]' <<<"$OUT")"
+	run dcache-probe -r --no-perturb --prometheus "$MNT/big"
+	assertContains "$OUT" "dcache_probe_complete{root=\"$MNT/big\"} 0"
+	assertContains "$OUT" "dcache_probe_exit_status 1"
+	# The README recipe now decides to warm, and warming makes it all cached.
+	dcache-probe -rq --no-perturb --min-cached 95 "$MNT/big" || warm -rq "$MNT/big"
+	run "$OPROBE" - <"$SHUNIT_TMPDIR/paths"
+	assertEquals "no miss left under big" "" "$(grep "$MNT/big" <<<"$OUT" | grep -v '^cached ')"
+	run dcache-probe -rq --no-perturb --min-cached 95 "$MNT/big"
+	assertEquals "warm now: the recipe does nothing" 0 "$RC"
+}
+
+# Claim (all four man pages; issue 10.4): a walk root that does not exist,
+# an empty PATH and an empty list are errors; an absent single path is
+# negative.
+test_a_missing_tree_is_an_error() {
+	local cmd
+	stat "$MNT/t/absent" >/dev/null 2>&1
+	run "$OPROBE" "$MNT/t/absent"
+	assertEquals "negative $MNT/t/absent" "$OUT"
+	run dcache-probe -rq --no-perturb --min-cached 95 "$MNT/t/absent"
+	assertEquals "dcache-probe -r" 2 "$RC"
+	run dcache-probe -r --prometheus "$MNT/t/absent"
+	assertEquals 2 "$RC"
+	assertContains "$OUT" "dcache_probe_exit_status 2"
+	assertContains "$OUT" "dcache_probe_walk_errors{root=\"$MNT/t/absent\"} 1"
+	run warm -r "$MNT/t/absent"
+	assertEquals "warm -r" 2 "$RC"
+	assertContains "$ERR" "No such file or directory"
+	run dcache-probe "$MNT/t/absent"
+	assertEquals "a single absent path is a state" 0 "$RC"
+	assertEquals "negative $MNT/t/absent" "$OUT"
+	for cmd in cachedopen dcache-probe warm uring-open; do
+		run $cmd "" "$MNT/t/a/c"
+		assertEquals "$cmd '' first" 64 "$RC"
+		assertContains "$ERR" "an empty PATH names nothing"
+		run $cmd "$MNT/t/a/c" ""
+		assertEquals "$cmd '' last" 64 "$RC"
+		assertContains "$ERR" "an empty PATH names nothing"
+		run $cmd "$MNT/t/a/c" "" "$MNT/t/a/c"
+		assertEquals "$cmd '' in the middle" 64 "$RC"
+		assertEquals "$cmd: nothing ran" "" "$OUT"
+	done
+	run dcache-probe --from /dev/null
+	assertEquals "dcache-probe, empty list" 2 "$RC"
+	assertContains "$ERR" "the list holds no paths"
+	run warm --from /dev/null
+	assertEquals "warm, empty list" 2 "$RC"
+	assertContains "$ERR" "the list holds no paths"
+	run uring-open --bench /dev/null
+	assertEquals "uring-open, empty list" 2 "$RC"
+}
+
+# Claim (dcache-probe.1 --per-mount): rows are mounts, not devices.
+test_per_mount_has_a_row_per_mount() {
+	mount --bind "$MNT/t/a" "$MNT/bind" || fail "bind mount"
+	run dcache-probe -r --per-mount "$MNT/t" "$MNT/bind"
+	umount "$MNT/bind"
+	assertEquals "two rows" 2 "$(grep -c . <<<"$OUT")"
+	assertContains "$OUT" "$(printf '\text4\t%s' "$MNT/bind")"
+	assertContains "$OUT" "$(printf '\text4\t%s' "$MNT")"
+	mount --bind "$MNT/t/a" "$MNT/bind" || fail "bind mount"
+	run dcache-probe -r --per-mount --json "$MNT/t" "$MNT/bind"
+	umount "$MNT/bind"
+	assertEquals "2" "$(json_get 'len({o["mountpoint"] for o in objs if o["type"] == "mount"})' <<<"$OUT")"
+}
+
+# Claim (dcprobe.7 no-negative): tmpfs keeps no negative dentries: an absent
+# name misses right after it was looked up; --per-mount flags tmpfs.
+test_tmpfs_absent_names_always_miss() {
+	local who as
+	mount -t tmpfs dcp-claims "$MNT/tmp" || fail "tmpfs"
+	chmod 0755 "$MNT/tmp"
+	touch "$MNT/tmp/here"
+	for who in root nobody; do
+		as=
+		[ $who = nobody ] && as=as_nobody
+		$as stat "$MNT/tmp/absent" >/dev/null 2>&1
+		run $as "$OPROBE" "$MNT/tmp/absent" "$MNT/tmp/here"
+		assertEquals "$who" "miss $MNT/tmp/absent
+cached $MNT/tmp/here" "$OUT"
+		run $as dcache-probe "$MNT/tmp/absent"
+		assertEquals "$who: dcache-probe agrees" "miss $MNT/tmp/absent" "$OUT"
+	done
+	run dcache-probe -r --per-mount "$MNT/tmp"
+	assertContains "$OUT" "$(printf '\ttmpfs*\t%s' "$MNT/tmp")"
+	run dcache-probe -r --per-mount --json "$MNT/tmp"
+	assertEquals "no-negative" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount"][0]' <<<"$OUT")"
+	umount "$MNT/tmp"
+}
+
+# Claim (warm.1 -L, dcache-probe.1 -L): a link back to a directory above it
+# is an ELOOP error and is not entered again.
+test_follow_detects_a_cycle_on_entry() {
+	local entries
+	entries=$(find "$MNT/cyc" | wc -l)
+	run warm -r -L -v "$MNT/cyc"
+	assertEquals "warm: exit 2" 2 "$RC"
+	assertEquals "warm: each entry once" "$entries" "$(grep -c "^$MNT/cyc" <<<"$OUT")"
+	assertContains "$ERR" "Too many levels of symbolic links"
+	cold
+	run dcache-probe -r -L "$MNT/cyc"
+	assertEquals "dcache-probe: exit 2" 2 "$RC"
+	assertEquals "dcache-probe: each entry once" "$entries" "$(grep -c . <<<"$OUT")"
+}
+
+# Claim (dcache-probe.1, dcprobe.7): opening a walk's root looks up its
+# ancestors; --no-perturb does not open a root that is not cached.
+test_opening_a_root_looks_up_its_ancestors() {
+	run dcache-probe -r --no-perturb "$MNT/t/a/b"
+	run "$OPROBE" "$MNT/t/a"
+	assertEquals "--no-perturb: still cold" "miss $MNT/t/a" "$OUT"
+	run dcache-probe -r "$MNT/t/a/b"
+	assertContains "the root's probe came first" "$OUT" "miss $MNT/t/a/b"
+	run "$OPROBE" "$MNT/t/a"
+	assertEquals "the ancestor is now cached" "cached $MNT/t/a" "$OUT"
+}
+
+# Claim (dcprobe.7): a symbolic link loop misses until one normal follow
+# has read the links, and is ELOOP after that.
+test_a_symlink_loop_misses_until_followed_once() {
+	run "$OPROBE" -L "$MNT/loops/l1"
+	assertEquals "miss $MNT/loops/l1" "$OUT"
+	run dcache-probe -L "$MNT/loops/l1"
+	assertEquals "miss $MNT/loops/l1" "$OUT"
+	stat -L "$MNT/loops/l1" >/dev/null 2>&1
+	run "$OPROBE" -L "$MNT/loops/l1"
+	assertEquals "error:ELOOP $MNT/loops/l1" "$OUT"
+	run dcache-probe -L "$MNT/loops/l1"
+	assertEquals "error ELOOP $MNT/loops/l1" "$OUT"
+}
+
+. "$SHUNIT2"
