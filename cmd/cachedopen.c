@@ -21,6 +21,7 @@ static struct env {
 	bool quiet;
 	bool json;
 	bool retry;
+	bool pages; /* --pages: data residency of the files opened */
 	unsigned flags; /* DCP_FOLLOW, DCP_OPATH */
 	char **paths;
 	int npaths;
@@ -49,13 +50,14 @@ static const char doc[] =
 "  cachedopen -q /srv/app/config && echo warm\n"
 "  cachedopen --retry /var/lib/db    # fall back to a blocking open on a miss\n"
 "  cachedopen --json /usr/bin/*      # one JSON object per path\n"
+"  cachedopen --pages /srv/db/index  # and how much of its data is in memory\n"
 "\v"
 "A probe never warms the cache it measures: a missed lookup does no I/O, so\n"
 "running cachedopen twice on a cold path misses twice.  See dcprobe(7).";
 
 static const char args_doc[] = "PATH...";
 
-enum { OPT_JSON = 0x100, OPT_RETRY, OPT_PATH };
+enum { OPT_JSON = 0x100, OPT_RETRY, OPT_PATH, OPT_PAGES };
 
 static const struct argp_option options[] = {
 	{ "quiet", 'q', NULL, 0, "Print nothing; only the exit status tells", 0 },
@@ -67,6 +69,9 @@ static const struct argp_option options[] = {
 	{ "retry", OPT_RETRY, NULL, 0,
 	  "After a miss, fall back to a normal (blocking) open and report it", 0 },
 	{ "json", OPT_JSON, NULL, 0, "JSON Lines: one object per path and a summary", 0 },
+	{ "pages", OPT_PAGES, NULL, 0,
+	  "Also say how much of each regular file's data is in the page cache (cachestat); "
+	  "unknown when the lookup missed", 0 },
 	{ 0 },
 };
 
@@ -91,6 +96,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_JSON:
 		env.json = true;
+		break;
+	case OPT_PAGES:
+		env.pages = true;
 		break;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
@@ -146,6 +154,8 @@ struct result {
 	int retry_ret;	 /* descriptor or -errno of the blocking open */
 	uint64_t retry_us;
 	bool retried;
+	int pret;	 /* --pages: 0, -EAGAIN (unknown), -ENODEV (not regular), -errno */
+	struct dcp_pages pg;
 };
 
 static void print_text(const char *path, const struct result *r)
@@ -155,6 +165,13 @@ static void print_text(const char *path, const struct result *r)
 	if (r->ret < 0) {
 		prefix(&err, path);
 		dcp_buf_printf(&err, "openat2: %s\n", strerror(-r->ret));
+	}
+	if (env.pages) {
+		prefix(&out, path);
+		dcp_buf_puts(&out, "data: ");
+		dcp_pages_text(&out, r->pret, &r->pg);
+		out.len--; /* the columns' last space */
+		dcp_buf_putc(&out, '\n');
 	}
 	if (!r->retried)
 		return;
@@ -191,12 +208,33 @@ static void print_json(const char *path, const struct result *r)
 			json_errno(r->retry_ret);
 		dcp_buf_putc(&out, '}');
 	}
+	if (env.pages)
+		dcp_pages_json(&out, r->pret, &r->pg);
 	dcp_buf_puts(&out, "}\n");
+}
+
+/*
+ * --pages: the residency of what the cached open gave.  With --path the
+ * descriptor cannot be measured; a regular file is opened for it then
+ * (never a FIFO or device).  A missed lookup leaves it unknown.
+ */
+static void measure(const char *path, struct result *r)
+{
+	if (r->ret == -EAGAIN)
+		r->pret = -EAGAIN;
+	else if (r->ret < 0)
+		r->pret = -ENODEV;
+	else if (env.flags & DCP_OPATH)
+		r->pret = dcp_pages_at(AT_FDCWD, path,
+				       (env.flags & DCP_FOLLOW) ? DCP_PAGES_FOLLOW : 0, &r->pg);
+	else
+		r->pret = dcp_pages_fd(r->ret, &r->pg);
 }
 
 int main(int argc, char **argv)
 {
 	struct dcp_tally tally = { 0 };
+	struct dcp_pages_counts pc = { 0 };
 	int ret, status;
 
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
@@ -210,6 +248,14 @@ int main(int argc, char **argv)
 	if (ret < 0) {
 		error(0, 0, "%s", dcp_unsupported_reason(ret));
 		return DCP_EXIT_UNSUPPORTED;
+	}
+	if (env.pages) {
+		ret = dcp_pages_support();
+		if (ret < 0) {
+			error(0, 0, "cannot measure page-cache residency here: neither cachestat(2) "
+			      "nor mincore(2) works (%s)", strerror(-ret));
+			return DCP_EXIT_UNSUPPORTED;
+		}
 	}
 
 	for (int i = 0; i < env.npaths; i++) {
@@ -233,6 +279,10 @@ int main(int argc, char **argv)
 			if (r.retry_ret < 0)
 				tally.n[DCP_ERROR]++;
 		}
+		if (env.pages) {
+			measure(path, &r);
+			dcp_pages_count(&pc, r.pret, &r.pg);
+		}
 		if (env.json)
 			print_json(path, &r);
 		else if (!env.quiet)
@@ -246,12 +296,22 @@ int main(int argc, char **argv)
 	}
 
 	status = dcp_tally_status(&tally, DCP_NEGATIVE_IS_ERROR);
+	if (pc.failed)
+		status = DCP_EXIT_ERROR;
 	if (env.json) {
 		dcp_buf_printf(&out,
 			       "{\"type\":\"summary\",\"paths\":%d,\"cached\":%llu,"
 			       "\"negative\":%llu,\"miss\":%llu,\"error\":%llu,\"status\":%d}\n",
 			       env.npaths, tally.n[DCP_CACHED], tally.n[DCP_NEGATIVE],
 			       tally.n[DCP_MISS], tally.n[DCP_ERROR], status);
+		if (env.pages) {
+			struct dcp_buf m = DCP_BUF_INIT;
+
+			dcp_pages_json_counts(&m, &pc, -1);
+			if (!m.oom)
+				dcp_pages_json_insert(&out, m.data, m.len);
+			dcp_buf_free(&m);
+		}
 	}
 	flush();
 	if (close(STDOUT_FILENO) < 0 && errno != EBADF) {

@@ -39,6 +39,7 @@ static struct env {
 	bool no_perturb;
 	bool ignore_unvisited;
 	bool per_mount;
+	bool pages;	  /* --pages: data residency of cached regular files */
 	int per_dir;	  /* deepest directory reported; -1: no --per-dir */
 	int max_depth;	  /* -1 unlimited */
 	int progress;	  /* -1 never, 0 on a terminal, 1 always */
@@ -46,6 +47,7 @@ static struct env {
 	unsigned jobs;
 	unsigned only;	  /* bit per state shown; 0: all */
 	double min_cached; /* -1: no verdict */
+	double min_resident; /* -1: no verdict */
 	const char **excludes;
 	size_t nexcludes;
 	const char *from;
@@ -55,6 +57,7 @@ static struct env {
 	.per_dir = -1,
 	.max_depth = -1,
 	.min_cached = -1,
+	.min_resident = -1,
 };
 
 static struct dcp_buf qbuf; /* a name quoted for a message (main thread) */
@@ -85,6 +88,7 @@ static const char doc[] =
 "  dcache-probe -rq --min-cached 95 /srv/app && echo warm\n"
 "  dcache-probe -r -0 --only=miss /srv | xargs -0 warm\n"
 "  dcache-probe -r -s --prometheus /srv > /var/lib/node_exporter/dcache.prom\n"
+"  dcache-probe -r -s --pages /srv/app      # and how much of its data is in memory\n"
 "\v"
 "Opening a directory to list it puts that directory's own dentry in the cache\n"
 "(and, for a caller who is not its owner, its ACL); --no-perturb only lists\n"
@@ -107,6 +111,8 @@ enum {
 	OPT_IGNORE_UNVISITED,
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
+	OPT_PAGES,
+	OPT_MIN_RESIDENT,
 };
 
 static const struct argp_option options[] = {
@@ -126,6 +132,9 @@ static const struct argp_option options[] = {
 	  "Only list directories whose lookups inside are already cached for this caller: "
 	  "leave the dentry cache as found", 1 },
 	{ "jobs", 'j', "N", 0, "Walk with N threads (default: one per CPU)", 1 },
+	{ "pages", OPT_PAGES, NULL, 0,
+	  "Also measure how much of each cached regular file's data is in the page cache "
+	  "(cachestat, without reading it); files whose lookup missed are 'unknown'", 1 },
 
 	{ NULL, 0, NULL, 0, "What to report:", 2 },
 	{ "only", OPT_ONLY, "STATE[,STATE]", 0,
@@ -142,6 +151,9 @@ static const struct argp_option options[] = {
 	{ "ignore-unvisited", OPT_IGNORE_UNVISITED, NULL, 0,
 	  "Let the exit status and --min-cached judge the probed paths alone, although "
 	  "unvisited directories hold an unknown number of misses", 2 },
+	{ "min-resident", OPT_MIN_RESIDENT, "PCT", 0,
+	  "Exit 0 only if at least PCT percent of the files' pages are in the page cache "
+	  "and no file's residency is unknown; implies --pages", 2 },
 	{ "quiet", 'q', NULL, 0, "Print nothing; only the exit status tells", 2 },
 	{ "silent", 0, NULL, OPTION_ALIAS, NULL, 2 },
 
@@ -256,6 +268,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (dcp_parse_percent(arg, &env.min_cached) < 0)
 			argp_error(state, "invalid percentage '%s' (0 to 100)", dcp_quoted(&qbuf, arg));
 		break;
+	case OPT_PAGES:
+		env.pages = true;
+		break;
+	case OPT_MIN_RESIDENT:
+		if (dcp_parse_percent(arg, &env.min_resident) < 0)
+			argp_error(state, "invalid percentage '%s' (0 to 100)", arg);
+		env.pages = true;
+		break;
 	case 'q':
 		env.quiet = true;
 		break;
@@ -310,6 +330,12 @@ struct worker {
 	struct dcp_buf out;
 	struct dcp_pr_counts c;
 	struct dcp_pr_devtab devs; /* --per-mount, by mount ID */
+	struct dcp_pages_counts pc; /* --pages */
+	struct dcp_pages_devtab pdevs; /* --pages --per-mount, by mount ID */
+	uint64_t safe_mnt;	    /* --pages: the last mount looked at, and */
+	int safe;		    /* whether files on it may be opened: 1 yes, 2 no, 0 not known */
+	int pret;		    /* --pages: the entry being recorded */
+	struct dcp_pages pg;
 	_Atomic unsigned long long seen; /* for the progress line */
 	char pad[64];
 };
@@ -321,6 +347,7 @@ struct dirstat {
 	struct dcp_pr_counts own; /* written by the thread visiting the dir */
 	struct dcp_pr_counts sub; /* written by dir_done, serialised */
 	size_t root;
+	struct dcp_pages_counts pown, psub; /* --pages, as own and sub */
 };
 
 /*
@@ -333,6 +360,7 @@ struct dirstat {
 struct rootrec {
 	char *path;
 	struct dcp_pr_counts c;
+	struct dcp_pages_counts pc; /* --pages */
 };
 
 static struct {
@@ -442,6 +470,46 @@ static bool shown(int ret)
 	return shown_bit(dcp_state_of_errno(ret));
 }
 
+/* --pages: the residency members of the JSON record just written. */
+/* --pages --prometheus: data series per directory and per mount, kept to the end. */
+struct pages_series {
+	struct dcp_pages_series *v;
+	size_t n, cap;
+};
+static struct pages_series pdirs, pmounts;
+
+/* Keep a copy of C labelled VALUE (which must outlive the run). */
+static void pages_keep_series(struct pages_series *s, const char *value, size_t len,
+			      const char *fstype, const struct dcp_pages_counts *c)
+{
+	struct dcp_pages_counts *copy;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct dcp_pages_series *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		s->v = v;
+		s->cap = cap;
+	}
+	copy = malloc(sizeof(*copy));
+	if (!copy)
+		return;
+	*copy = *c;
+	s->v[s->n++] = (struct dcp_pages_series){ value, len, fstype, copy };
+}
+
+static void pages_json_entry(struct worker *w)
+{
+	struct dcp_buf m = DCP_BUF_INIT;
+
+	dcp_pages_json(&m, w->pret, &w->pg);
+	if (!m.oom)
+		dcp_pages_json_insert(&w->out, m.data, m.len);
+	dcp_buf_free(&m);
+}
+
 /* Count one probe result, and print it when asked. */
 static void record(struct worker *w, const char *path, size_t len, int ret,
 		   unsigned char type, int depth, struct dcp_pr_counts *dirc, uint64_t mnt)
@@ -460,10 +528,64 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 	atomic_store_explicit(&w->seen, atomic_load_explicit(&w->seen, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	if (shown(ret)) {
-		dcp_pr_entry(&w->out, run.fmt, path, len, ret, type, depth);
+		if (env.pages && run.fmt == DCP_PR_TEXT)
+			dcp_pages_entry_text(&w->out, path, len, ret, w->pret, &w->pg);
+		else
+			dcp_pr_entry(&w->out, run.fmt, path, len, ret, type, depth);
+		if (env.pages && run.fmt == DCP_PR_JSON)
+			pages_json_entry(w);
 		if (w->out.len >= FLUSH_AT)
 			flush_buf(&w->out);
 	}
+}
+
+/*
+ * --pages: measure E's data if it is a regular file whose lookup was
+ * cached, before the walk goes on.  A missed lookup leaves it unknown and
+ * unopened; anything but a regular file is never opened (d_type, or an
+ * O_PATH look for a path given, then fstat after the open).
+ */
+/*
+ * May files on the filesystem of E be opened without waiting on a daemon
+ * or a server (not FUSE, not NFS...)?  Told by the mount table alone:
+ * nothing on the filesystem itself is asked.
+ */
+static bool opens_safely(struct worker *w, const struct dcp_entry *e)
+{
+	struct dcp_mount mt;
+	int ret;
+
+	bool safe;
+
+	if (!e->dir) {
+		ret = dcp_mounts_by_path(run.mounts, e->path, &mt);
+		return dcp_pages_fstype_opens_safely(ret == 0 ? mt.fstype : NULL);
+	}
+	if (w->safe && w->safe_mnt == e->dir->mnt_id)
+		return w->safe == 1;
+	/* A mount not in the table was made after the run began: not known. */
+	ret = e->dir->mnt_id ? dcp_mounts_by_id(run.mounts, e->dir->mnt_id, &mt)
+			     : dcp_mounts_by_dev(run.mounts, e->dir->dev, &mt);
+	safe = ret == 0 && dcp_pages_fstype_opens_safely(mt.fstype);
+	w->safe_mnt = e->dir->mnt_id;
+	w->safe = safe ? 1 : 2;
+	return safe;
+}
+
+static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_state st,
+			 bool follow, struct dcp_pages *pg)
+{
+	bool maybe_reg = e->type == DT_REG || e->type == DT_UNKNOWN ||
+			 (e->type == DT_LNK && follow);
+
+	*pg = (struct dcp_pages){ 0 };
+	if (!maybe_reg || st == DCP_NEGATIVE || st == DCP_ERROR)
+		return -ENODEV;
+	if (st == DCP_MISS || !opens_safely(w, e))
+		return -EAGAIN;
+	return dcp_pages_at(e->dirfd, e->name,
+			    (follow ? DCP_PAGES_FOLLOW : 0) |
+			    (e->type == DT_REG ? DCP_PAGES_ISREG : 0), pg);
 }
 
 static void note_progress_path(const char *path)
@@ -514,6 +636,20 @@ static int visit(const struct dcp_entry *e, void *arg)
 		rr = root_rec(e->root);
 		if (env.per_mount)
 			mnt = root_mount(e->path, ret, follow);
+	}
+	if (env.pages) {
+		w->pret = measure_pages(w, e, st, follow, &w->pg);
+		dcp_pages_count(&w->pc, w->pret, &w->pg);
+		if (ds)
+			dcp_pages_count(&ds->pown, w->pret, &w->pg);
+		else if (rr)
+			dcp_pages_count(&rr->pc, w->pret, &w->pg);
+		if (env.per_mount) {
+			struct dcp_pages_counts *pd = dcp_pages_devtab_get(&w->pdevs, mnt);
+
+			if (pd)
+				dcp_pages_count(pd, w->pret, &w->pg);
+		}
 	}
 	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
 	       mnt);
@@ -587,19 +723,27 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 
 	(void)arg;
 	dcp_pr_counts_add(&tot, &ds->sub);
+	dcp_pages_counts_add(&ds->pown, &ds->psub); /* --pages: own + sub from here on */
 	if (d->parent) {
 		dcp_pr_counts_add(&((struct dirstat *)d->parent->data)->sub, &tot);
+		dcp_pages_counts_add(&((struct dirstat *)d->parent->data)->psub, &ds->pown);
 	} else {
 		struct rootrec *rr = root_rec(ds->root);
 
 		/* The root's own probe is in rr already; add what lies below. */
 		if (rr)
 			dcp_pr_counts_add(&rr->c, &tot);
+		if (rr)
+			dcp_pages_counts_add(&rr->pc, &ds->pown);
 	}
 	if (env.per_dir < 0 || d->depth > env.per_dir || env.quiet)
 		return;
 	if (!env.prometheus) {
+		size_t row = run.dirbuf.len;
+
 		dcp_pr_dir(&run.dirbuf, run.fmt, path, pathlen, d->depth, &tot);
+		if (env.pages)
+			dcp_pages_table_row(&run.dirbuf, row, run.fmt == DCP_PR_JSON, &ds->pown);
 		if (run.dirbuf.len >= FLUSH_AT)
 			flush_buf(&run.dirbuf);
 		return;
@@ -624,6 +768,8 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 	*c = tot;
 	memcpy(p, path, pathlen + 1);
 	run.dirs[run.ndirs++] = (struct dcp_pr_prom_series){ .path = p, .pathlen = pathlen, .c = c };
+	if (env.pages)
+		pages_keep_series(&pdirs, p, pathlen, NULL, &ds->pown);
 }
 
 /* ---- progress ---- */
@@ -745,7 +891,7 @@ static int probe_one(const char *path, void *ctx)
 
 static int walk_one(const char *path, void *ctx)
 {
-	int ret = env.prometheus ? root_push(path) : 0;
+	int ret = env.prometheus || env.pages ? root_push(path) : 0;
 
 	if (ret < 0) {
 		run.input_errors++;
@@ -803,6 +949,28 @@ struct mountrow {
 	bool found;
 };
 
+/* --pages: the data counts of mount ID, from every worker. */
+static struct dcp_pages_counts *pages_of_mount(uint64_t id)
+{
+	static struct dcp_pages_devtab all;
+	static bool merged;
+
+	if (!merged) {
+		merged = true;
+		for (unsigned i = 0; i < run.nw; i++)
+			dcp_pages_devtab_merge(&all, &run.w[i].pdevs);
+	}
+	return dcp_pages_devtab_get(&all, id);
+}
+
+/* --pages: the data columns of the --per-mount row of mount ID. */
+static void pages_mount_row(struct dcp_buf *out, size_t row, uint64_t id)
+{
+	struct dcp_pages_counts zero = { 0 }, *c = pages_of_mount(id);
+
+	dcp_pages_table_row(out, row, run.fmt == DCP_PR_JSON, c ? c : &zero);
+}
+
 static int cmp_mountrow(const void *a, const void *b)
 {
 	const struct mountrow *x = a, *y = b;
@@ -838,9 +1006,14 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_mountrow);
 	if (!prom) {
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < n; k++) {
+			size_t row = out->len;
+
 			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL,
 				     rows[k].found ? rows[k].mt.dev : 0, &rows[k].c);
+			if (env.pages)
+				pages_mount_row(out, row, rows[k].id);
+		}
 		free(rows);
 		return;
 	}
@@ -861,6 +1034,12 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 	}
 	prom->mounts = ser;
 	prom->nmounts = n;
+	for (size_t k = 0; env.pages && k < n; k++) {
+		struct dcp_pages_counts zero = { 0 }, *pc = pages_of_mount(rows[k].id);
+
+		pages_keep_series(&pmounts, ser[k].path, ser[k].pathlen, ser[k].fstype,
+				  pc ? pc : &zero);
+	}
 	return;
 oom:
 	dcp_pr_devtab_free(&all);
@@ -884,6 +1063,89 @@ static int exit_status(const struct dcp_pr_counts *tot)
 	return tot->n[DCP_MISS] ? DCP_EXIT_COLD : DCP_EXIT_OK;
 }
 
+/* ---- --pages totals ---- */
+
+/* The --pages part of the exit status: errors, and --min-resident. */
+static int pages_status(int status, const struct dcp_pages_counts *pt,
+			const struct dcp_pr_counts *tot)
+{
+	if (pt->failed)
+		return DCP_EXIT_ERROR;
+	/* Files below a directory not visited are unknown too. */
+	if (env.min_resident >= 0 && status == DCP_EXIT_OK &&
+	    (!dcp_pages_verdict(pt, env.min_resident) ||
+	     (!dcp_pr_complete(tot) && !env.ignore_unvisited)))
+		return DCP_EXIT_COLD;
+	return status;
+}
+
+/* Per-root data totals (-r): JSON objects before the summary, text lines. */
+static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
+{
+	if (!env.recursive || env.quiet || env.prometheus || (!env.json && run.nroots < 2))
+		return;
+	for (size_t i = 0; i < run.nroots; i++) {
+		struct rootrec *rr = root_rec(i);
+
+		if (!rr)
+			continue;
+		if (env.json) {
+			dcp_buf_puts(out, "{\"type\":\"root_data\",\"path\":");
+			dcp_buf_json_str(out, rr->path, strlen(rr->path));
+			dcp_pages_json_counts(out, &rr->pc, -1);
+			dcp_buf_puts(out, "}\n");
+		} else {
+			dcp_buf_printf(err, "%s: ", program_invocation_name);
+			dcp_buf_quote(err, rr->path, strlen(rr->path));
+			dcp_buf_puts(err, ": ");
+			dcp_pages_text_counts(err, &rr->pc);
+		}
+	}
+}
+
+/* The run's data totals: in the JSON summary, a text line, or metrics. */
+static void pages_total(struct dcp_buf *out, struct dcp_buf *err,
+			const struct dcp_pages_counts *pt)
+{
+	struct dcp_buf m = DCP_BUF_INIT;
+
+	if (env.quiet)
+		return;
+	if (env.json) {
+		dcp_pages_json_counts(&m, pt, env.min_resident);
+		if (!m.oom)
+			dcp_pages_json_insert(out, m.data, m.len);
+		dcp_buf_free(&m);
+	} else if (env.prometheus) {
+		struct dcp_pages_series *ser = NULL;
+		size_t n = 0;
+
+		if (env.recursive && run.nroots)
+			ser = calloc(run.nroots, sizeof(*ser));
+		for (size_t i = 0; ser && i < run.nroots; i++) {
+			struct rootrec *rr = root_rec(i);
+
+			ser[n++] = (struct dcp_pages_series){ rr->path, strlen(rr->path), NULL,
+							      &rr->pc };
+		}
+		if (ser)
+			dcp_pages_prometheus(out, "dcache_probe_data", "root", ser, n);
+		else
+			dcp_pages_prometheus(out, "dcache_probe_data", "root",
+					     &(struct dcp_pages_series){ .c = pt }, 1);
+		free(ser);
+		if (pmounts.n)
+			dcp_pages_prometheus(out, "dcache_probe_mount_data", "mountpoint",
+					     pmounts.v, pmounts.n);
+		if (pdirs.n)
+			dcp_pages_prometheus(out, "dcache_probe_dir_data", "path", pdirs.v,
+					     pdirs.n);
+	} else {
+		dcp_buf_printf(err, "%s: ", program_invocation_name);
+		dcp_pages_text_counts(err, pt);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	/* Static: what they own stays reachable until exit. */
@@ -891,6 +1153,7 @@ int main(int argc, char **argv)
 	static struct dcp_pr_prom prom;
 	static struct worker single;
 	struct dcp_pr_counts tot = { 0 };
+	struct dcp_pages_counts ptot = { 0 };
 	int ret, status, werr;
 
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
@@ -905,7 +1168,15 @@ int main(int argc, char **argv)
 		error(0, 0, "%s", dcp_unsupported_reason(ret));
 		return DCP_EXIT_UNSUPPORTED;
 	}
-	if (env.per_mount) {
+	if (env.pages) {
+		ret = dcp_pages_support();
+		if (ret < 0) {
+			error(0, 0, "cannot measure page-cache residency here: neither cachestat(2) "
+			      "nor mincore(2) works (%s)", strerror(-ret));
+			return DCP_EXIT_UNSUPPORTED;
+		}
+	}
+	if (env.per_mount || env.pages) {
 		ret = dcp_mounts_load(NULL, &run.mounts);
 		if (ret < 0)
 			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
@@ -936,6 +1207,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < run.nw; i++) {
 		flush_buf(&run.w[i].out);
 		dcp_pr_counts_add(&tot, &run.w[i].c);
+		dcp_pages_counts_add(&ptot, &run.w[i].pc);
 	}
 	flush_buf(&run.dirbuf);
 
@@ -963,6 +1235,10 @@ int main(int argc, char **argv)
 	}
 
 	status = exit_status(&tot);
+	if (env.pages) {
+		status = pages_status(status, &ptot, &tot);
+		pages_roots(&out, &err);
+	}
 	if (env.prometheus) {
 		struct timespec now;
 
@@ -979,6 +1255,8 @@ int main(int argc, char **argv)
 		dcp_buf_puts(&err, ": ");
 		dcp_pr_summary_text(&err, &tot);
 	}
+	if (env.pages)
+		pages_total(&out, &err, &ptot);
 	flush_buf(&out);
 	werr = atomic_load(&run.write_err);
 	if (!werr && close(STDOUT_FILENO) < 0 && errno != EBADF)

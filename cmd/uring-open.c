@@ -31,6 +31,7 @@ static struct env {
 	bool trace;
 	bool nul;
 	bool no_defer;
+	bool pages;	/* --pages: data residency of each file opened */
 	const char *bench;
 	struct dcp_uring_how how;
 	char **paths;
@@ -87,6 +88,7 @@ enum {
 	OPT_DEPTH,
 	OPT_NO_DEFER,
 	OPT_DIRECT,
+	OPT_PAGES,
 };
 
 static const struct argp_option options[] = {
@@ -108,6 +110,9 @@ static const struct argp_option options[] = {
 	{ "null", '0', NULL, 0, "With --bench: LIST is NUL-separated (find -print0)", 0 },
 	{ "direct", OPT_DIRECT, NULL, 0,
 	  "With --bench: open into fixed-file slots (direct descriptors), no close calls", 0 },
+	{ "pages", OPT_PAGES, NULL, 0,
+	  "Also say how much of each regular file's data is in the page cache (cachestat), "
+	  "measured on the descriptor opened", 0 },
 	{ "no-defer", OPT_NO_DEFER, NULL, 0,
 	  "Use a plain ring without DEFER_TASKRUN, as before Linux 6.1: the verdict is then a race", 0 },
 	{ 0 },
@@ -167,6 +172,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_DIRECT:
 		env.how.direct = true;
 		break;
+	case OPT_PAGES:
+		env.pages = true;
+		break;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
 		env.npaths = state->argc - state->next;
@@ -184,6 +192,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-n does not apply to --bench (run it again instead)");
 		if (env.quiet && env.json)
 			argp_error(state, "--quiet and --json exclude each other");
+		if (env.bench && env.pages)
+			argp_error(state, "--pages does not apply to --bench");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -285,6 +295,7 @@ struct totals {
 	uint64_t opens, inlined, punted, forced, cold, eagain, failed, disagree;
 	bool inexact; /* some ring had no DEFER_TASKRUN */
 	struct dcp_latency all, lat[2];
+	struct dcp_pages_counts pages; /* --pages */
 };
 
 /* What the kernel's tracepoints say about request SEQ. */
@@ -369,6 +380,38 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 			       k->req.completed, k->req.result);
 }
 
+/*
+ * --pages: the data residency of what the open gave (lib/pages.c): measured
+ * on the descriptor, unknown after RESOLVE_CACHED's EAGAIN, "-" for a failed
+ * open, an O_PATH descriptor or anything but a regular file.
+ */
+static int print_pages(const struct dcp_uring_result *r, struct dcp_pages *pg)
+{
+	int pret;
+
+	*pg = (struct dcp_pages){ 0 };
+	if (r->res == -EAGAIN && env.how.cached)
+		pret = -EAGAIN;
+	else if (r->res < 0 || (fcntl(r->res, F_GETFL) & O_PATH))
+		pret = -ENODEV;
+	else
+		pret = dcp_pages_fd(r->res, pg);
+	if (env.json) {
+		struct dcp_buf m = DCP_BUF_INIT;
+
+		dcp_pages_json(&m, pret, pg);
+		if (!m.oom)
+			dcp_pages_json_insert(&out, m.data, m.len);
+		dcp_buf_free(&m);
+	} else if (!env.quiet) {
+		dcp_buf_puts(&out, "data: ");
+		dcp_pages_text(&out, pret, pg);
+		out.len--; /* the columns' last space */
+		dcp_buf_putc(&out, '\n');
+	}
+	return pret;
+}
+
 /* Turn a ring failure into the message and exit status it deserves. */
 static void ring_failed(int ret)
 {
@@ -412,6 +455,11 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 		}
 	}
 	print_open(path, seq, flags, &r, exact, trace ? &k : NULL);
+	if (env.pages) {
+		struct dcp_pages pg;
+
+		dcp_pages_count(&t->pages, print_pages(&r, &pg), &pg);
+	}
 	if (r.res >= 0)
 		close(r.res);
 
@@ -439,7 +487,7 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 
 static int status_of(const struct totals *t)
 {
-	if (t->failed || t->disagree)
+	if (t->failed || t->disagree || t->pages.failed)
 		return DCP_EXIT_ERROR;
 	return t->cold ? DCP_EXIT_COLD : DCP_EXIT_OK;
 }
@@ -464,6 +512,14 @@ static void summary(struct totals *t)
 		lat_json("inline_us", &t->lat[DCP_URING_INLINE]);
 		lat_json("punted_us", &t->lat[DCP_URING_PUNTED]);
 		dcp_buf_printf(&out, ",\"status\":%d}\n", status);
+		if (env.pages) {
+			struct dcp_buf m = DCP_BUF_INIT;
+
+			dcp_pages_json_counts(&m, &t->pages, -1);
+			if (!m.oom)
+				dcp_pages_json_insert(&out, m.data, m.len);
+			dcp_buf_free(&m);
+		}
 		return;
 	}
 	if (env.quiet || t->opens < 2)
@@ -676,6 +732,12 @@ int main(int argc, char **argv)
 		if (dcp_uring_errno_unsupported(ret))
 			error(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
 		error(DCP_EXIT_ERROR, -ret, "io_uring");
+	}
+	if (env.pages) {
+		ret = dcp_pages_support();
+		if (ret < 0)
+			error(DCP_EXIT_UNSUPPORTED, 0, "cannot measure page-cache residency here: "
+			      "neither cachestat(2) nor mincore(2) works (%s)", strerror(-ret));
 	}
 	dcp_open_flags_format(env.how.flags, flags, sizeof(flags));
 	if (!env.quiet && (env.how.flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY))))

@@ -32,6 +32,7 @@ static struct env {
 	bool progress;
 	const char **excludes;
 	size_t nexcludes;
+	struct dcp_pages_budget pages; /* --pages: limits, method, counts */
 	const char **from;
 	size_t nfrom;
 	char **paths;
@@ -65,12 +66,14 @@ static const char doc[] =
 "  warm -r -x --check /srv/app         # and say how cold it was\n"
 "  find /srv -newer /srv/.stamp -print0 | warm --null --from -\n"
 "  warm -r -j 64 --exclude '*.pyc' /opt/venv\n"
-"  warm -r --prometheus /srv > /var/lib/node_exporter/warm.prom";
+"  warm -r --prometheus /srv > /var/lib/node_exporter/warm.prom\n"
+"  warm -r --pages --max-bytes 2G --check /srv/db   # data too, at most 2 GiB";
 
 static const char args_doc[] = "[PATH...]";
 
 enum { OPT_JSON = 0x100, OPT_PROM, OPT_CHECK, OPT_FROM, OPT_EXCLUDE, OPT_MAXDEPTH,
-       OPT_PROGRESS, OPT_NO_PROGRESS };
+       OPT_PROGRESS, OPT_NO_PROGRESS, OPT_PAGES, OPT_MAX_BYTES, OPT_MAX_FILE_SIZE,
+       OPT_PAGES_METHOD };
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "What to warm:", 1 },
@@ -89,6 +92,16 @@ static const struct argp_option options[] = {
 	{ "dereference-args", 'H', NULL, 0, "Follow symbolic links given as PATH or in --from", 1 },
 	{ "no-dereference", 'P', NULL, 0, "Follow no symbolic link (default)", 1 },
 	{ "jobs", 'j', "N", 0, "Keep N lookups in flight (default 64)", 1 },
+	{ "pages", OPT_PAGES, NULL, 0,
+	  "Also read regular files' data into the page cache, many files at once", 1 },
+	{ "max-bytes", OPT_MAX_BYTES, "SIZE", 0,
+	  "--pages: read at most SIZE bytes in all (K, M, G, T suffixes; default: half the "
+	  "available memory); implies --pages", 1 },
+	{ "max-file-size", OPT_MAX_FILE_SIZE, "SIZE", 0,
+	  "--pages: leave out files larger than SIZE; implies --pages", 1 },
+	{ "pages-method", OPT_PAGES_METHOD, "METHOD", 0,
+	  "--pages: how reads are made: read (plain reads, default), willneed (posix_fadvise "
+	  "first), readahead (readahead(2) first), uring (io_uring reads)", 1 },
 	{ NULL, 0, NULL, 0, "What to report:", 2 },
 	{ "check", OPT_CHECK, NULL, 0,
 	  "Probe each entry before and after: count the cold ones, list any still missing", 2 },
@@ -164,6 +177,24 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CHECK:
 		env.flags |= DCP_WARM_CHECK;
+		break;
+	case OPT_PAGES:
+		env.flags |= DCP_WARM_PAGES;
+		break;
+	case OPT_MAX_BYTES:
+	case OPT_MAX_FILE_SIZE:
+		if (dcp_pages_parse_size(arg, &n) < 0 || !n)
+			argp_error(state, "invalid size '%s' (a positive number of bytes, "
+				   "with K, M, G or T for powers of 1024)", arg);
+		*(key == OPT_MAX_BYTES ? &env.pages.max_bytes : &env.pages.max_file_size) = n;
+		env.flags |= DCP_WARM_PAGES;
+		break;
+	case OPT_PAGES_METHOD:
+		if (dcp_pages_warm_method_parse(arg) < 0)
+			argp_error(state, "invalid --pages-method '%s': willneed, readahead, read "
+				   "or uring", arg);
+		env.pages.method = dcp_pages_warm_method_parse(arg);
+		env.flags |= DCP_WARM_PAGES;
 		break;
 	case 'v':
 		env.verbose = true;
@@ -439,6 +470,53 @@ static void summary_text(const struct dcp_warm_stats *st, double secs, double ra
 	dcp_buf_free(&b);
 }
 
+/* --pages: what was read, and with --check the residency before and after. */
+static void pages_text(struct dcp_buf *b)
+{
+	const struct dcp_pages_budget *p = &env.pages;
+	uint64_t pages = atomic_load(&p->pages);
+
+	dcp_buf_printf(b, "%s: data: %llu files, %llu bytes read, %llu left out by limits",
+		       program_invocation_name, (unsigned long long)atomic_load(&p->files),
+		       (unsigned long long)atomic_load(&p->bytes),
+		       (unsigned long long)atomic_load(&p->skipped));
+	if (env.flags & DCP_WARM_CHECK)
+		dcp_buf_printf(b, "; resident before %llu/%llu pages (%.1f%%), after %llu/%llu (%.1f%%)",
+			       (unsigned long long)atomic_load(&p->resident_before),
+			       (unsigned long long)pages,
+			       pages ? 100.0 * (double)atomic_load(&p->resident_before) / (double)pages
+				     : 100.0,
+			       (unsigned long long)atomic_load(&p->resident_after),
+			       (unsigned long long)pages,
+			       pages ? 100.0 * (double)atomic_load(&p->resident_after) / (double)pages
+				     : 100.0);
+	dcp_buf_putc(b, '\n');
+}
+
+static void pages_json(struct dcp_buf *b)
+{
+	const struct dcp_pages_budget *p = &env.pages;
+	struct dcp_buf m = DCP_BUF_INIT;
+
+	dcp_buf_printf(&m, ",\"data\":{\"files\":%llu,\"bytes_read\":%llu,\"left_out\":%llu,"
+		       "\"errors\":%llu,\"max_bytes\":%llu", (unsigned long long)atomic_load(&p->files),
+		       (unsigned long long)atomic_load(&p->bytes),
+		       (unsigned long long)atomic_load(&p->skipped),
+		       (unsigned long long)atomic_load(&p->errors),
+		       (unsigned long long)p->max_bytes);
+	if (env.flags & DCP_WARM_CHECK)
+		dcp_buf_printf(&m, ",\"pages\":%llu,\"resident_before\":%llu,"
+			       "\"resident_after\":%llu,\"method\":\"%s\"",
+			       (unsigned long long)atomic_load(&p->pages),
+			       (unsigned long long)atomic_load(&p->resident_before),
+			       (unsigned long long)atomic_load(&p->resident_after),
+			       dcp_pages_method_name(dcp_pages_support()));
+	dcp_buf_putc(&m, '}');
+	if (!m.oom)
+		dcp_pages_json_insert(b, m.data, m.len);
+	dcp_buf_free(&m);
+}
+
 static void summary_json(struct dcp_buf *b, const struct dcp_warm_stats *st,
 			 double secs, double rate, unsigned jobs, int status)
 {
@@ -483,6 +561,25 @@ static void summary_prom(struct dcp_buf *b, const struct dcp_warm_stats *st, dou
 			    "Entries that still missed the dentry cache after the last warm run.",
 			    0, (double)st->still_miss);
 	}
+	if (env.flags & DCP_WARM_PAGES) {
+		prom_metric(b, "data_bytes", "Bytes of file data read by the last warm run.", 0,
+			    (double)atomic_load(&env.pages.bytes));
+		prom_metric(b, "data_files", "Regular files read by the last warm run.", 0,
+			    (double)atomic_load(&env.pages.files));
+		prom_metric(b, "data_left_out_files",
+			    "Files left out (in part) by --max-bytes or --max-file-size.", 0,
+			    (double)atomic_load(&env.pages.skipped));
+	}
+	if ((env.flags & DCP_WARM_PAGES) && (env.flags & DCP_WARM_CHECK)) {
+		prom_metric(b, "data_pages", "Pages spanned by the files read.", 0,
+			    (double)atomic_load(&env.pages.pages));
+		prom_metric(b, "data_resident_pages_before",
+			    "Of those, pages in the page cache before the run.", 0,
+			    (double)atomic_load(&env.pages.resident_before));
+		prom_metric(b, "data_resident_pages_after",
+			    "Of those, pages in the page cache after the run.", 0,
+			    (double)atomic_load(&env.pages.resident_after));
+	}
 	prom_metric(b, "duration_seconds", "Wall time of the last warm run.", 6, secs);
 	prom_metric(b, "last_run_timestamp_seconds", "When the last warm run ended.", 3,
 		    (double)now.tv_sec + (double)now.tv_nsec / 1e9);
@@ -511,6 +608,16 @@ int main(int argc, char **argv)
 			return DCP_EXIT_UNSUPPORTED;
 		}
 	}
+	if ((env.flags & DCP_WARM_PAGES) && (env.flags & DCP_WARM_CHECK)) {
+		ret = dcp_pages_support();
+		if (ret < 0) {
+			error(0, 0, "cannot measure page-cache residency here: neither cachestat(2) "
+			      "nor mincore(2) works (%s)", strerror(-ret));
+			return DCP_EXIT_UNSUPPORTED;
+		}
+	}
+	if ((env.flags & DCP_WARM_PAGES) && !env.pages.max_bytes)
+		env.pages.max_bytes = dcp_pages_default_max_bytes();
 	if (env.verbose)
 		env.flags |= DCP_WARM_REPORT_ALL;
 
@@ -520,6 +627,7 @@ int main(int argc, char **argv)
 		.max_depth = env.max_depth,
 		.excludes = env.excludes,
 		.report = report,
+		.pages = &env.pages,
 	};
 	ret = dcp_warm_new(&opts, &run);
 	if (ret < 0)
@@ -570,11 +678,20 @@ int main(int argc, char **argv)
 
 	if (env.json)
 		summary_json(mainbuf, &st, secs, rate, st.jobs, status);
+	if (env.json && (env.flags & DCP_WARM_PAGES))
+		pages_json(mainbuf);
 	else if (env.prometheus)
 		summary_prom(mainbuf, &st, secs);
 	flush_out(mainbuf);
 	if (!env.json && !env.quiet)
 		summary_text(&st, secs, rate);
+	if (!env.json && !env.quiet && (env.flags & DCP_WARM_PAGES)) {
+		struct dcp_buf pb = DCP_BUF_INIT;
+
+		pages_text(&pb);
+		say(&pb);
+		dcp_buf_free(&pb);
+	}
 
 	if (out_err || (close(STDOUT_FILENO) < 0 && errno != EBADF)) {
 		error(0, out_err ? -out_err : errno, "write error");

@@ -32,6 +32,8 @@ enum {
 	DCP_WARM_XDEV = 1 << 3,		/* -x: stay on each path's filesystem */
 	DCP_WARM_CHECK = 1 << 4,	/* probe before and after each stat */
 	DCP_WARM_REPORT_ALL = 1 << 5,	/* call report() for every entry */
+	DCP_WARM_PAGES = 1 << 6,	/* also read regular files' data into the
+					 * page cache, within opts.pages (dcp_pages.h) */
 };
 
 /* What an event is about. */
@@ -56,8 +58,11 @@ struct dcp_warm_event {
 	unsigned worker;   /* index of the calling thread */
 };
 
+struct dcp_pages_budget;
+
 struct dcp_warm_opts {
 	unsigned flags;
+	struct dcp_pages_budget *pages; /* DCP_WARM_PAGES: limits and counts */
 	unsigned threads; /* lookups in flight; 0 = dcp_warm_default_threads() */
 	int max_depth;	  /* -r: deepest depth warmed, -1 unlimited */
 	const char *const *excludes; /* -r: fnmatch(3) globs, as dcp_walk_opts */

@@ -22,6 +22,7 @@
 #include "dcp_batch.h"	      /* many names of one directory, via io_uring */
 #include "dcp_walk.h"	      /* the parallel tree walker */
 #include "dcp_warm.h"	      /* the stat priming engine behind warm */
+#include "dcp_pages.h"	      /* page-cache residency of file data */
 #include "dcp_mounts.h"	      /* mount and filesystem class of a path */
 #include "dcp_uring.h"	      /* one io_uring open: inline or punted */
 #include "dcp_trace.h"	      /* io_uring tracepoints from tracefs */

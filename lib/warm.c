@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcp_pages.h"
 #include "dcp_probe.h"
 #include "dcp_report.h"
 #include "dcp_util.h"
@@ -199,6 +200,18 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 		w->opts.report(ev, w->opts.arg);
 }
 
+/* DCP_WARM_PAGES: read a regular file's data in (lib/pages.c). */
+static void warm_data(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
+		      const char *name, bool follow)
+{
+	unsigned pf = (follow ? DCP_PAGES_FOLLOW : 0) | (ev->type == DT_REG ? DCP_PAGES_ISREG : 0) |
+		      ((w->opts.flags & DCP_WARM_CHECK) ? DCP_PAGES_CHECK : 0);
+	int ret = dcp_pages_warm_at(dirfd, name, pf, w->opts.pages);
+
+	if (ret < 0 && ret != -ENODEV)
+		ev->err = -ret;
+}
+
 /*
  * Warm one entry and account for it.  STAT false: the walker opens this
  * directory next, which looks it up, so a stat would be a wasted syscall.
@@ -221,6 +234,8 @@ static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 		ev->before = dcp_probe_at(dirfd, name, pflags);
 	if (stat || check)
 		ev->err = warm_one(dirfd, name, follow, isdir);
+	if ((w->opts.flags & DCP_WARM_PAGES) && (stat || check) && !ev->err && !*isdir)
+		warm_data(w, ev, dirfd, name, follow);
 	if (check)
 		ev->after = dcp_probe_at(dirfd, name, pflags);
 	/* A probe that failed (EMFILE...) measured nothing: an error. */
@@ -652,7 +667,8 @@ int dcp_warm_new(const struct dcp_warm_opts *opts, struct dcp_warm **out)
 	unsigned threads = opts->threads ? opts->threads : dcp_warm_default_threads();
 	int ret;
 
-	if (opts->threads > WARM_MAX_THREADS || opts->max_depth < -1)
+	if (opts->threads > WARM_MAX_THREADS || opts->max_depth < -1 ||
+	    ((opts->flags & DCP_WARM_PAGES) && !opts->pages))
 		return -EINVAL;
 	/* Under a task limit (ulimit -u, a container's pids.max), the walker
 	 * and the pool each run with the threads that could be created. */

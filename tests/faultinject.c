@@ -44,6 +44,9 @@
 #ifndef SYS_openat2
 #define SYS_openat2 437
 #endif
+#ifndef SYS_cachestat
+#define SYS_cachestat 451
+#endif
 #ifndef SYS_io_uring_setup
 #define SYS_io_uring_setup 425
 #define SYS_io_uring_enter 426
@@ -70,6 +73,9 @@ static const struct {
 	{ "fadvise64", SYS_fadvise64 },
 	{ "readahead", SYS_readahead },
 	{ "mmap", SYS_mmap },
+	{ "mincore", SYS_mincore },
+	{ "cachestat", SYS_cachestat },
+	{ "memfd_create", SYS_memfd_create },
 	{ "clone3", SYS_clone3 },
 #ifdef SYS_open
 	{ "open", SYS_open },

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_pages.h - data residency: how much of a regular file is in the page
+ * cache, measured without reading it, and bringing it in on purpose.
+ *
+ * A file is measured only when its dentry is cached: it is opened with
+ * openat2(O_RDONLY|O_NONBLOCK|O_NOCTTY|O_NOFOLLOW|O_CLOEXEC, RESOLVE_CACHED),
+ * which does no lookup I/O and fails with EAGAIN instead, and only when it
+ * is a regular file (d_type or an O_PATH fstat before, fstat after the
+ * open).  Residency comes from cachestat(2) (Linux 6.5) or, where that
+ * system call is missing, from mincore(2) over a read-only shared mapping
+ * (nothing is faulted in).  Neither reads the data nor changes its atime;
+ * the open may be seen by fanotify/inotify watchers (IN_OPEN, IN_CLOSE).
+ */
+#ifndef DCP_PAGES_H
+#define DCP_PAGES_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dcp_report.h"
+
+/* How residency was measured. */
+enum dcp_pages_method {
+	DCP_PAGES_NONE = 0,
+	DCP_PAGES_CACHESTAT = 1, /* cachestat(2): dirty, writeback, evictions too */
+	DCP_PAGES_MINCORE = 2,	 /* mincore(2): resident pages only */
+};
+
+/* The residency of one file. */
+struct dcp_pages {
+	uint64_t size;		   /* st_size in bytes */
+	uint64_t pages;		   /* pages the size spans: ceil(size / page size) */
+	uint64_t resident;	   /* of those, pages in the page cache */
+	uint64_t dirty;		   /* cachestat only, else 0 */
+	uint64_t writeback;	   /* cachestat only, else 0 */
+	uint64_t evicted;	   /* cachestat only: evicted since the inode was cached */
+	uint64_t recently_evicted; /* cachestat only: evicted, would still be in a bigger cache */
+	enum dcp_pages_method method;
+};
+
+/* What a measurement attempt came to, for counting and output. */
+enum dcp_pages_state {
+	DCP_PAGES_MEASURED = 0, /* struct dcp_pages is valid */
+	DCP_PAGES_UNKNOWN = 1,	/* the dentry missed (or FUSE, NFS...): never opened */
+	DCP_PAGES_SKIPPED = 2,	/* not a regular file: nothing to measure */
+	DCP_PAGES_FAILED = 3,	/* open or measurement failed (EACCES, EPERM...) */
+};
+
+/* Flags for dcp_pages_at(). */
+enum {
+	DCP_PAGES_FOLLOW = 1 << 0, /* follow a symlink in the final component */
+	/* the caller knows NAME is a regular file (d_type): no O_PATH check first */
+	DCP_PAGES_ISREG = 1 << 1,
+	/* dcp_pages_warm_at(): measure residency before and after, into the budget */
+	DCP_PAGES_CHECK = 1 << 2,
+};
+
+/*
+ * dcp_pages_support - which method works here: one cachestat(2), else one
+ * mincore(2), on a one-page memfd.  Returns DCP_PAGES_CACHESTAT or
+ * DCP_PAGES_MINCORE, or -ENOSYS (or the errno) when neither works.  The
+ * result is remembered: dcp_pages_fd() uses the same method from then on.
+ */
+int dcp_pages_support(void);
+
+/* dcp_pages_method_name - "cachestat", "mincore" or "none". */
+const char *dcp_pages_method_name(enum dcp_pages_method m);
+
+/*
+ * dcp_pages_fd - measure the open regular file FD (any open mode).
+ * Returns 0, or -errno: -EPERM when the kernel reports residency only to
+ * those who may write the file (cachestat and mincore, since Linux 5.2 and
+ * 6.15, for a caller that is neither the owner nor privileged), -ENOSYS
+ * when neither method exists, -EINVAL when FD is no regular file.
+ */
+int dcp_pages_fd(int fd, struct dcp_pages *out);
+
+/*
+ * dcp_pages_open_at - the measuring open: NAME relative to DIRFD with
+ * openat2(O_RDONLY|O_NONBLOCK|O_NOCTTY|O_NOFOLLOW|O_CLOEXEC, RESOLVE_CACHED)
+ * (no O_NOFOLLOW with DCP_PAGES_FOLLOW).  Without DCP_PAGES_ISREG the type
+ * is checked first on an O_PATH descriptor (also RESOLVE_CACHED), so a
+ * FIFO or a device is never opened; in every case an fstat after the open
+ * checks that a regular file was opened.  Returns the descriptor, or
+ * -EAGAIN (the lookup missed), -ENODEV when it is not a regular file, or
+ * the open's -errno.
+ */
+int dcp_pages_open_at(int dirfd, const char *name, unsigned flags);
+
+/*
+ * dcp_pages_at - dcp_pages_open_at(), dcp_pages_fd() and close.
+ * Returns 0, or -errno as those (-EAGAIN: residency unknown; -ENODEV: not
+ * a regular file).
+ */
+int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *out);
+
+/*
+ * dcp_pages_fstype_opens_safely - false for filesystem types on which an
+ * open(2) may wait for a userspace daemon or a server however cached the
+ * dentries are (fuse, fuseblk, fuse.*, virtiofs, nfs, nfs4, cifs, smb3,
+ * 9p, ceph, afs, glusterfs, lustre, ocfs2, gfs2): a tree walked by root
+ * may hold a FUSE mount made by a user, whose daemon never answers.
+ * NULL (type not known) is safe.
+ */
+bool dcp_pages_fstype_opens_safely(const char *fstype);
+
+/* dcp_pages_state_of - the state for a dcp_pages_at() result. */
+enum dcp_pages_state dcp_pages_state_of(int ret);
+
+/* Sums over many files. */
+struct dcp_pages_counts {
+	uint64_t files;		   /* measured */
+	uint64_t unknown;	   /* not opened: the dentry missed, FUSE, NFS... */
+	uint64_t failed;	   /* open or measurement failed */
+	uint64_t size, pages, resident, dirty, writeback, evicted, recently_evicted;
+};
+
+/* dcp_pages_count - add one dcp_pages_at() result RET (with P when 0) to C. */
+void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages *p);
+
+/* dcp_pages_counts_add - add B into A. */
+void dcp_pages_counts_add(struct dcp_pages_counts *a, const struct dcp_pages_counts *b);
+
+/* dcp_pages_resident_pct - resident over spanned pages of measured files;
+ * 100 when there were none. */
+double dcp_pages_resident_pct(const struct dcp_pages_counts *c);
+
+/*
+ * dcp_pages_verdict - the --min-resident verdict: true when the resident
+ * share is at least MIN percent and no file's residency is unknown (an
+ * unknown file's lookup would block: it is not warm).
+ */
+bool dcp_pages_verdict(const struct dcp_pages_counts *c, double min);
+
+/* ---- output ---- */
+
+/*
+ * dcp_pages_text - the residency columns of a per-path text line, each
+ * followed by a space:
+ *   measured: "pages=R/N bytes=B/S dirty=D writeback=W evicted=E "
+ *             (E: recently evicted; dirty, writeback, evicted are "-" under mincore)
+ *   unknown:  "pages=unknown "     failed: "pages=error:ENAME "
+ *   skipped:  "pages=- "
+ */
+void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p);
+
+/*
+ * dcp_pages_entry_text - a whole per-path text line with residency: the
+ * probe's state (and errno name), the columns of dcp_pages_text(), the
+ * quoted path: "cached pages=3/12 bytes=... PATH\n", "miss pages=unknown PATH\n".
+ * RET is the dentry probe's result, PRET and P the measurement's.
+ */
+void dcp_pages_entry_text(struct dcp_buf *b, const char *path, size_t len, int ret,
+			  int pret, const struct dcp_pages *p);
+
+/*
+ * dcp_pages_json - the members for a JSON object, each preceded by a comma:
+ *   ,"data":"measured|unknown|not_regular|error"
+ *   measured: ,"pages":{"resident":R,"total":N,"resident_bytes":B,"size":S,
+ *             "dirty":D,"writeback":W,"evicted":E,"recently_evicted":RE,
+ *             "method":"cachestat|mincore"}  (mincore: dirty... are null)
+ *   error:    ,"data_errno":"ENAME","data_message":"..."
+ */
+void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p);
+
+/*
+ * dcp_pages_json_counts - ,"data":{"files":N,"unknown":U,"errors":F,
+ * "pages":N,"resident":R,"resident_bytes":B,"size":S,"dirty":D,
+ * "writeback":W,"recently_evicted":RE,"resident_percent":P,"method":"..."}
+ * and, with MIN >= 0, "min_resident":MIN inside it.
+ */
+void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, double min);
+
+/*
+ * dcp_pages_text_counts - "data: R/N pages resident (P%), B/S bytes; D
+ * dirty, W writeback, E recently evicted; F files measured, U unknown
+ * (not opened), X errors (METHOD)\n".
+ */
+void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c);
+
+/*
+ * dcp_pages_json_insert - insert TEXT (LEN bytes) before the closing brace
+ * of the last JSON object in B, which must end with "}\n": so an object
+ * written by another module gains members without that module knowing.
+ * Returns 0, or -EINVAL when B does not end that way.
+ */
+int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len);
+
+/*
+ * dcp_pages_table_row - give the table row that starts at offset FROM of B
+ * (a --per-dir or --per-mount row written by another module) the data
+ * figures of C: in text, "RPCT%\tRESIDENT/PAGES\t" inserted before the
+ * row's last column (the path: tabs in names are escaped, so the last tab
+ * precedes it), "unknown" for RPCT when a file's residency is unknown; in
+ * JSON, the members of dcp_pages_json_counts().  NUL rows are left alone.
+ * JSON says whether the row is JSON.
+ */
+void dcp_pages_table_row(struct dcp_buf *b, size_t from, bool json,
+			 const struct dcp_pages_counts *c);
+
+/* Counts per mount (a mount ID, or a device number), for --per-mount.  Zero it to start. */
+struct dcp_pages_devtab {
+	struct dcp_pages_devcount {
+		uint64_t key;
+		struct dcp_pages_counts c;
+	} *v;
+	size_t n, cap;
+};
+
+/* dcp_pages_devtab_get - the counts of KEY, added (zeroed) if new; NULL without memory. */
+struct dcp_pages_counts *dcp_pages_devtab_get(struct dcp_pages_devtab *t, uint64_t key);
+
+/* dcp_pages_devtab_merge - add FROM into INTO.  Returns 0 or -ENOMEM. */
+int dcp_pages_devtab_merge(struct dcp_pages_devtab *into, const struct dcp_pages_devtab *from);
+
+/* dcp_pages_devtab_free - release the table and zero it. */
+void dcp_pages_devtab_free(struct dcp_pages_devtab *t);
+
+/* One labelled set of counts for dcp_pages_prometheus(). */
+struct dcp_pages_series {
+	const char *value;  /* the label's value (root, mount point, directory); NULL: none */
+	size_t len;
+	const char *fstype; /* adds fstype="..." when not NULL */
+	const struct dcp_pages_counts *c;
+};
+
+/*
+ * dcp_pages_prometheus - three gauge families, with HELP and TYPE lines,
+ * one sample set per series, labelled LABEL="value" (no label for a series
+ * without a value):
+ *   PREFIX_pages{...,kind="total|resident|dirty|writeback|recently_evicted"}
+ *   PREFIX_files{...,state="measured|unknown|error"}
+ *   PREFIX_resident_ratio{...}  0..1
+ */
+void dcp_pages_prometheus(struct dcp_buf *b, const char *prefix, const char *label,
+			  const struct dcp_pages_series *s, size_t n);
+
+/* ---- warming ---- */
+
+/*
+ * How warm --pages brings data in.  Measured on a cold copy of /usr/share
+ * (59,833 files, 1.2 GB, loop device with direct I/O on a virtio disk, 2
+ * CPUs, 64 threads; tests/bench/bench-pages.sh, medians of 5): read 2.68 s,
+ * uring 2.86 s, readahead 3.09 s, willneed 3.38 s, within each other's
+ * noise; vmtouch -t 25.9 s.  Plain reads are the default.
+ */
+enum dcp_pages_warm_method {
+	DCP_PAGES_WARM_READ = 0,     /* pread(2) into a scratch buffer */
+	DCP_PAGES_WARM_WILLNEED = 1, /* posix_fadvise(POSIX_FADV_WILLNEED) first */
+	DCP_PAGES_WARM_READAHEAD = 2,/* readahead(2) first */
+	DCP_PAGES_WARM_URING = 3,    /* io_uring reads, many per file in flight
+				      * (plain reads where io_uring is missing) */
+};
+
+/* Limits shared by every thread of one run. */
+struct dcp_pages_budget {
+	uint64_t max_bytes;	/* total bytes to bring in; 0 = no limit */
+	uint64_t max_file_size; /* files larger than this are skipped; 0 = no limit */
+	enum dcp_pages_warm_method method;
+	_Atomic uint64_t used;	/* bytes asked for so far */
+	_Atomic uint64_t files, skipped, bytes, errors;
+	/* DCP_PAGES_CHECK: pages spanned by the files, resident before and after */
+	_Atomic uint64_t pages, resident_before, resident_after;
+};
+
+/*
+ * dcp_pages_warm_at - bring the data of regular file NAME (relative to
+ * DIRFD) into the page cache within BUDGET: without DCP_PAGES_ISREG its
+ * type is looked at first (fstatat: the lookup was just made, by warm's
+ * stat), so a FIFO or a device is never opened; opened with O_RDONLY|
+ * O_NONBLOCK|O_NOFOLLOW, type checked again after the open; the whole file is asked for at once with BUDGET's method
+ * (read-ahead I/O of the whole range in flight), then read through a
+ * scratch buffer, which waits for that I/O, so that the data is resident
+ * when the call returns.
+ * Returns 0, 1 when a limit skipped it (entirely or in part), or -errno.
+ */
+int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
+		      struct dcp_pages_budget *budget);
+
+/*
+ * dcp_pages_parse_size - a byte count: digits and an optional suffix K, M,
+ * G, T (powers of 1024, "KiB" and "k" accepted too).  Returns 0 or -EINVAL
+ * (also for an overflow).
+ */
+int dcp_pages_parse_size(const char *s, uint64_t *out);
+
+/*
+ * dcp_pages_default_max_bytes - the data budget of a warm run that names
+ * none: half of MemAvailable in /proc/meminfo, so that a tree holding a huge
+ * (or sparse) file cannot push the whole page cache out.  0 when unknown.
+ */
+uint64_t dcp_pages_default_max_bytes(void);
+
+/* dcp_pages_warm_method_parse - "willneed", "readahead", "read"; -EINVAL. */
+int dcp_pages_warm_method_parse(const char *name);
+
+#endif

@@ -1,0 +1,987 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pages.c - data residency of regular files (cachestat(2), else mincore(2)),
+ * measured through a RESOLVE_CACHED open, and warming it on purpose.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "dcp_pages.h"
+#include "dcp_probe.h"
+#include "dcp_util.h"
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451 /* the same number on every architecture */
+#endif
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
+
+/* The UAPI structures (linux/mman.h, 6.5), spelled out for old headers. */
+struct dcp_cachestat_range {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct dcp_cachestat {
+	uint64_t nr_cache;
+	uint64_t nr_dirty;
+	uint64_t nr_writeback;
+	uint64_t nr_evicted;
+	uint64_t nr_recently_evicted;
+};
+
+/* mincore(2) looks at this much of a file per mapping. */
+#define MINCORE_WINDOW (64ULL << 20)
+
+static _Atomic int method_found; /* enum dcp_pages_method, 0 until probed */
+
+static long page_size(void)
+{
+	static long ps;
+
+	if (!ps)
+		ps = sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+static int sys_cachestat(int fd, uint64_t off, uint64_t len, struct dcp_cachestat *cs)
+{
+	struct dcp_cachestat_range r = { off, len };
+
+	if (syscall(__NR_cachestat, fd, &r, cs, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Resident pages of FD's first SIZE bytes, by mincore over read-only windows. */
+static int mincore_count(int fd, uint64_t size, uint64_t *resident)
+{
+	long ps = page_size();
+	unsigned char vec[MINCORE_WINDOW / 4096];
+
+	*resident = 0;
+	for (uint64_t off = 0; off < size; off += MINCORE_WINDOW) {
+		size_t len = size - off < MINCORE_WINDOW ? size - off : MINCORE_WINDOW;
+		size_t npages = (len + ps - 1) / ps;
+		unsigned char *v = npages <= sizeof(vec) ? vec : malloc(npages);
+		void *m;
+		int ret = 0;
+
+		if (!v)
+			return -ENOMEM;
+		/* PROT_READ and no MAP_POPULATE: nothing is faulted in or read. */
+		m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+		if (m == MAP_FAILED) {
+			ret = -errno;
+		} else {
+			if (mincore(m, len, v) < 0)
+				ret = -errno;
+			munmap(m, len);
+		}
+		for (size_t i = 0; !ret && i < npages; i++)
+			*resident += v[i] & 1;
+		if (v != vec)
+			free(v);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int dcp_pages_support(void)
+{
+	struct dcp_cachestat cs;
+	int m = atomic_load(&method_found), fd, ret;
+	uint64_t res;
+
+	if (m)
+		return m;
+	fd = memfd_create("dcprobe-pages", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, page_size()) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	ret = sys_cachestat(fd, 0, 0, &cs);
+	if (ret == 0) {
+		m = DCP_PAGES_CACHESTAT;
+	} else {
+		ret = mincore_count(fd, (uint64_t)page_size(), &res);
+		if (ret == 0)
+			m = DCP_PAGES_MINCORE;
+	}
+	close(fd);
+	if (!m)
+		return ret;
+	atomic_store(&method_found, m);
+	return m;
+}
+
+const char *dcp_pages_method_name(enum dcp_pages_method m)
+{
+	switch (m) {
+	case DCP_PAGES_CACHESTAT: return "cachestat";
+	case DCP_PAGES_MINCORE: return "mincore";
+	default: return "none";
+	}
+}
+
+/*
+ * Since Linux 5.2 mincore() tells about a file's page cache only to a
+ * caller who owns it or may write it (otherwise just the pages mapped in
+ * its own page tables: none, here).  cachestat() refuses such callers with
+ * EPERM on recent kernels; mincore() would answer 0 silently, so refuse.
+ */
+static bool may_see_residency(int fd, const struct stat *st)
+{
+	if (geteuid() == 0 || st->st_uid == geteuid())
+		return true;
+	return faccessat(fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) == 0;
+}
+
+/* Measure FD, whose fstat is ST (a regular file). */
+static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
+{
+	struct dcp_cachestat cs = { 0 };
+	const struct stat st = *stp;
+	long ps = page_size();
+	int m, ret;
+
+	m = dcp_pages_support();
+	if (m < 0)
+		return m;
+	out->size = (uint64_t)st.st_size;
+	out->pages = (out->size + (uint64_t)ps - 1) / (uint64_t)ps;
+	out->method = m;
+	if (m == DCP_PAGES_CACHESTAT) {
+		/* Length 0 would mean "to the end of the file": nothing to ask. */
+		if (!out->size)
+			return 0;
+		ret = sys_cachestat(fd, 0, out->size, &cs);
+		if (ret == 0) {
+			out->resident = cs.nr_cache;
+			out->dirty = cs.nr_dirty;
+			out->writeback = cs.nr_writeback;
+			out->evicted = cs.nr_evicted;
+			out->recently_evicted = cs.nr_recently_evicted;
+			/* A file truncated meanwhile: never more than it spans. */
+			if (out->resident > out->pages)
+				out->resident = out->pages;
+			return 0;
+		}
+		if (ret != -ENOSYS)
+			return ret;
+		/* A filter or an old kernel after all: fall back for good. */
+		atomic_store(&method_found, DCP_PAGES_MINCORE);
+		out->method = DCP_PAGES_MINCORE;
+	}
+	if (!may_see_residency(fd, &st))
+		return -EPERM;
+	return mincore_count(fd, out->size, &out->resident);
+}
+
+int dcp_pages_fd(int fd, struct dcp_pages *out)
+{
+	struct stat st;
+
+	*out = (struct dcp_pages){ 0 };
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENODEV;
+	return pages_of(fd, &st, out);
+}
+
+/*
+ * One io_uring per thread, made on first use and freed with the thread:
+ * DCP_PAGES_WARM_URING reads through it, and dcp_pages_at() hands it the
+ * closes of the files it measured, CLOSE_BATCH at a time (one system call
+ * instead of sixteen: system calls are most of what measuring costs).
+ */
+#define URING_DEPTH 32
+#define CLOSE_TAG UINT64_MAX /* user_data of a close: no one waits for it */
+
+struct uring_slot {
+	struct io_uring ring;
+	bool ok;
+	unsigned pending; /* closes queued, not yet submitted */
+};
+
+static pthread_key_t ring_key;
+static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
+static unsigned close_batch; /* 0: close at once (few descriptors allowed) */
+
+/* Submit what is queued and drop the completions of closes. */
+static void ring_flush(struct uring_slot *s)
+{
+	struct io_uring_cqe *cqe;
+
+	if (s->pending && io_uring_submit(&s->ring) >= 0)
+		s->pending = 0;
+	while (io_uring_peek_cqe(&s->ring, &cqe) == 0)
+		io_uring_cqe_seen(&s->ring, cqe);
+}
+
+static void ring_free(void *p)
+{
+	struct uring_slot *s = p;
+
+	if (s->ok) {
+		ring_flush(s);
+		io_uring_queue_exit(&s->ring);
+	}
+	free(s);
+}
+
+static void ring_init(void)
+{
+	struct rlimit rl;
+
+	pthread_key_create(&ring_key, ring_free);
+	/* Queued closes hold descriptors a walker with a tight limit needs. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		close_batch = rl.rlim_cur / 64 >= 16 ? 16 : 0;
+	else
+		close_batch = 16;
+}
+
+static struct uring_slot *thread_slot(void)
+{
+	struct uring_slot *s;
+
+	pthread_once(&ring_once, ring_init);
+	s = pthread_getspecific(ring_key);
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		s->ok = io_uring_queue_init(URING_DEPTH, &s->ring, 0) == 0;
+		if (pthread_setspecific(ring_key, s)) {
+			ring_free(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+static struct io_uring *thread_ring(void)
+{
+	struct uring_slot *s = thread_slot();
+
+	return s && s->ok ? &s->ring : NULL;
+}
+
+/* close(FD), batched through the thread's ring where there is one. */
+static void close_later(int fd)
+{
+	struct uring_slot *s;
+	struct io_uring_sqe *sqe;
+
+	pthread_once(&ring_once, ring_init);
+	s = close_batch ? thread_slot() : NULL;
+	sqe = s && s->ok ? io_uring_get_sqe(&s->ring) : NULL;
+	if (!sqe) {
+		close(fd);
+		return;
+	}
+	io_uring_prep_close(sqe, fd);
+	io_uring_sqe_set_data64(sqe, CLOSE_TAG);
+	if (++s->pending >= close_batch)
+		ring_flush(s);
+}
+
+/* dcp_pages_open_at(), keeping the fstat after the open in *AFTER. */
+static int open_at(int dirfd, const char *name, unsigned flags, struct stat *after)
+{
+	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
+	struct stat before;
+	int fd;
+
+	if (!(flags & DCP_PAGES_ISREG)) {
+		/* Look before opening: a FIFO or a device is never opened. */
+		int pfd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, 0,
+				      RESOLVE_CACHED);
+
+		if (pfd < 0)
+			return pfd;
+		if (fstat(pfd, &before) < 0) {
+			int ret = -errno;
+
+			close(pfd);
+			return ret;
+		}
+		close(pfd);
+		if (!S_ISREG(before.st_mode))
+			return -ENODEV;
+	}
+	fd = dcp_openat2(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow,
+			 0, RESOLVE_CACHED);
+	/* A mount or umount anywhere fails a cached walk too: ask once more. */
+	if (fd == -EAGAIN)
+		fd = dcp_openat2(dirfd, name,
+				 O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow, 0,
+				 RESOLVE_CACHED);
+	if (fd < 0)
+		return fd;
+	/* Replaced by something else since d_type or the O_PATH look? */
+	if (fstat(fd, after) < 0 || !S_ISREG(after->st_mode)) {
+		close(fd);
+		return -ENODEV;
+	}
+	return fd;
+}
+
+int dcp_pages_open_at(int dirfd, const char *name, unsigned flags)
+{
+	struct stat st;
+
+	return open_at(dirfd, name, flags, &st);
+}
+
+int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *out)
+{
+	struct stat st;
+	int fd = open_at(dirfd, name, flags, &st), ret;
+
+	*out = (struct dcp_pages){ 0 };
+	if (fd < 0)
+		return fd;
+	/* One fstat for both the type check and the size: syscalls are the cost. */
+	ret = pages_of(fd, &st, out);
+	close_later(fd);
+	return ret;
+}
+
+bool dcp_pages_fstype_opens_safely(const char *fstype)
+{
+	static const char *const unsafe[] = {
+		"fuse", "fuseblk", "virtiofs", "nfs", "nfs4", "cifs", "smb3", "smbfs",
+		"9p", "ceph", "afs", "glusterfs", "lustre", "ocfs2", "gfs2", "ncpfs",
+	};
+
+	if (!fstype)
+		return true;
+	if (!strncmp(fstype, "fuse.", 5))
+		return false;
+	for (size_t i = 0; i < sizeof(unsafe) / sizeof(unsafe[0]); i++)
+		if (!strcmp(fstype, unsafe[i]))
+			return false;
+	return true;
+}
+
+enum dcp_pages_state dcp_pages_state_of(int ret)
+{
+	if (ret == 0)
+		return DCP_PAGES_MEASURED;
+	if (ret == -EAGAIN)
+		return DCP_PAGES_UNKNOWN;
+	if (ret == -ENODEV)
+		return DCP_PAGES_SKIPPED;
+	return DCP_PAGES_FAILED;
+}
+
+/* ---- counts ---- */
+
+void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages *p)
+{
+	switch (dcp_pages_state_of(ret)) {
+	case DCP_PAGES_MEASURED:
+		c->files++;
+		c->size += p->size;
+		c->pages += p->pages;
+		c->resident += p->resident;
+		c->dirty += p->dirty;
+		c->writeback += p->writeback;
+		c->evicted += p->evicted;
+		c->recently_evicted += p->recently_evicted;
+		break;
+	case DCP_PAGES_UNKNOWN:
+		c->unknown++;
+		break;
+	case DCP_PAGES_FAILED:
+		c->failed++;
+		break;
+	case DCP_PAGES_SKIPPED:
+		break;
+	}
+}
+
+void dcp_pages_counts_add(struct dcp_pages_counts *a, const struct dcp_pages_counts *b)
+{
+	a->files += b->files;
+	a->unknown += b->unknown;
+	a->failed += b->failed;
+	a->size += b->size;
+	a->pages += b->pages;
+	a->resident += b->resident;
+	a->dirty += b->dirty;
+	a->writeback += b->writeback;
+	a->evicted += b->evicted;
+	a->recently_evicted += b->recently_evicted;
+}
+
+double dcp_pages_resident_pct(const struct dcp_pages_counts *c)
+{
+	if (!c->pages)
+		return 100.0;
+	return 100.0 * (double)c->resident / (double)c->pages;
+}
+
+bool dcp_pages_verdict(const struct dcp_pages_counts *c, double min)
+{
+	return !c->unknown && dcp_pages_resident_pct(c) >= min;
+}
+
+/* Percent with one decimal, never shown as 100.0 (or 0.0) unless it is. */
+static double pct1(const struct dcp_pages_counts *c)
+{
+	double p = dcp_pages_resident_pct(c);
+
+	if (p < 100.0 && p > 99.95)
+		return 99.9;
+	if (p > 0.0 && p < 0.05)
+		return 0.1;
+	return p;
+}
+
+/* ---- output ---- */
+
+void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p)
+{
+	long ps = page_size();
+
+	switch (dcp_pages_state_of(ret)) {
+	case DCP_PAGES_MEASURED:
+		dcp_buf_printf(b, "pages=%llu/%llu bytes=%llu/%llu ",
+			       (unsigned long long)p->resident, (unsigned long long)p->pages,
+			       (unsigned long long)(p->resident * (uint64_t)ps),
+			       (unsigned long long)p->size);
+		if (p->method == DCP_PAGES_CACHESTAT)
+			dcp_buf_printf(b, "dirty=%llu writeback=%llu evicted=%llu ",
+				       (unsigned long long)p->dirty,
+				       (unsigned long long)p->writeback,
+				       (unsigned long long)p->recently_evicted);
+		else
+			dcp_buf_puts(b, "dirty=- writeback=- evicted=- ");
+		break;
+	case DCP_PAGES_UNKNOWN:
+		dcp_buf_puts(b, "pages=unknown ");
+		break;
+	case DCP_PAGES_SKIPPED:
+		dcp_buf_puts(b, "pages=- ");
+		break;
+	case DCP_PAGES_FAILED:
+		dcp_buf_printf(b, "pages=error:%s ", dcp_errno_name(-ret));
+		break;
+	}
+}
+
+void dcp_pages_entry_text(struct dcp_buf *b, const char *path, size_t len, int ret,
+			  int pret, const struct dcp_pages *p)
+{
+	enum dcp_state st = dcp_state_of_errno(ret);
+
+	dcp_buf_puts(b, dcp_state_name(st));
+	dcp_buf_putc(b, ' ');
+	if (st == DCP_ERROR) {
+		dcp_buf_puts(b, dcp_errno_name(-ret));
+		dcp_buf_putc(b, ' ');
+	}
+	dcp_pages_text(b, pret, p);
+	dcp_buf_quote(b, path, len);
+	dcp_buf_putc(b, '\n');
+}
+
+static const char *const state_names[] = {
+	[DCP_PAGES_MEASURED] = "measured",
+	[DCP_PAGES_UNKNOWN] = "unknown",
+	[DCP_PAGES_SKIPPED] = "not_regular",
+	[DCP_PAGES_FAILED] = "error",
+};
+
+void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p)
+{
+	enum dcp_pages_state st = dcp_pages_state_of(ret);
+	long ps = page_size();
+
+	dcp_buf_printf(b, ",\"data\":\"%s\"", state_names[st]);
+	if (st == DCP_PAGES_FAILED) {
+		const char *msg = strerror(-ret);
+
+		dcp_buf_printf(b, ",\"data_errno\":\"%s\",\"data_message\":",
+			       dcp_errno_name(-ret));
+		dcp_buf_json_str(b, msg, strlen(msg));
+	}
+	if (st != DCP_PAGES_MEASURED)
+		return;
+	dcp_buf_printf(b, ",\"pages\":{\"resident\":%llu,\"total\":%llu,\"resident_bytes\":%llu,"
+		       "\"size\":%llu,", (unsigned long long)p->resident,
+		       (unsigned long long)p->pages,
+		       (unsigned long long)(p->resident * (uint64_t)ps),
+		       (unsigned long long)p->size);
+	if (p->method == DCP_PAGES_CACHESTAT)
+		dcp_buf_printf(b, "\"dirty\":%llu,\"writeback\":%llu,\"evicted\":%llu,"
+			       "\"recently_evicted\":%llu,", (unsigned long long)p->dirty,
+			       (unsigned long long)p->writeback, (unsigned long long)p->evicted,
+			       (unsigned long long)p->recently_evicted);
+	else
+		dcp_buf_puts(b, "\"dirty\":null,\"writeback\":null,\"evicted\":null,"
+			     "\"recently_evicted\":null,");
+	dcp_buf_printf(b, "\"method\":\"%s\"}", dcp_pages_method_name(p->method));
+}
+
+static const char *run_method(void)
+{
+	return dcp_pages_method_name(atomic_load(&method_found));
+}
+
+void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, double min)
+{
+	dcp_buf_printf(b, ",\"data\":{\"files\":%llu,\"unknown\":%llu,\"errors\":%llu,"
+		       "\"pages\":%llu,\"resident\":%llu,\"resident_bytes\":%llu,\"size\":%llu,"
+		       "\"dirty\":%llu,\"writeback\":%llu,\"recently_evicted\":%llu,"
+		       "\"resident_percent\":%.2f,\"method\":\"%s\"",
+		       (unsigned long long)c->files, (unsigned long long)c->unknown,
+		       (unsigned long long)c->failed, (unsigned long long)c->pages,
+		       (unsigned long long)c->resident,
+		       (unsigned long long)(c->resident * (uint64_t)page_size()),
+		       (unsigned long long)c->size, (unsigned long long)c->dirty,
+		       (unsigned long long)c->writeback,
+		       (unsigned long long)c->recently_evicted, dcp_pages_resident_pct(c),
+		       run_method());
+	if (min >= 0)
+		dcp_buf_printf(b, ",\"min_resident\":%g", min);
+	dcp_buf_putc(b, '}');
+}
+
+void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c)
+{
+	dcp_buf_printf(b, "data: %llu/%llu pages resident (%.1f%%), %llu/%llu bytes; "
+		       "%llu dirty, %llu writeback, %llu recently evicted; %llu file%s measured, "
+		       "%llu unknown (not opened), %llu error%s (%s)\n",
+		       (unsigned long long)c->resident, (unsigned long long)c->pages, pct1(c),
+		       (unsigned long long)(c->resident * (uint64_t)page_size()),
+		       (unsigned long long)c->size, (unsigned long long)c->dirty,
+		       (unsigned long long)c->writeback, (unsigned long long)c->recently_evicted,
+		       (unsigned long long)c->files, c->files == 1 ? "" : "s",
+		       (unsigned long long)c->unknown, (unsigned long long)c->failed,
+		       c->failed == 1 ? "" : "s", run_method());
+}
+
+int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len)
+{
+	if (b->oom || b->len < 2 || b->data[b->len - 2] != '}' || b->data[b->len - 1] != '\n')
+		return -EINVAL;
+	b->len -= 2;
+	dcp_buf_add(b, text, len);
+	dcp_buf_puts(b, "}\n");
+	return 0;
+}
+
+void dcp_pages_table_row(struct dcp_buf *b, size_t from, bool json,
+			 const struct dcp_pages_counts *c)
+{
+	struct dcp_buf m = DCP_BUF_INIT;
+	size_t tab;
+
+	if (b->oom || b->len <= from)
+		return;
+	if (json) {
+		dcp_pages_json_counts(&m, c, -1);
+		if (!m.oom)
+			dcp_pages_json_insert(b, m.data, m.len);
+		dcp_buf_free(&m);
+		return;
+	}
+	if (b->data[b->len - 1] != '\n')
+		return; /* a NUL row */
+	for (tab = b->len; tab > from && b->data[tab - 1] != '\t'; tab--)
+		;
+	if (tab == from)
+		return;
+	if (c->unknown)
+		dcp_buf_puts(&m, "unknown\t");
+	else
+		dcp_buf_printf(&m, "%5.1f%%\t", pct1(c));
+	dcp_buf_printf(&m, "%llu/%llu\t", (unsigned long long)c->resident,
+		       (unsigned long long)c->pages);
+	/* Make room, then move the path along. */
+	dcp_buf_add(b, m.data ? m.data : "", m.len);
+	if (!b->oom && !m.oom) {
+		memmove(b->data + tab + m.len, b->data + tab, b->len - m.len - tab);
+		memcpy(b->data + tab, m.data, m.len);
+	}
+	dcp_buf_free(&m);
+}
+
+struct dcp_pages_counts *dcp_pages_devtab_get(struct dcp_pages_devtab *t, uint64_t key)
+{
+	for (size_t i = t->n; i > 0; i--)
+		if (t->v[i - 1].key == key)
+			return &t->v[i - 1].c;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 8;
+		struct dcp_pages_devcount *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n] = (struct dcp_pages_devcount){ .key = key };
+	return &t->v[t->n++].c;
+}
+
+int dcp_pages_devtab_merge(struct dcp_pages_devtab *into, const struct dcp_pages_devtab *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		struct dcp_pages_counts *c = dcp_pages_devtab_get(into, from->v[i].key);
+
+		if (!c)
+			return -ENOMEM;
+		dcp_pages_counts_add(c, &from->v[i].c);
+	}
+	return 0;
+}
+
+void dcp_pages_devtab_free(struct dcp_pages_devtab *t)
+{
+	free(t->v);
+	*t = (struct dcp_pages_devtab){ 0 };
+}
+
+/* ---- Prometheus ---- */
+
+static void prom_labels(struct dcp_buf *b, const char *label, const struct dcp_pages_series *s,
+			const char *k, const char *v)
+{
+	bool any = false;
+
+	if (s->value) {
+		dcp_buf_printf(b, "{%s=\"", label);
+		dcp_buf_prom_label(b, s->value, s->len);
+		dcp_buf_putc(b, '"');
+		any = true;
+	}
+	if (s->fstype) {
+		dcp_buf_puts(b, any ? ",fstype=\"" : "{fstype=\"");
+		dcp_buf_prom_label(b, s->fstype, strlen(s->fstype));
+		dcp_buf_putc(b, '"');
+		any = true;
+	}
+	if (k) {
+		dcp_buf_printf(b, "%s%s=\"%s\"", any ? "," : "{", k, v);
+		any = true;
+	}
+	if (any)
+		dcp_buf_putc(b, '}');
+}
+
+static void prom_head(struct dcp_buf *b, const char *prefix, const char *name, const char *help)
+{
+	dcp_buf_printf(b, "# HELP %s_%s %s\n# TYPE %s_%s gauge\n", prefix, name, help, prefix, name);
+}
+
+void dcp_pages_prometheus(struct dcp_buf *b, const char *prefix, const char *label,
+			  const struct dcp_pages_series *s, size_t n)
+{
+	static const char *const kinds[] = { "total", "resident", "dirty", "writeback",
+					     "recently_evicted" };
+	static const char *const states[] = { "measured", "unknown", "error" };
+
+	prom_head(b, prefix, "pages",
+		  "Pages of regular files whose dentry was cached: spanned, and in the page cache.");
+	for (size_t i = 0; i < n; i++) {
+		const struct dcp_pages_counts *c = s[i].c;
+		uint64_t v[] = { c->pages, c->resident, c->dirty, c->writeback,
+				 c->recently_evicted };
+
+		for (size_t k = 0; k < 5; k++) {
+			dcp_buf_printf(b, "%s_pages", prefix);
+			prom_labels(b, label, &s[i], "kind", kinds[k]);
+			dcp_buf_printf(b, " %llu\n", (unsigned long long)v[k]);
+		}
+	}
+	prom_head(b, prefix, "files",
+		  "Regular files by data residency: measured, unknown (lookup missed, or on FUSE or a network filesystem), error.");
+	for (size_t i = 0; i < n; i++) {
+		const struct dcp_pages_counts *c = s[i].c;
+		uint64_t v[] = { c->files, c->unknown, c->failed };
+
+		for (size_t k = 0; k < 3; k++) {
+			dcp_buf_printf(b, "%s_files", prefix);
+			prom_labels(b, label, &s[i], "state", states[k]);
+			dcp_buf_printf(b, " %llu\n", (unsigned long long)v[k]);
+		}
+	}
+	prom_head(b, prefix, "resident_ratio",
+		  "Share of the measured files' pages that are in the page cache.");
+	for (size_t i = 0; i < n; i++) {
+		dcp_buf_printf(b, "%s_resident_ratio", prefix);
+		prom_labels(b, label, &s[i], NULL, NULL);
+		dcp_buf_printf(b, " %.6g\n", dcp_pages_resident_pct(s[i].c) / 100.0);
+	}
+}
+
+/* ---- warming ---- */
+
+#define SCRATCH (256 * 1024)
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_init(void)
+{
+	pthread_key_create(&scratch_key, free);
+}
+
+/* One scratch buffer per thread, freed when the thread ends. */
+static char *scratch(void)
+{
+	char *p;
+
+	pthread_once(&scratch_once, scratch_init);
+	p = pthread_getspecific(scratch_key);
+	if (!p) {
+		p = malloc(SCRATCH);
+		if (p && pthread_setspecific(scratch_key, p)) {
+			free(p);
+			p = NULL;
+		}
+	}
+	return p;
+}
+
+int dcp_pages_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "kmgt";
+	uint64_t v = 0, mul = 1;
+	const char *p = s, *u;
+
+	if (!*p)
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == s)
+		return -EINVAL;
+	if (*p) {
+		u = strchr(units, *p | 0x20);
+		if (!u || !(*p | 0x20))
+			return -EINVAL;
+		for (const char *q = units; q <= u; q++)
+			mul *= 1024;
+		p++;
+		if (!strcmp(p, "iB") || !strcmp(p, "B"))
+			p += strlen(p);
+		if (*p)
+			return -EINVAL;
+	}
+	if (v > UINT64_MAX / mul)
+		return -EINVAL;
+	*out = v * mul;
+	return 0;
+}
+
+/*
+ * Read LEN bytes of FD with up to URING_DEPTH reads in flight, all into
+ * the same scratch buffer (the data is not wanted, only its pages).
+ * Returns the bytes read, or -errno; -ENOSYS when there is no ring.
+ */
+static int64_t uring_read_all(int fd, uint64_t len, char *buf)
+{
+	struct io_uring *ring = thread_ring();
+	uint64_t next = 0, done = 0;
+	unsigned inflight = 0;
+	int err = 0;
+
+	if (!ring)
+		return -ENOSYS;
+	while (inflight || (!err && next < len)) {
+		struct io_uring_cqe *cqe;
+		int ret;
+
+		while (!err && next < len && inflight < URING_DEPTH) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+			unsigned n = len - next < SCRATCH ? (unsigned)(len - next) : SCRATCH;
+
+			if (!sqe)
+				break;
+			io_uring_prep_read(sqe, fd, buf, n, next);
+			io_uring_sqe_set_data64(sqe, 0);
+			next += n;
+			inflight++;
+		}
+		ret = io_uring_submit_and_wait(ring, 1);
+		if (ret < 0 && ret != -EINTR) {
+			/* Nothing more can be reaped: forget what is in flight. */
+			return ret;
+		}
+		while (io_uring_peek_cqe(ring, &cqe) == 0) {
+			bool read = io_uring_cqe_get_data64(cqe) != CLOSE_TAG;
+
+			if (read && cqe->res < 0 && !err)
+				err = cqe->res;
+			else if (read && cqe->res > 0)
+				done += (uint64_t)cqe->res;
+			io_uring_cqe_seen(ring, cqe);
+			inflight -= read;
+		}
+	}
+	return err ? err : (int64_t)done;
+}
+
+uint64_t dcp_pages_default_max_bytes(void)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024 / 2;
+}
+
+int dcp_pages_warm_method_parse(const char *name)
+{
+	if (!strcmp(name, "willneed"))
+		return DCP_PAGES_WARM_WILLNEED;
+	if (!strcmp(name, "readahead"))
+		return DCP_PAGES_WARM_READAHEAD;
+	if (!strcmp(name, "read"))
+		return DCP_PAGES_WARM_READ;
+	if (!strcmp(name, "uring"))
+		return DCP_PAGES_WARM_URING;
+	return -EINVAL;
+}
+
+/* Take LEN bytes from the run's budget; returns how many may be read. */
+static uint64_t budget_take(struct dcp_pages_budget *bu, uint64_t len)
+{
+	uint64_t used = atomic_load(&bu->used), grant;
+
+	if (!bu->max_bytes)
+		return len;
+	do {
+		if (used >= bu->max_bytes)
+			return 0;
+		grant = bu->max_bytes - used < len ? bu->max_bytes - used : len;
+	} while (!atomic_compare_exchange_weak(&bu->used, &used, used + grant));
+	return grant;
+}
+
+/* Plain reads of FD's first LEN bytes; they wait for read-ahead I/O. */
+static int pread_all(int fd, uint64_t len, char *buf, struct dcp_pages_budget *bu)
+{
+	for (uint64_t off = 0; off < len;) {
+		size_t n = len - off < SCRATCH ? (size_t)(len - off) : SCRATCH;
+		ssize_t got = pread(fd, buf, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			break; /* truncated meanwhile */
+		off += (uint64_t)got;
+		atomic_fetch_add(&bu->bytes, (uint64_t)got);
+	}
+	return 0;
+}
+
+/* Bring FD's first LEN bytes in with BU's method; 0 or -errno. */
+static int read_in(int fd, uint64_t len, off_t st_size, struct dcp_pages_budget *bu)
+{
+	char *buf = scratch();
+
+	if (!buf)
+		return -ENOMEM;
+	/* Only part of it (a limit): no read-ahead past what was granted. */
+	if (len < (uint64_t)st_size)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	/* The file's reads go out at once, instead of one window at a time... */
+	if (bu->method == DCP_PAGES_WARM_WILLNEED)
+		posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_WILLNEED);
+	else if (bu->method == DCP_PAGES_WARM_READAHEAD)
+		readahead(fd, 0, (size_t)len);
+	if (bu->method == DCP_PAGES_WARM_URING) {
+		int64_t got = uring_read_all(fd, len, buf);
+
+		if (got >= 0)
+			atomic_fetch_add(&bu->bytes, (uint64_t)got);
+		if (got != -ENOSYS)
+			return got < 0 ? (int)got : 0;
+		/* no io_uring here: plain reads */
+	}
+	/* ...and reading waits for that I/O (and reads anything it left out). */
+	return pread_all(fd, len, buf, bu);
+}
+
+int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
+		      struct dcp_pages_budget *bu)
+{
+	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
+	struct dcp_pages before = { 0 }, after = { 0 };
+	bool check = flags & DCP_PAGES_CHECK;
+	uint64_t len, want;
+	struct stat st;
+	int fd, ret = 0;
+
+	/* Look before opening: a FIFO or a device is never opened. */
+	if (!(flags & DCP_PAGES_ISREG) &&
+	    (fstatat(dirfd, name, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) < 0 ||
+	     !S_ISREG(st.st_mode)))
+		return -ENODEV;
+	fd = openat(dirfd, name, (int)(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow));
+	if (fd < 0)
+		return errno == ELOOP && nofollow ? -ENODEV : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENODEV;
+	}
+	fcntl(fd, F_SETFL, 0); /* reads of a regular file may wait */
+	if (check && dcp_pages_fd(fd, &before) == 0) {
+		atomic_fetch_add(&bu->pages, before.pages);
+		atomic_fetch_add(&bu->resident_before, before.resident);
+	} else {
+		check = false;
+	}
+	want = (uint64_t)st.st_size;
+	len = bu->max_file_size && want > bu->max_file_size ? 0 : budget_take(bu, want);
+	if (len < want)
+		atomic_fetch_add(&bu->skipped, 1);
+	if (len)
+		ret = read_in(fd, len, st.st_size, bu);
+	if (check)
+		atomic_fetch_add(&bu->resident_after, dcp_pages_fd(fd, &after) == 0 ?
+				 after.resident : before.resident);
+	close(fd);
+	if (ret < 0) {
+		atomic_fetch_add(&bu->errors, 1);
+		return ret;
+	}
+	if (len)
+		atomic_fetch_add(&bu->files, 1);
+	return len < want ? 1 : 0;
+}

@@ -1,0 +1,522 @@
+#!/bin/bash
+# --pages: data residency of files in the page cache, on real cold fixtures,
+# checked against fincore (util-linux), vmtouch and an independent prober.
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require
+. "$DCP_TESTS/lib/rely.sh"
+
+PS=$(getconf PAGESIZE)
+
+# name size(bytes) pages-read (dd bs=PS skip:count, space separated) expected-resident
+FILES="
+e0	0	-	0
+e1	1	0:1	1
+p1	$PS	-	0
+p2	$((PS + 1))	1:1	1
+m	$((256 * PS))	10:5 100:1	6
+big	$((3 * 1024 * 1024 + 123))	0:64 768:1	65
+all	200000	0:49	49
+sparse	S$((256 * PS))	0:4 200:2	6
+"
+
+oneTimeSetUp() {
+	MNT=$(fixture_new 64) || fail "cannot make fixture"
+	mkdir -p "$MNT/k" "$MNT/t/a/sub" "$MNT/t/b" "$MNT/dev"
+	while IFS=$'\t' read -r name size _ _; do
+		[ -n "$name" ] || continue
+		if [ "${size#S}" != "$size" ]; then
+			truncate -s "${size#S}" "$MNT/k/$name"
+		else
+			head -c "$size" /dev/urandom >"$MNT/k/$name"
+		fi
+	done <<<"$FILES"
+	for f in f1 f2 f3; do
+		head -c $((5 * PS)) /dev/urandom >"$MNT/t/a/$f"
+		head -c $((3 * PS + 7)) /dev/urandom >"$MNT/t/b/$f"
+	done
+	echo g >"$MNT/t/a/sub/g"
+	ln -s a/f1 "$MNT/t/link"
+	mkfifo "$MNT/dev/fifo"
+	mknod "$MNT/dev/null" c 1 3
+	echo x >"$MNT/dev/file"
+	(cd "$MNT" && find t dev -print) >"$SHUNIT_TMPDIR/paths"
+	sync
+}
+
+oneTimeTearDown() { rely_cleanup; }
+
+setUp() {
+	cold "$MNT" || fail "cannot remount fixture"
+}
+
+# No read-ahead on the fixture's loop device: a dd of N pages brings in
+# exactly those pages, so the expected counts are known.
+no_readahead() {
+	blockdev --setra 0 "$(findmnt -no SOURCE "$MNT")"
+}
+
+# Reads completed by the fixture's loop device so far.
+loop_reads() {
+	local dev
+	dev=$(findmnt -no SOURCE "$MNT")
+	awk '{ print $1 }' "/sys/block/${dev#/dev/}/stat"
+}
+
+# The independent prober: the state of every path of the list (relative to
+# MNT) from openat2(O_PATH|O_NOFOLLOW|O_CLOEXEC, RESOLVE_CACHED), called
+# here with ctypes.  A miss is asked three times (a mount anywhere on the
+# machine fails a cached walk spuriously; a probe never warms anything).
+probe_all() {
+	python3 - "$MNT" "$SHUNIT_TMPDIR/paths" <<'PY'
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class How(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+how = How(os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, 0, 0x20)
+def probe(p):
+    for _ in range(3):
+        fd = libc.syscall(437, -100, p.encode(), ctypes.byref(how), ctypes.sizeof(how))
+        if fd >= 0:
+            os.close(fd)
+            return "cached"
+        e = ctypes.get_errno()
+        if e != errno.EAGAIN:
+            return "negative" if e == errno.ENOENT else "error"
+    return "miss"
+for rel in open(sys.argv[2]).read().split("\n"):
+    if rel:
+        print(probe(os.path.join(sys.argv[1], rel)), rel)
+PY
+}
+
+# What dcache-probe --json reported for PATH: "resident" or "data" state.
+json_field() { # JSONFILE PATH FIELD
+	python3 - "$@" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("type") == "entry" and o["path"] == sys.argv[2]:
+        print(o["pages"][sys.argv[3]] if sys.argv[3] in ("resident", "total") else o["data"])
+PY
+}
+
+# One round: dd the chosen ranges, then dcache-probe, fincore and vmtouch
+# on every file; prints "name expected ours fincore vmtouch" lines.
+residency_round() {
+	local name size ranges want r skip count f j
+	no_readahead
+	while IFS=$'\t' read -r name size ranges want; do
+		[ -n "$name" ] || continue
+		for r in $ranges; do
+			[ "$r" = - ] && continue
+			skip=${r%:*} count=${r#*:}
+			dd if="$MNT/k/$name" of=/dev/null bs="$PS" skip="$skip" count="$count" 2>/dev/null
+		done
+		# A file never read still needs its dentry cached to be measured.
+		stat "$MNT/k/$name" >/dev/null
+	done <<<"$FILES"
+	j=$SHUNIT_TMPDIR/round.json
+	dcache-probe --pages --json "$MNT"/k/* >"$j"
+	while IFS=$'\t' read -r name size ranges want; do
+		[ -n "$name" ] || continue
+		f=$MNT/k/$name
+		echo "$name $want $(json_field "$j" "$f" resident)" \
+			"$(fincore -n -r -o PAGES "$f")" \
+			"$(vmtouch "$f" | awk '/Resident Pages/ { split($3, a, "/"); print a[1] }')"
+	done <<<"$FILES"
+}
+
+test_resident_pages_equal_fincore_and_vmtouch() {
+	local rows try bad
+	# Benches on this machine may drop the caches between two commands:
+	# such a round disagrees once; a real difference repeats.
+	for try in 1 2 3; do
+		[ "$try" = 1 ] || cold "$MNT"
+		rows=$(residency_round)
+		bad=$(awk '!($2 == $3 && $3 == $4 && $4 == $5)' <<<"$rows")
+		[ -z "$bad" ] && break
+	done
+	assertEquals "every file: expected = dcache-probe = fincore = vmtouch" "" "$bad"
+	assertEquals "all files compared" 8 "$(grep -c . <<<"$rows")"
+	assertContains "$rows" "m 6 6 6 6"
+	assertContains "$rows" "big 65 65 65 65"
+}
+
+test_text_and_json_of_one_file() {
+	no_readahead
+	dd if="$MNT/k/m" of=/dev/null bs="$PS" skip=10 count=5 2>/dev/null
+	run dcache-probe --pages "$MNT/k/m"
+	assertEquals 0 "$RC"
+	assertEquals "cached pages=5/256 bytes=$((5 * PS))/$((256 * PS)) dirty=0 writeback=0 evicted=0 $MNT/k/m" "$OUT"
+	assertContains "$ERR" "data: 5/256 pages resident (2.0%)"
+	assertContains "$ERR" "1 file measured, 0 unknown (not opened), 0 errors (cachestat)"
+	run dcache-probe --pages --json "$MNT/k/m" "$MNT/k/p1" "$MNT/k"
+	assertEquals "p1 missed" 1 "$RC"
+	json_types <<<"$OUT" >/dev/null || fail "not JSON Lines"
+	assertEquals "not_regular" "$(json_get 'objs[2]["data"]' <<<"$OUT")"
+	assertEquals "unknown: p1's dentry missed" "unknown" "$(json_get 'objs[1]["data"]' <<<"$OUT")"
+	assertEquals "5 256 cachestat" \
+		"$(json_get '" ".join(str(objs[0]["pages"][k]) for k in ("resident","total","method"))' <<<"$OUT")"
+	assertEquals "1 1 5" \
+		"$(json_get '" ".join(str(objs[-1]["data"][k]) for k in ("files","unknown","resident"))' <<<"$OUT")"
+}
+
+test_dirty_pages_are_counted() {
+	stat "$MNT/k/p2" >/dev/null
+	dd if=/dev/zero of="$MNT/k/p2" bs="$PS" count=1 conv=notrunc 2>/dev/null
+	run dcache-probe --pages --json "$MNT/k/p2"
+	assertEquals "one dirty page until written back" 1 "$(json_get 'objs[0]["pages"]["dirty"]' <<<"$OUT")"
+	sync -f "$MNT/k/p2"
+	run dcache-probe --pages --json "$MNT/k/p2"
+	assertEquals 0 "$(json_get 'objs[0]["pages"]["dirty"]' <<<"$OUT")"
+}
+
+# The claim of the man page: with --no-perturb the data probe adds no
+# lookup I/O and changes no probe result; a cached file is measured, a
+# missed one is unknown and never opened.
+test_pages_run_leaves_a_cold_tree_as_found() {
+	local before after r0 r1 j=$SHUNIT_TMPDIR/np.json want
+	cat "$MNT/t/a/f1" >/dev/null
+	stat "$MNT/t/b/f2" >/dev/null
+	before=$(probe_all)
+	assertContains "$before" "cached t/a/f1"
+	assertContains "$before" "miss t/a/f2"
+	want=$(fincore -n -r -o PAGES "$MNT/t/a/f1")
+	r0=$(loop_reads)
+	dcache-probe -r --no-perturb --pages --json "$MNT/t" >"$j"
+	r1=$(loop_reads)
+	after=$(probe_all)
+	assertEquals "no probe result changed" "$before" "$after"
+	assertEquals "no read I/O on the fixture" "$r0" "$r1"
+	assertEquals "measured" "$(json_field "$j" "$MNT/t/a/f1" data)"
+	assertEquals "$want" "$(json_field "$j" "$MNT/t/a/f1" resident)"
+	assertEquals 5 "$want"
+	assertEquals 0 "$(json_field "$j" "$MNT/t/b/f2" resident)"
+	assertEquals "unknown" "$(json_field "$j" "$MNT/t/a/f2" data)"
+	assertEquals "unknown" "$(json_field "$j" "$MNT/t/b/f3" data)"
+}
+
+# Without --no-perturb the walk lists every directory (that warms the
+# directories), but a file whose dentry missed is still never opened.
+test_missed_files_are_never_opened() {
+	local after j=$SHUNIT_TMPDIR/cold.json
+	run dcache-probe -r --pages --json "$MNT/t"
+	assertEquals 1 "$RC"
+	printf '%s\n' "$OUT" >"$j"
+	assertEquals "unknown" "$(json_field "$j" "$MNT/t/a/f1" data)"
+	# The root missed too: its type is not known either.
+	assertEquals "7 files and the root unknown, none measured" "0 8" \
+		"$(json_get '"%d %d" % (objs[-1]["data"]["files"], objs[-1]["data"]["unknown"])' <<<"$OUT")"
+	after=$(probe_all)
+	assertEquals "every file still misses" 0 "$(grep -E '^cached t/(a|b)/f|^cached t/a/sub/g' <<<"$after" | wc -l)"
+}
+
+# FIFOs and devices are never opened for reading; nothing blocks.
+test_fifo_and_device_are_never_opened() {
+	local log=$SHUNIT_TMPDIR/strace
+	stat "$MNT/dev/fifo" "$MNT/dev/null" "$MNT/dev/file" >/dev/null
+	# LeakSanitizer cannot run under ptrace: leaks are checked without strace.
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 20 strace -f -qq -e trace=openat2,openat -o "$log" \
+		dcache-probe --pages "$MNT/dev/fifo" "$MNT/dev/null" "$MNT/dev/file" >"$SHUNIT_TMPDIR/o" 2>/dev/null
+	assertEquals "no hang" 0 $?
+	assertEquals "cached pages=- $MNT/dev/fifo" "$(sed -n 1p "$SHUNIT_TMPDIR/o")"
+	assertEquals "cached pages=- $MNT/dev/null" "$(sed -n 2p "$SHUNIT_TMPDIR/o")"
+	assertContains "measured, nothing read" "$(sed -n 3p "$SHUNIT_TMPDIR/o")" "cached pages=0/1 "
+	assertEquals "only O_PATH looks at the FIFO and the device" "" \
+		"$(grep -E '"[^"]*/dev/(fifo|null)"' "$log" | grep -v O_PATH)"
+	assertContains "the regular file is opened for reading" "$(grep '/dev/file"' "$log")" "O_RDONLY|O_NOCTTY|O_NONBLOCK"
+	run timeout 20 dcache-probe -r --pages "$MNT/dev"
+	assertEquals 0 "$RC"
+	assertContains "$OUT" "cached pages=- $MNT/dev/fifo"
+	assertContains "$OUT" "cached pages=- $MNT/dev/null"
+}
+
+# The data probe reads nothing: no atime change, and inotify sees the
+# open and close but no access.
+test_no_read_no_atime_open_event() {
+	local f=$MNT/t/b/f1 a0 a1 ev
+	stat "$f" >/dev/null
+	a0=$(stat -c %x "$f")
+	ev=$(python3 - "$MNT/t/b" "$DCP_BIN/dcache-probe" "$f" <<'PY'
+import ctypes, os, struct, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+IN_ACCESS, IN_OPEN, IN_CLOSE_NOWRITE = 0x1, 0x20, 0x10
+libc.inotify_add_watch(fd, sys.argv[1].encode(), IN_ACCESS | IN_OPEN | IN_CLOSE_NOWRITE)
+subprocess.run([sys.argv[2], "--pages", sys.argv[3]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+names = []
+try:
+    data = os.read(fd, 65536)
+except BlockingIOError:
+    data = b""
+i = 0
+while i < len(data):
+    wd, mask, cookie, ln = struct.unpack_from("iIII", data, i)
+    name = data[i + 16:i + 16 + ln].rstrip(b"\0").decode()
+    for bit, s in ((IN_OPEN, "open"), (IN_ACCESS, "access"), (IN_CLOSE_NOWRITE, "close")):
+        if mask & bit:
+            names.append(s + ":" + name)
+    i += 16 + ln
+print(" ".join(names))
+PY
+)
+	a1=$(stat -c %x "$f")
+	assertEquals "atime unchanged" "$a0" "$a1"
+	assertEquals "an open event, no access" "open:f1 close:f1" "$ev"
+	cat "$f" >/dev/null
+	assertNotEquals "a real read would have changed atime" "$a0" "$(stat -c %x "$f")"
+}
+
+test_min_resident_verdict() {
+	cat "$MNT/t/a/f1" "$MNT/t/a/f2" >/dev/null
+	run dcache-probe -q --min-resident 100 "$MNT/t/a/f1" "$MNT/t/a/f2"
+	assertEquals "fully resident" 0 "$RC"
+	stat "$MNT/t/b/f1" >/dev/null
+	run dcache-probe -q --min-resident 60 "$MNT/t/a/f1" "$MNT/t/a/f2" "$MNT/t/b/f1"
+	assertEquals "10 of 14 pages: 71%" 0 "$RC"
+	run dcache-probe -q --min-resident 75 "$MNT/t/a/f1" "$MNT/t/a/f2" "$MNT/t/b/f1"
+	assertEquals "71% < 75%" 1 "$RC"
+	run dcache-probe -q --min-cached 0 --min-resident 0 "$MNT/t/a/f1" "$MNT/t/b/f3"
+	assertEquals "an unknown file fails any --min-resident" 1 "$RC"
+	run dcache-probe -q --min-cached 0 "$MNT/t/a/f1" "$MNT/t/b/f3"
+	assertEquals "without it, --min-cached alone decides" 0 "$RC"
+	run dcache-probe -r -q --no-perturb --min-cached 0 --min-resident 0 "$MNT/t"
+	assertEquals "a directory not visited holds unknown files" 1 "$RC"
+	run dcache-probe --min-resident 101 "$MNT/t"
+	assertEquals 64 "$RC"
+}
+
+test_per_root_totals_and_prometheus() {
+	cat "$MNT/t/a/f1" "$MNT/t/b/f1" >/dev/null
+	run dcache-probe -r -s --pages --json "$MNT/t/a" "$MNT/t/b"
+	json_types <<<"$OUT" >/dev/null || fail "not JSON Lines"
+	assertEquals "root_data root_data summary" "$(json_types <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')"
+	assertEquals "5 4 9" "$(json_get '"%d %d %d" % (objs[0]["data"]["resident"], objs[1]["data"]["resident"], objs[2]["data"]["resident"])' <<<"$OUT")"
+	run dcache-probe -r -s --pages "$MNT/t/a" "$MNT/t/b"
+	assertContains "$ERR" "$MNT/t/a: data: 5/"
+	assertContains "$ERR" "$MNT/t/b: data: 4/"
+	run dcache-probe -r --pages --prometheus "$MNT/t/a" "$MNT/t/b"
+	assertEquals "f1 measured, f2 f3 unknown" "5 4 5 unknown:2" \
+		"$(prom_check "dcache_probe_data_pages{root=\"$MNT/t/a\",kind=\"resident\"}" \
+			"dcache_probe_data_pages{root=\"$MNT/t/b\",kind=\"resident\"}" \
+			"dcache_probe_data_pages{root=\"$MNT/t/a\",kind=\"total\"}" <<<"$OUT" | tr '\n' ' ')unknown:$(prom_check "dcache_probe_data_files{root=\"$MNT/t/b\",state=\"unknown\"}" <<<"$OUT")"
+}
+
+test_mincore_fallback_and_no_method() {
+	no_readahead
+	dd if="$MNT/k/m" of=/dev/null bs="$PS" skip=10 count=5 2>/dev/null
+	run "$FI" cachestat=ENOSYS -- dcache-probe --pages --json "$MNT/k/m"
+	assertEquals 0 "$RC"
+	assertEquals "mincore 5 None" "$(json_get '"%s %s %s" % (objs[0]["pages"]["method"], objs[0]["pages"]["resident"], objs[0]["pages"]["dirty"])' <<<"$OUT")"
+	assertEquals "mincore" "$(json_get 'objs[-1]["data"]["method"]' <<<"$OUT")"
+	run "$FI" cachestat=ENOSYS mincore=ENOSYS -- dcache-probe --pages "$MNT/k/m"
+	assertEquals "neither: cannot measure" 3 "$RC"
+	assertEquals "" "$OUT"
+	assertEquals 1 "$(grep -c . <<<"$ERR")"
+	assertContains "$ERR" "neither cachestat(2) nor mincore(2)"
+	run "$FI" cachestat=ENOSYS mincore=ENOSYS -- dcache-probe "$MNT/k/m"
+	assertEquals "without --pages nothing changes" 0 "$RC"
+}
+
+test_unprivileged_caller() {
+	local f=$MNT/t/a/f3
+	chmod 0644 "$f"
+	# Lookups as nobody load the directories' ACLs (RCU walks need them).
+	as_nobody cat "$f" >/dev/null
+	run as_nobody "$DCP_BIN/dcache-probe" --pages "$f"
+	# Linux 6.15+ refuses cachestat to whoever may not write the file,
+	# as mincore (5.2+) hides its page cache: an error, never a made-up 0.
+	if [ "$RC" = 0 ]; then
+		assertContains "$OUT" "pages=5/5"
+	else
+		assertEquals 2 "$RC"
+		assertContains "$OUT" "cached pages=error:EPERM $f"
+	fi
+}
+
+# "resident total" page sums over every regular file below the arguments,
+# as fincore counts them (total: pages the size spans).
+fincore_sums() {
+	find "$@" -type f -print0 | xargs -0r fincore -n -r -b -o PAGES,SIZE |
+		awk -v ps="$PS" '{ r += $1; t += int(($2 + ps - 1) / ps) } END { print r + 0, t + 0 }'
+}
+
+test_warm_pages_makes_a_cold_tree_fully_resident() {
+	local m sums
+	for m in willneed readahead read uring; do
+		cold "$MNT"
+		assertEquals "cold: nothing resident ($m)" 0 "$(fincore_sums "$MNT/k" "$MNT/t" | cut -d' ' -f1)"
+		cold "$MNT"
+		run warm -r --pages --pages-method="$m" --check "$MNT/k" "$MNT/t"
+		assertEquals "$m: $ERR" 0 "$RC"
+		sums=$(fincore_sums "$MNT/k" "$MNT/t")
+		assertEquals "$m: every page of every file resident per fincore" \
+			"${sums#* }" "${sums% *}"
+		assertContains "$m" "$ERR" "resident before 0/${sums#* } pages (0.0%), after ${sums#* }/${sums#* } (100.0%)"
+		# A mount anywhere on the machine fails a cached walk now and then
+		# (tests/README.md): a real miss repeats in every run, a spurious
+		# one does not.
+		for _ in 1 2 3; do
+			run dcache-probe -r -q --min-cached 100 --min-resident 100 "$MNT/k" "$MNT/t"
+			[ "$RC" = 0 ] && break
+		done
+		assertEquals "$m: dcache-probe agrees: warm in both halves" 0 "$RC"
+	done
+}
+
+test_warm_pages_limits() {
+	local j
+	run warm -r --pages --max-file-size 8K "$MNT/k"
+	assertEquals 0 "$RC"
+	assertEquals "files over 8 KiB left out" "0 0 0 0" "$(for f in m big all sparse; do
+		fincore -n -r -o PAGES "$MNT/k/$f"; done | tr '\n' ' ' | sed 's/ $//')"
+	assertEquals "smaller ones read" "1 1 2" "$(for f in e1 p1 p2; do
+		fincore -n -r -o PAGES "$MNT/k/$f"; done | tr '\n' ' ' | sed 's/ $//')"
+	assertContains "$ERR" "4 left out by limits"
+	cold "$MNT"
+	run warm -r --pages --json --max-bytes 100K "$MNT/k"
+	assertEquals 0 "$RC"
+	j=$(json_get 'objs[-1]["data"]["bytes_read"]' <<<"$OUT")
+	assertTrue "at most 100 KiB read ($j)" "[ $j -le 102400 ] && [ $j -gt 0 ]"
+	# Whole pages of what was read: resident bytes (each file's capped at
+	# its size) within the budget plus the partly read file's last page.
+	assertTrue "no read-ahead past the budget" "[ $(find "$MNT/k" -type f -print0 |
+		xargs -0 fincore -n -r -b -o RES,SIZE |
+		awk '{ r += ($1 < $2 ? $1 : $2) } END { print r + 0 }') -le $((102400 + PS)) ]"
+	run warm -r --pages --json "$MNT/t"
+	assertEquals "by default at most half the available memory" "ok" "$(json_get 'objs[-1]["data"]["max_bytes"]' <<<"$OUT" |
+		python3 -c 'import sys; m = int(sys.stdin.read()); a = [int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemAvailable:")][0]; print("ok" if 0.4 * a < m < 0.6 * a else "%d vs %d" % (m, a))')"
+	run warm --max-bytes 12Q "$MNT/k"
+	assertEquals 64 "$RC"
+}
+
+test_warm_pages_never_opens_fifo_or_device() {
+	local log=$SHUNIT_TMPDIR/strace-warm
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 60 strace -f -qq -e trace=openat,openat2,open -o "$log" \
+		warm -r --pages "$MNT/dev" >/dev/null 2>&1
+	assertEquals "no hang" 0 $?
+	assertEquals "the FIFO and the device are not opened" "" "$(grep -E '/dev/(fifo|null)"|"(fifo|null)"' "$log")"
+	assertContains "$(grep '"file"' "$log")" "O_RDONLY"
+	assertEquals 1 "$(fincore -n -r -o PAGES "$MNT/dev/file")"
+}
+
+test_cachedopen_pages() {
+	local f=$MNT/k/m after
+	no_readahead
+	dd if="$f" of=/dev/null bs="$PS" skip=10 count=5 2>/dev/null
+	run cachedopen --pages "$f"
+	assertEquals 0 "$RC"
+	assertEquals "open: 3
+data: pages=5/256 bytes=$((5 * PS))/$((256 * PS)) dirty=0 writeback=0 evicted=0" "$OUT"
+	run cachedopen --pages --json "$f" "$MNT/t/a/f1"
+	assertEquals "f1 missed" 1 "$RC"
+	assertEquals "measured 5 unknown" "$(json_get '"%s %s %s" % (objs[0]["data"], objs[0]["pages"]["resident"], objs[1]["data"])' <<<"$OUT")"
+	assertEquals "1 1" "$(json_get '"%d %d" % (objs[-1]["data"]["files"], objs[-1]["data"]["unknown"])' <<<"$OUT")"
+	after=$(probe_all)
+	assertContains "the missed file was not opened" "$after" "miss t/a/f1"
+	stat "$MNT/dev/null" >/dev/null
+	run cachedopen --pages --path "$f" "$MNT/dev/null"
+	assertEquals 0 "$RC"
+	assertContains "$OUT" "$f: data: pages=5/256"
+	assertContains "$OUT" "$MNT/dev/null: data: pages=-"
+}
+
+test_per_dir_and_per_mount_tables() {
+	cat "$MNT/t/a/f1" >/dev/null
+	run dcache-probe --pages --per-dir=1 "$MNT/t"
+	assertContains "f2, f3 and sub/g unknown" "$OUT" "$(printf 'unknown\t5/5\t%s' "$MNT/t/a")"
+	du -a "$MNT/t" >/dev/null # looks up every name
+	run dcache-probe --pages --per-dir=1 "$MNT/t"
+	assertContains "$OUT" "$(printf '\t 31.2%%\t5/16\t%s' "$MNT/t/a")"
+	assertContains "$OUT" "$(printf '\t  0.0%%\t0/12\t%s' "$MNT/t/b")"
+	run dcache-probe --pages --per-mount "$MNT/t/a/f1" "$MNT/t/a/f2"
+	assertContains "per mount" "$OUT" "$(printf 'ext4\t 50.0%%\t5/10\t%s' "$MNT")"
+	run dcache-probe -r --pages --per-dir=1 --per-mount --prometheus "$MNT/t"
+	prom_check <<<"$OUT" >/dev/null || fail "bad exposition format"
+	assertEquals "5 16 5" "$(prom_check "dcache_probe_dir_data_pages{path=\"$MNT/t/a\",kind=\"resident\"}" \
+		"dcache_probe_dir_data_pages{path=\"$MNT/t/a\",kind=\"total\"}" \
+		"dcache_probe_mount_data_pages{mountpoint=\"$MNT\",fstype=\"ext4\",kind=\"resident\"}" <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')"
+	run dcache-probe --pages --per-dir=1 --json "$MNT/t"
+	assertEquals "5 16" "$(json_get '[ "%d %d" % (o["data"]["resident"], o["data"]["pages"]) for o in objs if o["type"] == "dir" and o["path"].endswith("/t/a")][0]' <<<"$OUT")"
+}
+
+# The new options are in each command's man page and both completions.
+test_pages_options_documented() {
+	local src=${DCP_SRC:-$DCP_TESTS/..} c opt
+	for c in dcache-probe cachedopen warm uring-open; do
+		for opt in $("$c" --help | grep -o -- '--\(pages\|min-resident\|max-bytes\|max-file-size\)[a-z-]*' | sort -u); do
+			assertContains "$c: $opt in the man page" "$(sed 's/\\-/-/g' "$src/man/$c.1")" "$opt"
+			assertContains "$c: $opt in the bash completion" "$(cat "$src/completions/$c")" "$opt"
+			assertContains "$c: $opt in the zsh completion" "$(cat "$src/completions/_$c")" "$opt"
+		done
+	done
+	assertContains "$(warm --help)" "--pages-method"
+}
+
+test_uring_open_pages() {
+	local f=$MNT/k/m
+	no_readahead
+	dd if="$f" of=/dev/null bs="$PS" skip=10 count=5 2>/dev/null
+	run uring-open --pages "$f"
+	assertEquals 0 "$RC"
+	assertContains "$OUT" "data: pages=5/256 bytes=$((5 * PS))/$((256 * PS)) dirty=0 writeback=0 evicted=0"
+	assertEquals "5" "$(fincore -n -r -o PAGES "$f")"
+	run uring-open --pages --cached --json "$f" "$MNT/t/a/f1"
+	assertEquals "f1 missed" 1 "$RC"
+	assertEquals "measured 5 unknown" "$(json_get '"%s %s %s" % (objs[0]["data"], objs[0]["pages"]["resident"], objs[1]["data"])' <<<"$OUT")"
+	assertContains "the missed file was not opened" "$(probe_all)" "miss t/a/f1"
+	run uring-open --pages --flags path "$f"
+	assertContains "$OUT" "data: pages=-"
+	run uring-open --pages --bench - </dev/null
+	assertEquals 64 "$RC"
+}
+
+# A user's FUSE mount in the tree: its daemon stopped, an open there would
+# never return.  The data probe does not open files on FUSE.
+test_fuse_files_are_not_opened() {
+	local src=$SHUNIT_TMPDIR/fsrc fuse pid
+	fuse=$(mktemp -d "$FIXTURE_ROOT/fuse.XXXXXX")
+	mkdir -p "$src" && echo data >"$src/f"
+	bindfs -o entry_timeout=600,attr_timeout=600 "$src" "$fuse" || fail "bindfs"
+	cat "$fuse/f" >/dev/null
+	pid=$(pgrep -f "bindfs .*$fuse" | head -1)
+	assertNotNull "the daemon" "$pid"
+	kill -STOP "$pid"
+	run timeout 20 dcache-probe --pages "$fuse/f"
+	kill -CONT "$pid"
+	assertEquals "no hang" 0 "$RC"
+	assertEquals "cached pages=unknown $fuse/f" "$OUT"
+	umount "$fuse"
+}
+
+# The exposition format (as test_dcache-probe.sh): HELP and TYPE before
+# every family, well-formed samples, no duplicate series; prints the values
+# of the series named.
+prom_check() {
+	python3 -c '
+import re, sys
+name = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+label = r"[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\n]|\\[\\\"n])*\""
+sample = re.compile(r"^(%s)(\{%s(?:,%s)*\})? (\S+)$" % (name, label, label))
+helped, typed, seen = set(), set(), {}
+for n, line in enumerate(sys.stdin.read().split("\n")[:-1], 1):
+    m = re.match(r"^# (HELP|TYPE) (%s) (.+)$" % name, line)
+    if m:
+        (helped if m.group(1) == "HELP" else typed).add(m.group(2))
+        continue
+    m = sample.match(line)
+    if not m:
+        sys.exit("line %d malformed: %r" % (n, line))
+    if m.group(1) not in helped or m.group(1) not in typed:
+        sys.exit("line %d: no HELP/TYPE for %s" % (n, m.group(1)))
+    key = m.group(1) + (m.group(2) or "")
+    if key in seen:
+        sys.exit("line %d: duplicate series %s" % (n, key))
+    seen[key] = float(m.group(3))
+for k in sys.argv[1:]:
+    print(int(seen[k]))
+' "$@"
+}
+
+# shellcheck disable=SC1090
+. "$SHUNIT2"

@@ -1,0 +1,216 @@
+/*
+ * Unit tests for lib/pages.c: residency of a file in the working directory
+ * against an independent mincore() count, FIFOs and symlinks never opened,
+ * counts, verdicts and output.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dcprobe.h"
+
+#define TMPFS_MAGIC 0x01021994
+
+/* Resident pages of PATH, counted here with mincore (no library code). */
+static long ref_resident(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	long ps = sysconf(_SC_PAGESIZE), n = 0;
+	unsigned char *v;
+	void *m;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -1;
+	m = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	v = malloc((st.st_size + ps - 1) / ps);
+	if (m == MAP_FAILED || !v || mincore(m, st.st_size, v) < 0)
+		return -1;
+	for (long i = 0; i < (st.st_size + ps - 1) / ps; i++)
+		n += v[i] & 1;
+	munmap(m, st.st_size);
+	free(v);
+	close(fd);
+	return n;
+}
+
+int main(void)
+{
+	char file[] = "pages-unit.XXXXXX", fifo[64], link[64], dir[64];
+	long ps = sysconf(_SC_PAGESIZE);
+	struct dcp_pages p;
+	struct dcp_pages_counts c = { 0 };
+	struct dcp_buf b = DCP_BUF_INIT;
+	struct statfs sf;
+	char *data;
+	int fd, m, ret;
+
+	CHECK_STR(dcp_pages_method_name(DCP_PAGES_CACHESTAT), "cachestat");
+	CHECK_STR(dcp_pages_method_name(DCP_PAGES_MINCORE), "mincore");
+	CHECK_INT(dcp_pages_state_of(0), DCP_PAGES_MEASURED);
+	CHECK_INT(dcp_pages_state_of(-EAGAIN), DCP_PAGES_UNKNOWN);
+	CHECK_INT(dcp_pages_state_of(-ENODEV), DCP_PAGES_SKIPPED);
+	CHECK_INT(dcp_pages_state_of(-EACCES), DCP_PAGES_FAILED);
+	CHECK(dcp_pages_fstype_opens_safely("ext4"));
+	CHECK(dcp_pages_fstype_opens_safely(NULL));
+	CHECK(!dcp_pages_fstype_opens_safely("fuse.sshfs"));
+	CHECK(!dcp_pages_fstype_opens_safely("fuse"));
+	CHECK(!dcp_pages_fstype_opens_safely("nfs4"));
+	CHECK(dcp_pages_fstype_opens_safely("fusectl"));
+	CHECK_INT(dcp_pages_warm_method_parse("willneed"), DCP_PAGES_WARM_WILLNEED);
+	CHECK_INT(dcp_pages_warm_method_parse("read"), DCP_PAGES_WARM_READ);
+	CHECK_INT(dcp_pages_warm_method_parse("Read"), -EINVAL);
+
+	{
+		uint64_t v;
+
+		CHECK_INT(dcp_pages_parse_size("0", &v), 0);
+		CHECK_INT(v, 0);
+		CHECK_INT(dcp_pages_parse_size("12K", &v), 0);
+		CHECK_INT(v, 12 * 1024);
+		CHECK_INT(dcp_pages_parse_size("3MiB", &v), 0);
+		CHECK_INT(v, 3 << 20);
+		CHECK_INT(dcp_pages_parse_size("2g", &v), 0);
+		CHECK_INT(v, 2ULL << 30);
+		CHECK_INT(dcp_pages_parse_size("", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("K", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("1X", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("1KX", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("-1", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("18446744073709551616", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("17179869184G", &v), -EINVAL);
+	}
+
+	/* Counts and the verdict: an unknown file is never warm. */
+	p = (struct dcp_pages){ .size = 10 * ps, .pages = 10, .resident = 4, .dirty = 1 };
+	dcp_pages_count(&c, 0, &p);
+	dcp_pages_count(&c, -ENODEV, NULL);
+	CHECK_INT(c.files, 1);
+	CHECK_INT(c.resident, 4);
+	CHECK(dcp_pages_resident_pct(&c) > 39.9 && dcp_pages_resident_pct(&c) < 40.1);
+	CHECK(dcp_pages_verdict(&c, 40));
+	CHECK(!dcp_pages_verdict(&c, 40.1));
+	dcp_pages_count(&c, -EAGAIN, NULL);
+	CHECK_INT(c.unknown, 1);
+	CHECK(!dcp_pages_verdict(&c, 0));
+	dcp_pages_count(&c, -EACCES, NULL);
+	CHECK_INT(c.failed, 1);
+
+	/* Output pieces. */
+	p.method = DCP_PAGES_CACHESTAT;
+	dcp_pages_text(&b, 0, &p);
+	dcp_buf_putc(&b, '\0');
+	CHECK(b.data && strncmp(b.data, "pages=4/10 bytes=", 17) == 0);
+	CHECK(b.data && strstr(b.data, " dirty=1 writeback=0 evicted=0 ") != NULL);
+	dcp_buf_reset(&b);
+	dcp_pages_text(&b, -EAGAIN, NULL);
+	dcp_buf_putc(&b, '\0');
+	CHECK_STR(b.data, "pages=unknown ");
+	dcp_buf_reset(&b);
+	dcp_pages_text(&b, -EACCES, NULL);
+	dcp_buf_putc(&b, '\0');
+	CHECK_STR(b.data, "pages=error:EACCES ");
+	dcp_buf_reset(&b);
+	dcp_buf_puts(&b, "{\"type\":\"x\"}\n");
+	CHECK_INT(dcp_pages_json_insert(&b, ",\"a\":1", 6), 0);
+	dcp_buf_putc(&b, '\0');
+	CHECK_STR(b.data, "{\"type\":\"x\",\"a\":1}\n");
+	dcp_buf_reset(&b);
+	dcp_buf_puts(&b, "x\n");
+	CHECK_INT(dcp_pages_json_insert(&b, "y", 1), -EINVAL);
+	dcp_buf_free(&b);
+
+	m = dcp_pages_support();
+	if (m < 0) {
+		fprintf(stderr, "skip: no cachestat or mincore (%d)\n", m);
+		return CHECK_DONE() ? 1 : 77;
+	}
+	CHECK(m == DCP_PAGES_CACHESTAT || m == DCP_PAGES_MINCORE);
+	if (dcp_probe_support() < 0)
+		return CHECK_DONE() ? 1 : 77;
+
+	/* A file of 10 pages and a bit, evicted, then 2 pages read back. */
+	fd = mkstemp(file);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return 1;
+	data = calloc(1, 10 * ps + 100);
+	CHECK(write(fd, data, 10 * ps + 100) == 10 * ps + 100);
+	free(data);
+	CHECK_INT(fsync(fd), 0);
+	CHECK_INT(fstatfs(fd, &sf), 0);
+	CHECK_INT(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	ret = dcp_pages_at(AT_FDCWD, file, 0, &p);
+	CHECK_INT(ret, 0);
+	CHECK_INT(p.size, 10 * ps + 100);
+	CHECK_INT(p.pages, 11);
+	CHECK_INT(p.resident, ref_resident(file));
+	if (sf.f_type != TMPFS_MAGIC) {
+		/* tmpfs keeps its pages: only a disk filesystem drops them. */
+		CHECK_INT(p.resident, 0);
+		char c1;
+
+		CHECK_INT(pread(fd, &c1, 1, 3 * ps), 1);
+		ret = dcp_pages_at(AT_FDCWD, file, DCP_PAGES_ISREG, &p);
+		CHECK_INT(ret, 0);
+		CHECK(p.resident >= 1);
+		CHECK_INT(p.resident, ref_resident(file));
+	}
+	/* Warming brings in all of it, within a byte budget. */
+	{
+		struct dcp_pages_budget bu = { .max_bytes = 4 * ps };
+
+		CHECK_INT(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, file, 0, &bu), 1);
+		CHECK_INT(atomic_load(&bu.bytes), 4 * ps);
+		bu = (struct dcp_pages_budget){ .max_file_size = ps };
+		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, file, 0, &bu), 1);
+		CHECK_INT(atomic_load(&bu.bytes), 0);
+		bu = (struct dcp_pages_budget){ 0 };
+		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, file, 0, &bu), 0);
+		CHECK_INT(atomic_load(&bu.bytes), 10 * ps + 100);
+		CHECK_INT(dcp_pages_at(AT_FDCWD, file, 0, &p), 0);
+		CHECK_INT(p.resident, 11);
+		CHECK_INT(ref_resident(file), 11);
+	}
+	close(fd);
+
+	/* Never opened: a FIFO (an open for reading would block without
+	 * O_NONBLOCK), a directory, a symlink not followed. */
+	snprintf(fifo, sizeof(fifo), "%s.fifo", file);
+	snprintf(link, sizeof(link), "%s.link", file);
+	snprintf(dir, sizeof(dir), "%s.dir", file);
+	CHECK_INT(mkfifo(fifo, 0600), 0);
+	CHECK_INT(symlink(file, link), 0);
+	CHECK_INT(mkdir(dir, 0700), 0);
+	CHECK_INT(dcp_pages_at(AT_FDCWD, fifo, 0, &p), -ENODEV);
+	CHECK_INT(dcp_pages_at(AT_FDCWD, dir, 0, &p), -ENODEV);
+	CHECK_INT(dcp_pages_at(AT_FDCWD, link, 0, &p), -ENODEV);
+	/* Following a link may update its atime, which a cached walk refuses
+	 * (EAGAIN) until done once. */
+	CHECK(access(link, R_OK) == 0);
+	CHECK_INT(dcp_pages_at(AT_FDCWD, link, DCP_PAGES_FOLLOW, &p), 0);
+	/* A wrong d_type hint is caught by the fstat after the open. */
+	CHECK_INT(dcp_pages_at(AT_FDCWD, dir, DCP_PAGES_ISREG, &p), -ENODEV);
+	{
+		struct dcp_pages_budget bu = { 0 };
+
+		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, fifo, 0, &bu), -ENODEV);
+		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, link, 0, &bu), -ENODEV);
+	}
+	/* An absent name: the cached negative dentry answers. */
+	CHECK(access("pages-unit-absent", F_OK) != 0);
+	CHECK_INT(dcp_pages_at(AT_FDCWD, "pages-unit-absent", 0, &p), -ENOENT);
+	CHECK_INT(dcp_pages_at(AT_FDCWD, "pages-unit-absent", 0, &p), -ENOENT);
+	unlink(fifo);
+	unlink(link);
+	rmdir(dir);
+	unlink(file);
+	return CHECK_DONE();
+}
