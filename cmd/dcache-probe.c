@@ -865,7 +865,8 @@ static int for_each_path(int (*add)(const char *path, void *ctx), void *ctx)
 	if (ret == 0 && !dcp_pathlist_paths(pl)) {
 		run.input_errors++;
 		if (!env.quiet)
-			error(0, 0, "%s: %s", strcmp(env.from, "-") ? env.from : "standard input",
+			error(0, 0, "%s: %s",
+			      strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) : "standard input",
 			      DCP_MSG_EMPTY_LIST);
 	}
 	dcp_pathlist_close(pl);
