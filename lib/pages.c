@@ -784,7 +784,7 @@ int dcp_pages_parse_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	if (*p) {
 		u = strchr(units, *p | 0x20);
-		if (!u || !(*p | 0x20))
+		if (!u)
 			return -EINVAL;
 		for (const char *q = units; q <= u; q++)
 			mul *= 1024;
