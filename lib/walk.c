@@ -488,7 +488,7 @@ static void node_put(struct dcp_walk *w, struct node *n)
 		struct node *parent = n->parent;
 
 		node_close(w, n);
-		if (n->listed && w->o.dir_done && !w->aborted) {
+		if (n->listed && w->o.dir_done && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED)) {
 			/* Built only when asked for: O(depth) per directory. */
 			bool want = (w->o.flags & DCP_WALK_DONE_PATHS) &&
 				    (w->o.done_path_depth < 0 ||
@@ -1274,9 +1274,9 @@ int dcp_walk_add(struct dcp_walk *w, const char *path)
 	memcpy(it->path, path, len + 1);
 	it->node = NULL;
 	pthread_mutex_lock(&w->lock);
-	while (w->queued_roots >= MAX_QUEUED_ROOTS && !w->aborted)
+	while (w->queued_roots >= MAX_QUEUED_ROOTS && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED))
 		pthread_cond_wait(&w->room, &w->lock);
-	if (w->aborted) {
+	if (__atomic_load_n(&w->aborted, __ATOMIC_RELAXED)) {
 		pthread_mutex_unlock(&w->lock);
 		free(it);
 		return -ECANCELED;
