@@ -736,8 +736,7 @@ int main(int argc, char **argv)
 	if (env.pages) {
 		ret = dcp_pages_support();
 		if (ret < 0)
-			error(DCP_EXIT_UNSUPPORTED, 0, "cannot measure page-cache residency here: "
-			      "neither cachestat(2) nor mincore(2) works (%s)", strerror(-ret));
+			error(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_pages_unsupported_reason(ret));
 	}
 	dcp_open_flags_format(env.how.flags, flags, sizeof(flags));
 	if (!env.quiet && (env.how.flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY))))

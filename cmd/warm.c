@@ -611,8 +611,7 @@ int main(int argc, char **argv)
 	if ((env.flags & DCP_WARM_PAGES) && (env.flags & DCP_WARM_CHECK)) {
 		ret = dcp_pages_support();
 		if (ret < 0) {
-			error(0, 0, "cannot measure page-cache residency here: neither cachestat(2) "
-			      "nor mincore(2) works (%s)", strerror(-ret));
+			error(0, 0, "%s", dcp_pages_unsupported_reason(ret));
 			return DCP_EXIT_UNSUPPORTED;
 		}
 	}

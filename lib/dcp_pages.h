@@ -67,6 +67,12 @@ enum {
  */
 int dcp_pages_support(void);
 
+/*
+ * dcp_pages_unsupported_reason - the one sentence for a person when
+ * dcp_pages_support() failed with ERR.  Returns a thread-local string.
+ */
+const char *dcp_pages_unsupported_reason(int err);
+
 /* dcp_pages_method_name - "cachestat", "mincore" or "none". */
 const char *dcp_pages_method_name(enum dcp_pages_method m);
 

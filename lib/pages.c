@@ -132,6 +132,15 @@ int dcp_pages_support(void)
 	return m;
 }
 
+const char *dcp_pages_unsupported_reason(int err)
+{
+	static __thread char msg[160];
+
+	snprintf(msg, sizeof(msg), "cannot measure page-cache residency here: neither "
+		 "cachestat(2) nor mincore(2) works (%s)", strerror(err < 0 ? -err : err));
+	return msg;
+}
+
 const char *dcp_pages_method_name(enum dcp_pages_method m)
 {
 	switch (m) {

@@ -80,6 +80,20 @@ static void json_errno(struct dcp_buf *b, int err)
 	dcp_buf_json_str(b, msg, strlen(msg));
 }
 
+static void text_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len)
+{
+	if (fmt == DCP_PR_NUL) {
+		dcp_buf_add(b, path, len);
+		dcp_buf_putc(b, '\0');
+	} else if (fmt == DCP_PR_NUL_TTY) {
+		dcp_buf_quote(b, path, len);
+		dcp_buf_putc(b, '\0');
+	} else {
+		dcp_buf_quote(b, path, len);
+		dcp_buf_putc(b, '\n');
+	}
+}
+
 void dcp_pr_entry(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		  size_t len, int ret, unsigned char dtype, int depth)
 {
@@ -93,16 +107,10 @@ void dcp_pr_entry(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 			dcp_buf_puts(b, dcp_errno_name(-ret));
 			dcp_buf_putc(b, ' ');
 		}
-		dcp_buf_quote(b, path, len);
-		dcp_buf_putc(b, '\n');
-		break;
+		/* fall through */
 	case DCP_PR_NUL:
-		dcp_buf_add(b, path, len);
-		dcp_buf_putc(b, '\0');
-		break;
 	case DCP_PR_NUL_TTY:
-		dcp_buf_quote(b, path, len);
-		dcp_buf_putc(b, '\0');
+		text_path(b, fmt, path, len);
 		break;
 	case DCP_PR_JSON:
 		dcp_buf_puts(b, "{\"type\":\"entry\",\"path\":");
@@ -122,16 +130,10 @@ void dcp_pr_unvisited(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pat
 	switch (fmt) {
 	case DCP_PR_TEXT:
 		dcp_buf_puts(b, "unvisited ");
-		dcp_buf_quote(b, path, len);
-		dcp_buf_putc(b, '\n');
-		break;
+		/* fall through */
 	case DCP_PR_NUL:
-		dcp_buf_add(b, path, len);
-		dcp_buf_putc(b, '\0');
-		break;
 	case DCP_PR_NUL_TTY:
-		dcp_buf_quote(b, path, len);
-		dcp_buf_putc(b, '\0');
+		text_path(b, fmt, path, len);
 		break;
 	case DCP_PR_JSON:
 		dcp_buf_puts(b, "{\"type\":\"unvisited\",\"path\":");
@@ -163,19 +165,6 @@ static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c)
 	dcp_buf_putc(b, '\t');
 }
 
-static void text_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len)
-{
-	if (fmt == DCP_PR_NUL) {
-		dcp_buf_add(b, path, len);
-		dcp_buf_putc(b, '\0');
-	} else if (fmt == DCP_PR_NUL_TTY) {
-		dcp_buf_quote(b, path, len);
-		dcp_buf_putc(b, '\0');
-	} else {
-		dcp_buf_quote(b, path, len);
-		dcp_buf_putc(b, '\n');
-	}
-}
 
 void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		size_t len, int depth, const struct dcp_pr_counts *c)
