@@ -341,25 +341,31 @@ fincore_sums() {
 		awk -v ps="$PS" '{ r += $1; t += int(($2 + ps - 1) / ps) } END { print r + 0, t + 0 }'
 }
 
+# This machine kind runs a DAMON "pageout" scheme (kdamond): it reclaims
+# page-cache regions it judges idle, now and then within seconds of a read,
+# and cachestat counts those pages as recently evicted.  A real shortfall
+# repeats on every try; a page reclaimed between warm and the check does
+# not, so each method gets three tries of warm followed at once by checks.
 test_warm_pages_makes_a_cold_tree_fully_resident() {
-	local m sums
+	local m sums try ok wrc
 	for m in willneed readahead read uring; do
 		cold "$MNT"
 		assertEquals "cold: nothing resident ($m)" 0 "$(fincore_sums "$MNT/k" "$MNT/t" | cut -d' ' -f1)"
-		cold "$MNT"
-		run warm -r --pages --pages-method="$m" --check "$MNT/k" "$MNT/t"
-		assertEquals "$m: $ERR" 0 "$RC"
-		sums=$(fincore_sums "$MNT/k" "$MNT/t")
+		for try in 1 2 3; do
+			cold "$MNT"
+			run warm -r --pages --pages-method="$m" --check "$MNT/k" "$MNT/t"
+			wrc=$RC ok=$ERR
+			[ "$wrc" = 0 ] || break
+			sums=$(fincore_sums "$MNT/k" "$MNT/t")
+			run dcache-probe -r -q --min-cached 100 --min-resident 100 "$MNT/k" "$MNT/t"
+			[ "${sums#* }" = "${sums% *}" ] && [ "$RC" = 0 ] &&
+				[[ $ok == *"after ${sums#* }/${sums#* } (100.0%)"* ]] && break
+			echo "  $m try $try: fincore $sums, dcache-probe exit $RC (reclaimed meanwhile?)" >&2
+		done
+		assertEquals "$m: warm: $ok" 0 "$wrc"
 		assertEquals "$m: every page of every file resident per fincore" \
 			"${sums#* }" "${sums% *}"
-		assertContains "$m" "$ERR" "resident before 0/${sums#* } pages (0.0%), after ${sums#* }/${sums#* } (100.0%)"
-		# A mount anywhere on the machine fails a cached walk now and then
-		# (tests/README.md): a real miss repeats in every run, a spurious
-		# one does not.
-		for _ in 1 2 3; do
-			run dcache-probe -r -q --min-cached 100 --min-resident 100 "$MNT/k" "$MNT/t"
-			[ "$RC" = 0 ] && break
-		done
+		assertContains "$m" "$ok" "resident before 0/${sums#* } pages (0.0%), after ${sums#* }/${sums#* } (100.0%)"
 		assertEquals "$m: dcache-probe agrees: warm in both halves" 0 "$RC"
 	done
 }
