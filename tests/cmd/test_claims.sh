@@ -199,6 +199,8 @@ test_unvisited_directories_fail_the_verdict() {
 	assertEquals "asked for explicitly" 0 "$RC"
 	run dcache-probe -r --no-perturb "$MNT/big"
 	assertContains "$OUT" "unvisited $MNT/big/cold"
+	assertEquals "-0 --only=unvisited: what to warm with -r" "$MNT/big/cold|" \
+		"$(dcache-probe -r --no-perturb -0 --only=unvisited "$MNT/big" 2>/dev/null | tr '\0' '|')"
 	assertContains "$ERR" "at most 99.5% cached; 1 directory not visited (what it holds is unknown)"
 	run dcache-probe -r --no-perturb --per-dir=0 "$MNT/big"
 	assertEquals "$(printf ' 99.5%%\t201/202+1?\t%s' "$MNT/big")" "$OUT"
