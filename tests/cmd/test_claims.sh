@@ -41,16 +41,8 @@ oneTimeSetUp() {
 	chmod 0755 "$SHUNIT_TMPDIR"
 }
 
-# fixture_cold, retried: io_uring releases direct descriptors asynchronously.
-cold() {
-	local i
-	for i in $(seq 30); do
-		fixture_cold "$MNT" 2>/dev/null && return 0
-		mountpoint -q "$MNT" || mount -o loop "$MNT.img" "$MNT" || return 1
-		sleep 0.1
-	done
-	fixture_cold "$MNT"
-}
+cold() { fixture_cold_busy "$MNT"; }
+
 
 setUp() {
 	cold || fail "cannot remount fixture"

@@ -35,17 +35,8 @@ oneTimeSetUp() {
 	touch "$MNT/pm/here"
 }
 
-# fixture_cold, retried: io_uring releases the probes' direct descriptors
-# asynchronously after the command exits, so umount may briefly be EBUSY.
-cold() {
-	local i
-	for i in $(seq 30); do
-		fixture_cold "$MNT" 2>/dev/null && return 0
-		mountpoint -q "$MNT" || mount -o loop "$MNT.img" "$MNT" || return 1
-		sleep 0.1
-	done
-	fixture_cold "$MNT"
-}
+cold() { fixture_cold_busy "$MNT"; }
+
 
 umount_retry() {
 	local i
@@ -371,44 +362,6 @@ cached $MNT/t/a/f1" "$OUT"
 	assertContains "$ERR" "cannot read"
 }
 
-# The exposition format, line by line: HELP and TYPE before every family,
-# well-formed names, escaped label values, numeric values.
-prom_check() {
-	python3 -c '
-import re, sys
-name = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
-label = r"[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\n]|\\[\\\"n])*\""
-sample = re.compile(r"^(%s)(\{%s(?:,%s)*\})? (\S+)$" % (name, label, label))
-helped, typed, seen = set(), set(), {}
-for n, line in enumerate(sys.stdin.read().split("\n")[:-1], 1):
-    m = re.match(r"^# (HELP|TYPE) (%s) (.+)$" % name, line)
-    if m:
-        (helped if m.group(1) == "HELP" else typed).add(m.group(2))
-        if m.group(1) == "TYPE" and m.group(3) not in ("gauge", "counter"):
-            sys.exit("line %d: bad type" % n)
-        continue
-    m = sample.match(line)
-    if not m:
-        sys.exit("line %d malformed: %r" % (n, line))
-    if m.group(1) not in helped or m.group(1) not in typed:
-        sys.exit("line %d: no HELP/TYPE for %s" % (n, m.group(1)))
-    float(m.group(3))
-    key = m.group(1) + (m.group(2) or "")
-    # A series is its name and its decoded label values, as a scraper
-    # sees them: two escapings of one value are one (duplicate) series.
-    dec = tuple(sorted((k, re.sub(r"\\(.)", lambda e: {"n": "\n"}.get(e.group(1), e.group(1)), v))
-                       for k, v in re.findall(r"([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\]|\\.)*)\"",
-                                              m.group(2) or "")))
-    if (m.group(1), dec) in seen:
-        sys.exit("line %d: duplicate series %s" % (n, key))
-    seen[(m.group(1), dec)] = True
-    if key in seen:
-        sys.exit("line %d: duplicate series %s" % (n, key))
-    seen[key] = float(m.group(3))
-for k in sys.argv[1:]:
-    print(int(seen[k]) if seen[k] == int(seen[k]) else seen[k])
-' "$@"
-}
 
 test_prometheus() {
 	local hostile="$MNT/names/q\"b\\s"

@@ -495,34 +495,6 @@ test_fuse_files_are_not_opened() {
 	umount "$fuse"
 }
 
-# The exposition format (as test_dcache-probe.sh): HELP and TYPE before
-# every family, well-formed samples, no duplicate series; prints the values
-# of the series named.
-prom_check() {
-	python3 -c '
-import re, sys
-name = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
-label = r"[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\n]|\\[\\\"n])*\""
-sample = re.compile(r"^(%s)(\{%s(?:,%s)*\})? (\S+)$" % (name, label, label))
-helped, typed, seen = set(), set(), {}
-for n, line in enumerate(sys.stdin.read().split("\n")[:-1], 1):
-    m = re.match(r"^# (HELP|TYPE) (%s) (.+)$" % name, line)
-    if m:
-        (helped if m.group(1) == "HELP" else typed).add(m.group(2))
-        continue
-    m = sample.match(line)
-    if not m:
-        sys.exit("line %d malformed: %r" % (n, line))
-    if m.group(1) not in helped or m.group(1) not in typed:
-        sys.exit("line %d: no HELP/TYPE for %s" % (n, m.group(1)))
-    key = m.group(1) + (m.group(2) or "")
-    if key in seen:
-        sys.exit("line %d: duplicate series %s" % (n, key))
-    seen[key] = float(m.group(3))
-for k in sys.argv[1:]:
-    print(int(seen[k]))
-' "$@"
-}
 
 # shellcheck disable=SC1090
 . "$SHUNIT2"

@@ -130,14 +130,6 @@ cached_count() {
 	done | sort -u | wc -l
 }
 
-# cold MNT - fixture_cold, retried while the mount is still busy: a ring
-# of io_uring (uring-open, batched probes) is torn down asynchronously after
-# its process exits and holds files on the fixture for a moment.
-cold() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		fixture_cold "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	fixture_cold "$1"
-}
+# cold MNT - fixture_cold_busy (fixture.sh): a ring of io_uring holds files
+# on the fixture for a moment after its process exits.
+cold() { fixture_cold_busy "$1"; }
