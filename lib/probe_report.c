@@ -166,6 +166,23 @@ static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c)
 }
 
 
+void dcp_pr_root(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len,
+		 const struct dcp_pr_counts *c)
+{
+	if (fmt == DCP_PR_JSON) {
+		dcp_buf_puts(b, path ? "{\"type\":\"root\",\"path\":" : "{\"type\":\"total\",");
+		if (path) {
+			dcp_buf_json_str(b, path, len);
+			dcp_buf_putc(b, ',');
+		}
+		json_counts(b, c);
+		dcp_buf_puts(b, "}\n");
+		return;
+	}
+	text_share(b, c);
+	text_path(b, fmt, path ? path : "total", path ? len : 5);
+}
+
 void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		size_t len, int depth, const struct dcp_pr_counts *c)
 {
