@@ -1053,8 +1053,7 @@ int main(int argc, char **argv)
 			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
 	}
 	/* -0 is for a program (xargs -0r); on a terminal, names are quoted. */
-	run.fmt = o.json ? DCP_PR_JSON :
-		  o.nul ? (isatty(STDOUT_FILENO) ? DCP_PR_NUL_TTY : DCP_PR_NUL) : DCP_PR_TEXT;
+	run.fmt = dcp_pr_format_of(o.json, o.nul);
 	run.records = !o.summary && !o.quiet && !o.prometheus && env.per_dir < 0 &&
 		      !env.per_mount;
 

@@ -85,12 +85,18 @@ static const struct row table[] = {
 		  "-r: do not go into mounts of these filesystem types, comma-separated "
 		  "(default: proc, sysfs and the other pseudo filesystems of dcprobe(7); "
 		  "none: every mount); the first use replaces the default", G_IN } },
-	{ FOLLOW, { "dereference", 'L', NULL, 0,
-		    "Follow symbolic links: under -r every one (cycles are detected)", G_IN } },
-	{ FOLLOW, { "follow", 0, NULL, OPTION_ALIAS, NULL, G_IN } },
+	{ WALK, { "dereference", 'L', NULL, 0,
+		  "Follow every symbolic link, in PATHs and in the walk (cycles are detected)",
+		  G_IN } },
+	{ WALK, { "follow", 0, NULL, OPTION_ALIAS, NULL, G_IN } },
+	{ DCP_OPTS_FOLLOW, { "dereference", 'L', NULL, 0,
+			     "Follow a symbolic link in the last component of PATH (the "
+			     "default)", G_IN } },
+	{ DCP_OPTS_FOLLOW, { "follow", 0, NULL, OPTION_ALIAS, NULL, G_IN } },
 	{ WALK, { "dereference-args", 'H', NULL, 0,
 		  "Follow symbolic links given as PATH or in a list, no others", G_IN } },
-	{ FOLLOW, { "no-dereference", 'P', NULL, 0, "Follow no symbolic link", G_IN } },
+	{ FOLLOW, { "no-dereference", 'P', NULL, 0,
+		    "Follow no symbolic link", G_IN } },
 	{ FOLLOW, { "no-follow", 0, NULL, OPTION_ALIAS, NULL, G_IN } },
 	{ WALK, { "jobs", 'j', "N", 0, "Run N lookups at once (1 to 1024)", G_IN } },
 	{ DCP_OPTS_INPUT, { "from", OPT_FROM, "FILE", 0,
@@ -378,6 +384,8 @@ const struct argp *dcp_opts_argp(struct dcp_opts *o, unsigned set, enum dcp_foll
 		/* cachedopen's -L/-P come from FOLLOW; -H and the rest from WALK. */
 		if (r->set && !(r->set & set))
 			continue;
+		if (r->set == DCP_OPTS_FOLLOW && (set & DCP_OPTS_WALK))
+			continue; /* the walk's -L says more */
 		options[n++] = r->opt;
 	}
 	options[n] = (struct argp_option){ 0 };

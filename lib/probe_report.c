@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/sysmacros.h>
 
 #include "dcp_probe_report.h"
@@ -165,6 +166,20 @@ static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c)
 	dcp_buf_putc(b, '\t');
 }
 
+
+enum dcp_pr_format dcp_pr_format_of(bool json, bool nul)
+{
+	if (json)
+		return DCP_PR_JSON;
+	if (nul)
+		return isatty(STDOUT_FILENO) ? DCP_PR_NUL_TTY : DCP_PR_NUL;
+	return DCP_PR_TEXT;
+}
+
+void dcp_pr_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len)
+{
+	text_path(b, fmt, path, len);
+}
 
 void dcp_pr_root(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len,
 		 const struct dcp_pr_counts *c)
