@@ -308,8 +308,11 @@ int main(int argc, char **argv)
 				dcp_pages_json_insert(&out, m.data, m.len);
 			dcp_buf_free(&m);
 		}
-	} else if (!o.quiet && tally.n[DCP_MISS] && !env.retry) {
-		/* A name never looked up is not in the cache either, absent or not. */
+	} else if (!o.quiet && tally.n[DCP_MISS] && !env.retry && isatty(STDERR_FILENO)) {
+		/*
+		 * A name never looked up is not in the cache either, absent or
+		 * not: a hint for a person (a script has the exit status).
+		 */
 		flush();
 		dcp_buf_printf(&err, "%s: a miss can also be a name that does not exist and was "
 			       "never looked up; --retry tells\n", program_invocation_name);

@@ -614,7 +614,8 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 		__atomic_fetch_add(&rr->c.walk_errors, 1, __ATOMIC_RELAXED);
 	if (run.fmt == DCP_PR_JSON) {
 		dcp_pr_walk_error(&w->out, run.fmt, e->path, e->pathlen, err);
-	} else if (!o.quiet) {
+	} else {
+		/* An error is said even under -q: the run could not look everywhere. */
 		struct dcp_buf q = DCP_BUF_INIT;
 
 		quote_path(&q, e->path, e->pathlen);

@@ -502,8 +502,9 @@ static void summary(struct totals *t)
 	}
 	if (o.quiet || t->opens < 2)
 		return;
-	dcp_buf_printf(&err, "%llu opens: %llu inline, %llu punted, %llu EAGAIN, %llu failed\n",
-		       (unsigned long long)t->opens, (unsigned long long)t->inlined,
+	dcp_buf_count(&err, t->opens, "open", "opens");
+	dcp_buf_printf(&err, ": %llu inline, %llu punted, %llu EAGAIN, %llu failed\n",
+		       (unsigned long long)t->inlined,
 		       (unsigned long long)t->punted, (unsigned long long)t->eagain,
 		       (unsigned long long)t->failed);
 	lat_text("all", &t->all);
@@ -599,9 +600,10 @@ static int bench(void)
 				       (unsigned long long)b.failed - 1);
 		dcp_buf_putc(&err, '\n');
 	}
-	if (disagree)
-		dcp_buf_printf(&err, "%llu opens: the kernel's trace and the ring disagree\n",
-			       (unsigned long long)disagree);
+	if (disagree) {
+		dcp_buf_count(&err, disagree, "open", "opens");
+		dcp_buf_puts(&err, ": the kernel's trace and the ring disagree\n");
+	}
 	if (b.failed || disagree)
 		status = DCP_EXIT_ERROR;
 	else if (b.missed || (b.punted && !dcp_uring_forced_async(&env.how)))
@@ -625,9 +627,11 @@ static int bench(void)
 		dcp_buf_printf(&out, "}\n{\"type\":\"summary\",\"opens\":%llu,\"status\":%d}\n",
 			       (unsigned long long)b.opens, status);
 	} else if (!o.quiet) {
-		dcp_buf_printf(&out, "%s: %llu opens in %.3f ms, %.3f ms CPU (depth %u%s): %llu inline, "
+		dcp_buf_printf(&out, "%s: ", mode);
+		dcp_buf_count(&out, b.opens, "open", "opens");
+		dcp_buf_printf(&out, " in %.3f ms, %.3f ms CPU (depth %u%s): %llu inline, "
 			       "%llu punted, %llu EAGAIN, %llu failed\n",
-			       mode, (unsigned long long)b.opens, b.elapsed_ns / 1e6, b.cpu_ns / 1e6,
+			       b.elapsed_ns / 1e6, b.cpu_ns / 1e6,
 			       b.depth, env.how.direct ? ", direct" : "",
 			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
 			       (unsigned long long)b.missed, (unsigned long long)b.failed);

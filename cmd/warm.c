@@ -51,7 +51,7 @@ static const char doc[] =
 "EXAMPLES:\n"
 "  warm -r /usr/lib/python3            # warm a whole tree\n"
 "  warm -r -x --check /srv/app         # and say how cold it was\n"
-"  find /srv -newer /srv/.stamp -print0 | warm --null --from -\n"
+"  find /srv -newer /srv/.stamp -print0 | warm --files0-from=-\n"
 "  warm -r -j 64 --exclude '*.pyc' /opt/venv\n"
 "  warm -r --prometheus /srv > /var/lib/node_exporter/warm.prom\n"
 "  warm -r --pages --max-bytes 2G --check /srv/db   # data too, at most 2 GiB";
@@ -252,9 +252,11 @@ static void tick(void *arg)
 	(void)arg;
 	dcp_warm_snapshot(run, &st);
 	s = (double)st.elapsed_ns / 1e9;
-	dcp_buf_printf(&b, "\r\033[K%s: %llu entries, %llu errors, %.0f/s",
-		       program_invocation_name, (unsigned long long)st.entries,
-		       (unsigned long long)st.errors, s > 0 ? (double)st.entries / s : 0.0);
+	dcp_buf_printf(&b, "\r\033[K%s: ", program_invocation_name);
+	dcp_buf_count(&b, st.entries, "entry", "entries");
+	dcp_buf_puts(&b, ", ");
+	dcp_buf_count(&b, st.errors, "error", "errors");
+	dcp_buf_printf(&b, ", %.0f/s", s > 0 ? (double)st.entries / s : 0.0);
 	pthread_mutex_lock(&err_mu);
 	dcp_buf_write(&b, STDERR_FILENO);
 	progress_shown = true;
@@ -287,16 +289,17 @@ static void summary_text(const struct dcp_warm_stats *st, double secs, double ra
 {
 	struct dcp_buf b = DCP_BUF_INIT;
 
-	dcp_buf_printf(&b, "%s: %llu entries", program_invocation_name,
-		       (unsigned long long)st->entries);
+	dcp_buf_printf(&b, "%s: ", program_invocation_name);
+	dcp_buf_count(&b, st->entries, "entry", "entries");
 	if (env.flags & DCP_WARM_CHECK)
 		dcp_buf_printf(&b, ": %llu were cold, %llu now cached (%llu newly warmed), "
 			       "%llu still miss",
 			       (unsigned long long)st->cold, (unsigned long long)st->cached_after,
 			       (unsigned long long)st->newly_warmed,
 			       (unsigned long long)st->still_miss);
-	dcp_buf_printf(&b, ", %llu errors in %.3f s (%.0f entries/s)\n",
-		       (unsigned long long)st->errors, secs, rate);
+	dcp_buf_puts(&b, ", ");
+	dcp_buf_count(&b, st->errors, "error", "errors");
+	dcp_buf_printf(&b, " in %.3f s (%.0f entries/s)\n", secs, rate);
 	say(&b);
 	dcp_buf_free(&b);
 }

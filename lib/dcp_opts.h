@@ -125,11 +125,4 @@ bool dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *moun
  */
 bool dcp_opts_progress(const struct dcp_opts *o, bool streams);
 
-/*
- * dcp_count - "1 path", "2 paths": N and the noun, singular or plural, as
- * every message of the suite counts things.  Returns a static buffer of
- * the calling thread.
- */
-const char *dcp_count(unsigned long long n, const char *one, const char *many);
-
 #endif

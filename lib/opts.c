@@ -114,7 +114,8 @@ static const struct row table[] = {
 	{ DCP_OPTS_VERBOSE, { "verbose", 'v', NULL, 0,
 			      "List each path handled on standard output", G_REP } },
 	{ 0, { "quiet", 'q', NULL, 0,
-	       "Print nothing but errors; the exit status tells", G_REP } },
+	       "Print no results and no summary, only errors (a list or a directory that "
+	       "could not be read...); the exit status tells", G_REP } },
 	{ 0, { "silent", 0, NULL, OPTION_ALIAS, NULL, G_REP } },
 
 	{ 0, { "json", OPT_JSON, NULL, 0,
@@ -406,9 +407,8 @@ static void input_error(const struct dcp_opts *o, unsigned long long *errors, co
 {
 	struct dcp_buf b = DCP_BUF_INIT;
 
+	(void)o; /* said under -q too: an error is not a result */
 	(*errors)++;
-	if (o->quiet)
-		return;
 	if (record)
 		error(0, err, "%s: record %zu%s%s", list_name(&b, file), record, what ? ": " : "",
 		      what ? what : "");
@@ -442,9 +442,10 @@ int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, vo
 		while ((ret = dcp_pathlist_next(pl, &p, &len)) != 0) {
 			size_t rec = dcp_pathlist_record(pl);
 
-			if (ret == -EINVAL) {
-				input_error(o, errors, in->file, rec, 0,
-					    "a path contains a NUL byte (use --files0-from)");
+			if (ret == -EINVAL || ret == -ENODATA) {
+				input_error(o, errors, in->file, rec, 0, ret == -EINVAL ?
+					    "a path contains a NUL byte (use --files0-from)" :
+					    DCP_MSG_EMPTY_PATH);
 				continue;
 			}
 			if (ret < 0) {
@@ -521,7 +522,7 @@ bool dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *moun
 	return false;
 }
 
-/* ---- progress and wording ---- */
+/* ---- progress ---- */
 
 bool dcp_opts_progress(const struct dcp_opts *o, bool streams)
 {
@@ -534,12 +535,4 @@ bool dcp_opts_progress(const struct dcp_opts *o, bool streams)
 	if (fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode))
 		return false; /* its reader may well print to this terminal */
 	return !(streams && isatty(STDOUT_FILENO));
-}
-
-const char *dcp_count(unsigned long long n, const char *one, const char *many)
-{
-	static __thread char buf[64];
-
-	snprintf(buf, sizeof(buf), "%llu %s", n, n == 1 ? one : many);
-	return buf;
 }
