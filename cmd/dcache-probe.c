@@ -945,6 +945,13 @@ static int pages_status(int status, const struct dcp_pages_counts *pt,
 	return status;
 }
 
+/* Summary lines on stderr: not under -q; under -s (whose lines on stdout
+ * say it all) only for a person at a terminal. */
+static bool stderr_summary(void)
+{
+	return !o.quiet && (!o.summary || isatty(STDERR_FILENO));
+}
+
 /* Per-root data totals (-r): JSON objects before the summary, text lines. */
 static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
 {
@@ -960,7 +967,7 @@ static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
 			dcp_buf_json_str(out, rr->path, strlen(rr->path));
 			dcp_pages_json_counts(out, &rr->pc, -1);
 			dcp_buf_puts(out, "}\n");
-		} else {
+		} else if (stderr_summary()) {
 			dcp_buf_printf(err, "%s: ", program_invocation_name);
 			dcp_buf_quote(err, rr->path, strlen(rr->path));
 			dcp_buf_puts(err, ": ");
@@ -1006,7 +1013,7 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err,
 		if (pdirs.n)
 			dcp_pages_prometheus(out, "dcache_probe_dir_data", "path", pdirs.v,
 					     pdirs.n);
-	} else {
+	} else if (stderr_summary()) {
 		dcp_buf_printf(err, "%s: ", program_invocation_name);
 		dcp_pages_text_counts(err, pt);
 	}
@@ -1109,11 +1116,19 @@ int main(int argc, char **argv)
 		/* -s: a line per root, as du -s; -c: and the grand total. */
 		for (size_t i = 0; o.recursive && i < run.nroots; i++) {
 			struct rootrec *rr = root_rec(i);
+			size_t row = out.len;
 
 			dcp_pr_root(&out, run.fmt, rr->path, strlen(rr->path), &rr->c);
+			if (env.pages)
+				dcp_pages_table_row(&out, row, o.json, &rr->pc);
 		}
-		if (o.total)
+		if (o.total) {
+			size_t row = out.len;
+
 			dcp_pr_root(&out, run.fmt, NULL, 0, &tot);
+			if (env.pages)
+				dcp_pages_table_row(&out, row, o.json, &ptot);
+		}
 	}
 	status = exit_status(&tot);
 	if (env.pages) {
@@ -1131,8 +1146,7 @@ int main(int argc, char **argv)
 	} else if (o.json) {
 		dcp_pr_summary_json(&out, &tot, env.min_cached,
 				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
-	} else if (!o.quiet && (!o.summary || isatty(STDERR_FILENO))) {
-		/* Under -s the lines on stdout say it all, but to a person. */
+	} else if (stderr_summary()) {
 		dcp_buf_puts(&err, program_invocation_name);
 		dcp_buf_puts(&err, ": ");
 		dcp_pr_summary_text(&err, &tot);

@@ -71,6 +71,7 @@ struct dcp_opts {
 	const char **names;	/* --name: NULL-terminated, or NULL */
 	size_t nnames;
 	char **fstypes;		/* --exclude-fstype: NULL-terminated */
+	bool fstypes_given;	/* --exclude-fstype was used */
 	struct dcp_input *inputs;
 	size_t ninputs;
 	char **paths;		/* the PATH arguments */

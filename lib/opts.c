@@ -247,7 +247,8 @@ static void check(struct argp_state *state, struct dcp_opts *o)
 		o->summary = true; /* -c alone: the roots' lines and the total */
 	if (!o->recursive && (o->set & DCP_OPTS_WALK)) {
 		const char *which = o->xdev ? "-x" : o->nexcludes ? "--exclude" :
-				    o->nnames ? "--name" : o->types ? "--type" : NULL;
+				    o->nnames ? "--name" : o->types ? "--type" :
+				    o->fstypes_given ? "--exclude-fstype" : NULL;
 
 		if (which)
 			argp_error(state, "%s needs -r", which);
@@ -292,13 +293,10 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		o->min_depth = number(state, "--mindepth", arg, 0, INT_MAX);
 		o->recursive = true;
 		break;
-	case OPT_EXCLUDE_FSTYPE: {
-		static bool given;
-
-		parse_fstypes(state, o, arg, !given);
-		given = true;
+	case OPT_EXCLUDE_FSTYPE:
+		parse_fstypes(state, o, arg, !o->fstypes_given);
+		o->fstypes_given = true;
 		break;
-	}
 	case 'L':
 		o->follow = DCP_FOLLOW_ALL;
 		break;
