@@ -233,7 +233,7 @@ test_bash_completes_option_values() {
 		"$(bcomp /usr 'dcache-probe --type=f,' | sort | xargs)"
 	assertEquals "--only=miss,un" "miss,unvisited" "$(bcomp /usr 'dcache-probe --only=miss,un')"
 	# Filesystem types: this kernel's, and none.
-	local fs expect
+	local c expect
 	expect=$( (echo none; cut -d$'\t' -f2 /proc/filesystems) | sort -u | xargs)
 	for c in dcache-probe warm; do
 		assertEquals "$c --exclude-fstype=: every type" "$expect" \
@@ -297,7 +297,7 @@ test_zsh_completes_option_values() {
 
 # The bash files that complete lists carry the same list function.
 test_bash_list_function_is_the_same_everywhere() {
-	local c ref= f
+	local c ref='' f
 	for c in dcache-probe warm uring-open; do
 		f=$(sed -n '/^_dcprobe_list()/,/^}/p' "$DCP_SRC/completions/$c")
 		assertNotNull "$c has _dcprobe_list" "$f"

@@ -16,12 +16,12 @@ complete -r 2>/dev/null # nothing registered but what the loader finds
 
 COMP_WORDS=()
 breaks=${COMP_WORDBREAKS//[[:space:]]/}
-word= kind=
+word='' kind=''
 for ((i = 0; i < ${#line}; i++)); do
 	c=${line:i:1}
 	if [[ $c == [[:space:]] ]]; then
 		[[ -n $word ]] && COMP_WORDS+=("$word")
-		word= kind=
+		word='' kind=''
 	elif [[ $breaks == *"$c"* ]]; then
 		[[ $kind == w ]] && COMP_WORDS+=("$word") && word=
 		word+=$c kind=b
