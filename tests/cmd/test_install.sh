@@ -19,9 +19,9 @@ PREFIXES=(/usr /usr/local)
 # before and after the lead's parser has them in --help.
 declare -A PLANNED=(
 	[cachedopen]="-h --from --files0-from --dereference --follow --no-dereference --no-follow --json --quiet"
-	[dcache-probe]="-h -c --total --files0-from --mindepth --type --name --exclude-fstype --xdev --follow --summary --null --json --prometheus"
-	[warm]="-h -c -s --summary --total --files0-from --mindepth --type --name --exclude-fstype --xdev --follow --verbose --null --json --prometheus"
-	[uring-open]="-h --bench --files0-from --json --quiet"
+	[dcache-probe]="-h -c --total --files0-from --mindepth --type --name --exclude-fstype --xdev --follow --no-follow --summary --null --json --prometheus"
+	[warm]="-h -c -s --summary --total --files0-from --mindepth --type --name --exclude-fstype --xdev --follow --no-follow --verbose --null --json --prometheus"
+	[uring-open]="-h --bench --from --files0-from --json --quiet"
 )
 # And those it takes away: no longer offered, even while --help has them.
 declare -A REMOVED=([uring-open]="--null")
@@ -253,7 +253,7 @@ test_bash_completes_files_and_stdin() {
 	mkdir -p "$dir/sub" && touch "$dir/list.txt"
 	for line in 'cachedopen --from=' 'cachedopen --files0-from ' 'dcache-probe --from=' \
 		'dcache-probe --files0-from=' 'warm --from ' 'warm --files0-from=' \
-		'uring-open --bench=' 'uring-open --bench ' 'uring-open --files0-from='; do
+		'uring-open --from=' 'uring-open --from ' 'uring-open --files0-from='; do
 		assertEquals "$line" "- list.txt sub" "$(cd "$dir" && bcomp /usr "$line" | sort | xargs)"
 	done
 	assertEquals "--from=l: files only" "list.txt" "$(cd "$dir" && bcomp /usr 'warm --from=l')"
@@ -267,7 +267,7 @@ test_zsh_completes_option_values() {
 	local dir=$WORK/zcwd p
 	mkdir -p "$dir/sub" && touch "$dir/list.txt"
 	local lines=('cachedopen --from=' 'dcache-probe --files0-from=' 'warm --from='
-		'uring-open --bench=' 'uring-open --files0-from=')
+		'uring-open --from=' 'uring-open --files0-from=')
 	zfetch /usr/local 'uring-open --flags=rdonly,no'
 	cd "$dir" && zfetch /usr 'uring-open --flags=rdonly,no' 'uring-open --flags=rdonly,nofollow,no' \
 		'dcache-probe --only=mi' 'warm --type=f,' 'dcache-probe --exclude-fstype=proc,sys' \
