@@ -130,7 +130,7 @@ int main(void)
 	CHECK_STR(str(&b), "\r\033[K12 paths, 3456/s: /usr/l\\nib");
 	dcp_buf_reset(&b);
 	dcp_pr_progress(&b, 1, 2, "/aaaa/bbbb/cccc/dddd/eeee", 30);
-	CHECK_STR(str(&b), "\r\033[K1 paths, 2/s: ...cc/dddd/eeee");
+	CHECK_STR(str(&b), "\r\033[K1 path, 2/s: ...ccc/dddd/eeee");
 	CHECK_INT(b.len - 4, 29);
 	dcp_buf_free(&b);
 	return CHECK_DONE();
