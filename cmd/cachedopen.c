@@ -22,6 +22,7 @@ static struct env {
 	bool json;
 	bool retry;
 	bool pages; /* --pages: data residency of the files opened */
+	bool explain; /* --explain: the first missing prefix of a miss, and why */
 	unsigned flags; /* DCP_FOLLOW, DCP_OPATH */
 	char **paths;
 	int npaths;
@@ -57,7 +58,7 @@ static const char doc[] =
 
 static const char args_doc[] = "PATH...";
 
-enum { OPT_JSON = 0x100, OPT_RETRY, OPT_PATH, OPT_PAGES };
+enum { OPT_JSON = 0x100, OPT_RETRY, OPT_PATH, OPT_PAGES, OPT_EXPLAIN };
 
 static const struct argp_option options[] = {
 	{ "quiet", 'q', NULL, 0, "Print nothing; only the exit status tells", 0 },
@@ -69,6 +70,8 @@ static const struct argp_option options[] = {
 	{ "retry", OPT_RETRY, NULL, 0,
 	  "After a miss, fall back to a normal (blocking) open and report it", 0 },
 	{ "json", OPT_JSON, NULL, 0, "JSON Lines: one object per path and a summary", 0 },
+	{ "explain", OPT_EXPLAIN, NULL, 0,
+	  "After a miss, name the first path prefix whose lookup misses and why (dcprobe(7))", 0 },
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also say how much of each regular file's data is in the page cache (cachestat); "
 	  "unknown when the lookup missed", 0 },
@@ -99,6 +102,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PAGES:
 		env.pages = true;
+		break;
+	case OPT_EXPLAIN:
+		env.explain = true;
 		break;
 	case ARGP_KEY_ARGS:
 		env.paths = state->argv + state->next;
@@ -156,12 +162,16 @@ struct result {
 	bool retried;
 	int pret;	 /* --pages: 0, -EAGAIN (unknown), -ENODEV (not regular), -errno */
 	struct dcp_pages pg;
+	bool explained;	 /* --explain after a miss: */
+	struct dcp_why_info why;
 };
 
 static void print_text(const char *path, const struct result *r)
 {
 	prefix(&out, path);
 	dcp_buf_printf(&out, "open: %d\n", r->ret < 0 ? -1 : r->ret);
+	if (r->explained)
+		dcp_explain_insert(&out, &r->why);
 	if (r->ret < 0) {
 		prefix(&err, path);
 		dcp_buf_printf(&err, "openat2: %s\n", strerror(-r->ret));
@@ -210,6 +220,8 @@ static void print_json(const char *path, const struct result *r)
 	}
 	if (env.pages)
 		dcp_pages_json(&out, r->pret, &r->pg);
+	if (r->explained)
+		dcp_explain_json(&out, &r->why);
 	dcp_buf_puts(&out, "}\n");
 }
 
@@ -235,6 +247,8 @@ int main(int argc, char **argv)
 {
 	struct dcp_tally tally = { 0 };
 	struct dcp_pages_counts pc = { 0 };
+	unsigned long long why[DCP_NWHY] = { 0 };
+	struct dcp_explain *explain = NULL;
 	int ret, status;
 
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
@@ -257,6 +271,12 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (env.explain) {
+		ret = dcp_explain_new(1, &explain);
+		if (ret < 0)
+			error(DCP_EXIT_ERROR, -ret, "--explain");
+	}
+
 	for (int i = 0; i < env.npaths; i++) {
 		const char *path = env.paths[i];
 		struct result r = { .retry_ret = -1 };
@@ -269,6 +289,13 @@ int main(int argc, char **argv)
 			return DCP_EXIT_UNSUPPORTED;
 		}
 		dcp_tally_add(&tally, r.ret < 0 ? r.ret : 0);
+		/* The miss did no I/O: the path is as cold as it was, until --retry. */
+		if (r.ret == -EAGAIN && explain) {
+			if (dcp_explain_path(explain, 0, path, env.flags & DCP_FOLLOW, &r.why) < 0)
+				r.why = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
+			r.explained = true;
+			why[r.why.why]++;
+		}
 		if (r.ret == -EAGAIN && env.retry) {
 			uint64_t t0 = dcp_now_ns();
 
@@ -303,6 +330,11 @@ int main(int argc, char **argv)
 			       "\"negative\":%llu,\"miss\":%llu,\"error\":%llu,\"status\":%d}\n",
 			       env.npaths, tally.n[DCP_CACHED], tally.n[DCP_NEGATIVE],
 			       tally.n[DCP_MISS], tally.n[DCP_ERROR], status);
+		if (env.explain) {
+			out.len -= 2;
+			dcp_why_counts_json(&out, why);
+			dcp_buf_puts(&out, "}\n");
+		}
 		if (env.pages) {
 			struct dcp_buf m = DCP_BUF_INIT;
 
@@ -313,6 +345,7 @@ int main(int argc, char **argv)
 		}
 	}
 	flush();
+	dcp_explain_free(explain);
 	if (close(STDOUT_FILENO) < 0 && errno != EBADF) {
 		error(0, errno, "write error");
 		return DCP_EXIT_ERROR;

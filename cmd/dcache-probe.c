@@ -40,6 +40,7 @@ static struct env {
 	bool ignore_unvisited;
 	bool per_mount;
 	bool pages;	  /* --pages: data residency of cached regular files */
+	bool explain;	  /* --explain: the first missing prefix of each miss, and why */
 	int per_dir;	  /* deepest directory reported; -1: no --per-dir */
 	int max_depth;	  /* -1 unlimited */
 	int progress;	  /* -1 never, 0 on a terminal, 1 always */
@@ -113,6 +114,7 @@ enum {
 	OPT_NO_PROGRESS,
 	OPT_PAGES,
 	OPT_MIN_RESIDENT,
+	OPT_EXPLAIN,
 };
 
 static const struct argp_option options[] = {
@@ -154,6 +156,9 @@ static const struct argp_option options[] = {
 	{ "min-resident", OPT_MIN_RESIDENT, "PCT", 0,
 	  "Exit 0 only if at least PCT percent of the files' pages are in the page cache "
 	  "and no file's residency is unknown; implies --pages", 2 },
+	{ "explain", OPT_EXPLAIN, NULL, 0,
+	  "For each miss, the first path prefix whose lookup misses and why (dcprobe(7)); "
+	  "-s and --per-mount count misses by reason", 2 },
 	{ "quiet", 'q', NULL, 0, "Print nothing; only the exit status tells", 2 },
 	{ "silent", 0, NULL, OPTION_ALIAS, NULL, 2 },
 
@@ -271,6 +276,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PAGES:
 		env.pages = true;
 		break;
+	case OPT_EXPLAIN:
+		env.explain = true;
+		break;
 	case OPT_MIN_RESIDENT:
 		if (dcp_parse_percent(arg, &env.min_resident) < 0)
 			argp_error(state, "invalid percentage '%s' (0 to 100)", arg);
@@ -377,6 +385,7 @@ static struct {
 	struct rootrec *roots[ROOT_CHUNKS]; /* chunks of ROOT_CHUNK */
 	size_t nroots;		   /* written by the main thread only */
 	struct dcp_mounts *mounts;
+	struct dcp_explain *explain; /* --explain */
 	unsigned long long input_errors;
 	/* progress */
 	_Atomic bool want_path;
@@ -512,18 +521,26 @@ static void pages_json_entry(struct worker *w)
 
 /* Count one probe result, and print it when asked. */
 static void record(struct worker *w, const char *path, size_t len, int ret,
-		   unsigned char type, int depth, struct dcp_pr_counts *dirc, uint64_t mnt)
+		   unsigned char type, int depth, struct dcp_pr_counts *dirc, uint64_t mnt,
+		   const struct dcp_why_info *why)
 {
 	enum dcp_state st = dcp_state_of_errno(ret);
 
 	w->c.n[st]++;
-	if (dirc)
+	if (why)
+		w->c.why[why->why]++;
+	if (dirc) {
 		dirc->n[st]++;
+		if (why)
+			dirc->why[why->why]++;
+	}
 	if (env.per_mount) {
 		struct dcp_pr_counts *dc = dcp_pr_devtab_get(&w->devs, mnt);
 
 		if (dc)
 			dc->n[st]++;
+		if (dc && why)
+			dc->why[why->why]++;
 	}
 	atomic_store_explicit(&w->seen, atomic_load_explicit(&w->seen, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
@@ -532,6 +549,8 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 			dcp_pages_entry_text(&w->out, path, len, ret, w->pret, &w->pg);
 		else
 			dcp_pr_entry(&w->out, run.fmt, path, len, ret, type, depth);
+		if (why)
+			dcp_explain_insert(&w->out, why);
 		if (env.pages && run.fmt == DCP_PR_JSON)
 			pages_json_entry(w);
 		if (w->out.len >= FLUSH_AT)
@@ -651,8 +670,18 @@ static int visit(const struct dcp_entry *e, void *arg)
 				dcp_pages_count(pd, w->pret, &w->pg);
 		}
 	}
-	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
-	       mnt);
+	/* Before the walk opens anything below: that would warm the path. */
+	if (run.explain && st == DCP_MISS) {
+		struct dcp_why_info why;
+
+		if (dcp_explain_entry(run.explain, e, follow ? DCP_FOLLOW : 0, &why) < 0)
+			why = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
+		record(w, e->path, e->pathlen, ret, e->type, e->depth,
+		       ds ? &ds->own : rr ? &rr->c : NULL, mnt, &why);
+	} else {
+		record(w, e->path, e->pathlen, ret, e->type, e->depth,
+		       ds ? &ds->own : rr ? &rr->c : NULL, mnt, NULL);
+	}
 	note_progress_path(e->path);
 	/* A tree that is not there is no tree: an error, never a warm one. */
 	if (!ds && env.recursive && st == DCP_NEGATIVE) {
@@ -932,6 +961,10 @@ static int run_walk(void)
 		return ret;
 	run.nw = dcp_walk_threads(w);
 	run.w = calloc(run.nw, sizeof(*run.w));
+	if (run.w && env.explain && (ret = dcp_explain_new(run.nw, &run.explain)) < 0) {
+		dcp_walk_finish(w);
+		return ret;
+	}
 	if (!run.w) {
 		/* Nothing was queued: the walk ends at once. */
 		dcp_walk_finish(w);
@@ -1012,6 +1045,8 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 
 			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL,
 				     rows[k].found ? rows[k].mt.dev : 0, &rows[k].c);
+			if (env.explain)
+				dcp_why_table_row(out, row, run.fmt == DCP_PR_JSON, rows[k].c.why);
 			if (env.pages)
 				pages_mount_row(out, row, rows[k].id);
 		}
@@ -1198,6 +1233,11 @@ int main(int argc, char **argv)
 	} else {
 		run.w = &single;
 		run.nw = 1;
+		if (env.explain) {
+			ret = dcp_explain_new(1, &run.explain);
+			if (ret < 0)
+				error(DCP_EXIT_ERROR, -ret, "--explain");
+		}
 		start_progress();
 		for_each_path(probe_one, NULL);
 	}
@@ -1248,12 +1288,21 @@ int main(int argc, char **argv)
 		prom.status = status;
 		dcp_pr_prometheus(&out, &prom);
 	} else if (env.json) {
+		size_t at = out.len;
+
 		dcp_pr_summary_json(&out, &tot, env.min_cached,
 				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
+		if (env.explain)
+			dcp_why_table_row(&out, at, true, tot.why);
 	} else if (!env.quiet) {
 		dcp_buf_puts(&err, program_invocation_name);
 		dcp_buf_puts(&err, ": ");
 		dcp_pr_summary_text(&err, &tot);
+		if (env.explain) {
+			dcp_buf_puts(&err, program_invocation_name);
+			dcp_buf_puts(&err, ": ");
+			dcp_why_counts_text(&err, tot.why);
+		}
 	}
 	if (env.pages)
 		pages_total(&out, &err, &ptot);
