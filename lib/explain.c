@@ -224,7 +224,9 @@ static int via_link(struct dcp_explain *x, struct xworker *xw, const char *link,
 		ret = next ? explain_at(x, xw, next, flags, hops + 1, out) : -ENOMEM;
 	}
 	if (ret == 0) {
-		out->link_why = out->why;
+		/* Of a chain of links, the reason is that of the last target. */
+		if (out->why != DCP_WHY_SYMLINK)
+			out->link_why = out->why;
 		out->why = DCP_WHY_SYMLINK;
 		out->link = set_str(&xw->link, lk, strlen(lk));
 		out->linklen = out->link ? strlen(lk) : 0;
