@@ -145,6 +145,23 @@ miss $TMPFS/absent/deeper  (first miss: $TMPFS/absent: no-negative)" "$OUT"
 	check_prefix "$TMPFS/dir/absent" nobody
 }
 
+# FUSE (bindfs) revalidates an entry once its timeout ran out.
+test_revalidating_fuse() {
+	command -v bindfs >/dev/null || startSkipping
+	local fuse
+	fuse=$(mktemp -d "$FIXTURE_ROOT/fuse.XXXXXX")
+	stat "$MNT/real/dir/file" >/dev/null
+	bindfs -o entry_timeout=0.2,attr_timeout=0.2 "$MNT/real" "$fuse" || fail "bindfs"
+	stat "$fuse/dir/file" >/dev/null
+	sleep 0.5
+	run dcache-probe --explain "$fuse/dir/file"
+	assertEquals "miss $fuse/dir/file  (first miss: $fuse/dir: revalidating)" "$OUT"
+	check_prefix "$fuse/dir"
+	run dcache-probe -r --explain --per-mount "$fuse"
+	assertContains "$OUT" "revalidating:2	$fuse"
+	umount "$fuse"
+}
+
 test_pseudo_proc_sys() {
 	local p
 	p=$(printf '%s\n' /proc/sys/kernel/* | head -1)
@@ -210,6 +227,8 @@ test_per_mount() {
 	fixture_cold_busy "$MNT"
 	run dcache-probe -r --explain --per-mount --json "$MNT/a"
 	assertEquals 4 "$(json_get 'objs[0]["reasons"]["mount-point"]' <<<"$OUT")"
+	run dcache-probe --explain --per-mount /
+	assertContains "a mount without misses" "$OUT" "	-	/"
 }
 
 # --explain changes nothing: the prober sees the same, the disk is not read.
