@@ -355,6 +355,7 @@ struct dirstat {
 	struct dcp_pr_counts own; /* written by the thread visiting the dir */
 	struct dcp_pr_counts sub; /* written by dir_done, serialised */
 	size_t root;
+	bool has_root;		  /* root is set: an entry was visited */
 	struct dcp_pages_counts pown, psub; /* --pages, as own and sub */
 };
 
@@ -650,6 +651,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	st = dcp_state_of_errno(ret);
 	if (ds) {
 		ds->root = e->root;
+		ds->has_root = true;
 		mnt = e->dir->mnt_id;
 	} else {
 		rr = root_rec(e->root);
@@ -673,8 +675,11 @@ static int visit(const struct dcp_entry *e, void *arg)
 	/* Before the walk opens anything below: that would warm the path. */
 	if (run.explain && st == DCP_MISS) {
 		struct dcp_why_info why;
+		int xr = env.recursive ?
+			 dcp_explain_entry(run.explain, e, follow ? DCP_FOLLOW : 0, &why) :
+			 dcp_explain_path(run.explain, 0, e->path, follow ? DCP_FOLLOW : 0, &why);
 
-		if (dcp_explain_entry(run.explain, e, follow ? DCP_FOLLOW : 0, &why) < 0)
+		if (xr < 0)
 			why = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
 		record(w, e->path, e->pathlen, ret, e->type, e->depth,
 		       ds ? &ds->own : rr ? &rr->c : NULL, mnt, &why);
@@ -697,6 +702,8 @@ static int visit(const struct dcp_entry *e, void *arg)
 	 * would warm it, or load its ACL.  What it holds stays unknown.
 	 */
 	if (env.no_perturb && (st != DCP_CACHED || e->inner != 0)) {
+		if (!ds)
+			dcp_explain_root_done(run.explain, e->root);
 		w->c.not_visited++;
 		if (ds)
 			ds->own.not_visited++;
@@ -751,6 +758,9 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 	struct dcp_pr_counts tot = ds->own;
 
 	(void)arg;
+	/* What --explain kept of a missed root is not needed below it any more. */
+	if (!d->parent && ds->has_root)
+		dcp_explain_root_done(run.explain, ds->root);
 	dcp_pr_counts_add(&tot, &ds->sub);
 	dcp_pages_counts_add(&ds->pown, &ds->psub); /* --pages: own + sub from here on */
 	if (d->parent) {

@@ -81,11 +81,18 @@ int dcp_explain_path(struct dcp_explain *x, unsigned worker, const char *path,
  * directory (dcp_dir.cold_top), found without any probe.  A root, or a
  * followed link in a warm directory, is explained as dcp_explain_path().
  * Call it from the visitor, for every missed root (directories below it
- * reuse its explanation).  Strings in *OUT live until the next call for
+ * reuse its explanation, kept until dcp_explain_root_done()).  Strings in *OUT live until the next call for
  * e->worker, or as long as E.  Returns 0, -EINVAL (E did not miss), -ENOMEM.
  */
 int dcp_explain_entry(struct dcp_explain *x, const struct dcp_entry *e, unsigned flags,
 		      struct dcp_why_info *out);
+
+/*
+ * dcp_explain_root_done - forget what dcp_explain_entry() kept of root
+ * number ROOT for the directories below it (call it once the root's walk
+ * is done, e.g. from dir_done, or when it is not descended into).
+ */
+void dcp_explain_root_done(struct dcp_explain *x, size_t root);
 
 /* dcp_why_name - "not-cached", "mount-point"...; NULL out of range. */
 const char *dcp_why_name(enum dcp_why why);

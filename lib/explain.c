@@ -16,6 +16,7 @@
 #include "dcp_probe.h"
 
 #define MAX_HOPS 40 /* symlinks followed, as the kernel's MAXSYMLINKS */
+#define ROOT_BUCKETS 1024
 
 /* A missed root's explanation, for the directories below it. */
 struct rootmemo {
@@ -42,7 +43,7 @@ struct dcp_explain {
 	unsigned nw;
 	struct xworker *w;
 	pthread_mutex_t lock; /* roots */
-	struct rootmemo *roots;
+	struct rootmemo *roots[ROOT_BUCKETS]; /* by root index */
 };
 
 static const char *const why_names[DCP_NWHY] = {
@@ -102,13 +103,15 @@ void dcp_explain_free(struct dcp_explain *x)
 		dcp_buf_free(&x->w[i].res);
 		dcp_buf_free(&x->w[i].link);
 	}
-	while (x->roots) {
-		struct rootmemo *m = x->roots;
+	for (size_t i = 0; i < ROOT_BUCKETS; i++) {
+		while (x->roots[i]) {
+			struct rootmemo *m = x->roots[i];
 
-		x->roots = m->next;
-		free(m->first_miss);
-		free(m->link);
-		free(m);
+			x->roots[i] = m->next;
+			free(m->first_miss);
+			free(m->link);
+			free(m);
+		}
 	}
 	dcp_mounts_free(x->mounts);
 	pthread_mutex_destroy(&x->lock);
@@ -370,10 +373,32 @@ static int memo_root(struct dcp_explain *x, size_t root, const struct dcp_why_in
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&x->lock);
-	m->next = x->roots;
-	x->roots = m;
+	m->next = x->roots[root % ROOT_BUCKETS];
+	x->roots[root % ROOT_BUCKETS] = m;
 	pthread_mutex_unlock(&x->lock);
 	return 0;
+}
+
+void dcp_explain_root_done(struct dcp_explain *x, size_t root)
+{
+	struct rootmemo **pp, *m = NULL;
+
+	if (!x)
+		return;
+	pthread_mutex_lock(&x->lock);
+	for (pp = &x->roots[root % ROOT_BUCKETS]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->root == root) {
+			m = *pp;
+			*pp = m->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (m) {
+		free(m->first_miss);
+		free(m->link);
+		free(m);
+	}
 }
 
 static int recall_root(struct dcp_explain *x, struct xworker *xw, size_t root,
@@ -383,7 +408,7 @@ static int recall_root(struct dcp_explain *x, struct xworker *xw, size_t root,
 
 	*out = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
 	pthread_mutex_lock(&x->lock);
-	for (const struct rootmemo *m = x->roots; m; m = m->next) {
+	for (const struct rootmemo *m = x->roots[root % ROOT_BUCKETS]; m; m = m->next) {
 		if (m->root != root)
 			continue;
 		out->why = m->why;
