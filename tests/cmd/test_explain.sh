@@ -66,6 +66,8 @@ test_not_cached() {
 	check_prefix "$MNT/a/b"
 	run cachedopen --explain "$MNT/a/b/c/file"
 	assertEquals "open: -1  (first miss: $MNT/a/b: not-cached)" "$OUT"
+	assertEquals "-0 records stay bare paths" "$(printf '%s\0' "$MNT/a/b/c/file" | od -An -c)" \
+		"$(dcache-probe --explain -0 "$MNT/a/b/c/file" 2>/dev/null | od -An -c)"
 	run cachedopen --explain --json "$MNT/a/b/c/file"
 	assertEquals "$MNT/a/b not-cached" "$(first_record)"
 	assertEquals 1 "$(json_get 'objs[1]["reasons"]["not-cached"]' <<<"$OUT")"
@@ -212,6 +214,18 @@ $MNT/other/x $MNT/other/x inside-miss" "$got"
 	assertContains "$ERR" "misses by reason: "
 	assertContains "$ERR" " mount-point"
 	assertNotContains "$ERR" "unknown"
+}
+
+# For nobody the fixture root's ACL is not loaded: the walk's root misses.
+test_walk_nobody() {
+	stat "$MNT/a" >/dev/null
+	run as_nobody dcache-probe -r --explain "$MNT/a"
+	assertEquals 1 "$RC"
+	assertEquals "every entry names the root, inside-miss" 4 \
+		"$(grep -c "(first miss: $MNT/a: inside-miss)$" <<<"$OUT")"
+	fixture_cold_busy "$MNT"
+	stat "$MNT/a" >/dev/null
+	check_prefix "$MNT/a" nobody
 }
 
 test_walk_root_cold() {
