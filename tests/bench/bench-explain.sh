@@ -57,12 +57,12 @@ ms() { # "WALL_MS CPU_MS" of one run (CPU: user + system, all threads)
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 shape cold
-total=$("$DP" -r -s "$mnt/t" 2>&1 | grep -o '[0-9]* paths' | grep -o '[0-9]*')
+total=$("$DP" -r "$mnt/t" 2>&1 >/dev/null | grep -o '[0-9]* paths' | grep -o '[0-9]*')
 echo "tree: $DIRS dirs x $FILES files ($total paths), $RUNS cold runs each, interleaved; $(nproc) CPUs"
 for s in cold files; do
 	shape "$s"
 	echo "$s:"
-	"$DP" -r -s --explain "$mnt/t" 2>&1 | sed 's/^[^:]*: /  /'
+	"$DP" -r --explain "$mnt/t" 2>&1 >/dev/null | sed 's/^[^:]*: /  /'
 done
 printf '%-6s %9s %11s %7s %8s %10s %7s\n' shape wall_ms +explain ratio cpu_ms +explain ratio
 for s in cold files; do

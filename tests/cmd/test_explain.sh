@@ -211,9 +211,12 @@ $MNT/other/x $MNT/other/x inside-miss" "$got"
 		"$(json_get '"%d %d" % (objs[-1]["reasons"]["not-cached"], objs[-1]["reasons"]["inside-miss"])' <<<"$OUT")"
 	fixture_cold_busy "$MNT"
 	run dcache-probe -r -s --explain "$MNT"
-	assertContains "$ERR" "misses by reason: "
-	assertContains "$ERR" " mount-point"
-	assertNotContains "$ERR" "unknown"
+	assertContains "-s: one line for the root, misses by reason" "$OUT" "mount-point:"
+	assertContains "$OUT" "	$MNT"
+	assertNotContains "$OUT" "unknown"
+	fixture_cold_busy "$MNT"
+	run dcache-probe -r --explain "$MNT/a"
+	assertContains "the summary on stderr" "$ERR" "misses by reason: 4 mount-point"
 }
 
 # For nobody the fixture root's ACL is not loaded: the walk's root misses.
@@ -270,7 +273,7 @@ test_explain_does_not_perturb() {
 }
 
 test_usage() {
-	run uring-open --explain --bench /dev/null
+	run uring-open --explain --bench --from=/dev/null
 	assertEquals 64 "$RC"
 	assertContains "$ERR" "--explain does not apply to --bench"
 }

@@ -73,13 +73,13 @@ test_is_my_tree_warm() {
 	assertContains "$cmd" "--no-perturb"
 	run sh -c "$cmd"
 	assertEquals "a cold tree answers 1" 1 "$RC"
-	assertContains "$ERR" "% cached"
+	assertContains "-s: the root's line on stdout" "$OUT" "	$APP"
 	run sh -c "$cmd"
 	assertEquals "the check warmed nothing" 1 "$RC"
 	du -s "$APP" >/dev/null
 	run sh -c "$cmd"
 	assertEquals "after du it is warm" 0 "$RC"
-	assertContains "$ERR" "100.0% cached"
+	assertContains "$OUT" "100.0%	"
 }
 
 test_warm_only_when_cold() {
@@ -96,7 +96,7 @@ test_warm_only_when_cold() {
 	assertTrue "warm ran" "[ -s '$SHUNIT_TMPDIR/warm.ran' ]"
 	run dcache-probe -r -s --no-perturb "$APP"
 	assertEquals "now warm" 0 "$RC"
-	assertContains "$ERR" "100.0% cached"
+	assertContains "$OUT" "100.0%	"
 	# Warm already: the probe answers 0 and warm does not run at all.
 	rm -f "$SHUNIT_TMPDIR/warm.ran"
 	run env PATH="$shim:$PATH" sh -c "$cmd"
