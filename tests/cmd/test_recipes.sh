@@ -45,7 +45,7 @@ local_paths() {
 	sed -e "s|/srv/app|$APP|g" \
 	    -e "s|/var/lib/prometheus/node-exporter|$TEXTFILE|g" \
 	    -e "s|/tmp/app.list|$SHUNIT_TMPDIR/app.list|g" \
-	    -e "s|/usr/bin/|$DCP_BIN/|g"
+	    -e "s|/usr/local/bin/|$DCP_BIN/|g"
 }
 
 # recipe N - the Nth recipe line of the README.
@@ -63,7 +63,7 @@ test_recipes_are_in_dcprobe7() {
 	while IFS= read -r line; do
 		grep -qxF -- "$line" "$MAN7" || fail "dcprobe.7 lacks: $line"
 	done <"$RECIPES"
-	grep -qxF "ExecStart=/usr/bin/warm -r -q /srv/app" "$MAN7" ||
+	grep -qxF "ExecStart=/usr/local/bin/warm -r -q /srv/app" "$MAN7" ||
 		fail "dcprobe.7 lacks the unit's ExecStart"
 }
 
