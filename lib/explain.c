@@ -121,20 +121,6 @@ void dcp_explain_free(struct dcp_explain *x)
 
 /* ---- classifying a miss ---- */
 
-/* Kernel pseudo filesystems: their entries are made up on every lookup. */
-static bool is_pseudo(const char *fstype)
-{
-	static const char *const pseudo[] = {
-		"proc", "sysfs", "cgroup", "cgroup2", "tracefs", "debugfs", "securityfs",
-		"configfs", "bpf", "pstore", "efivarfs", "fusectl", "binfmt_misc",
-	};
-
-	for (size_t i = 0; fstype && i < sizeof(pseudo) / sizeof(pseudo[0]); i++)
-		if (strcmp(fstype, pseudo[i]) == 0)
-			return true;
-	return false;
-}
-
 /*
  * The reason a name looked up in a cached directory missed.  What the
  * filesystem always does comes first; then what was observed of this
@@ -148,7 +134,7 @@ static enum dcp_why classify(const char *fstype, bool inner_miss, bool mount_roo
 	switch (dcp_fs_cache_class(fstype, NULL)) {
 	case DCP_FS_NEVER:
 	case DCP_FS_REVALIDATE:
-		return is_pseudo(fstype) ? DCP_WHY_PSEUDO : DCP_WHY_REVALIDATING;
+		return dcp_fs_is_pseudo(fstype) ? DCP_WHY_PSEUDO : DCP_WHY_REVALIDATING;
 	case DCP_FS_PARTIAL:
 		return DCP_WHY_PSEUDO;
 	case DCP_FS_NO_NEGATIVE:
