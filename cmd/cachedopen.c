@@ -22,6 +22,7 @@ static struct dcp_opts o; /* the shared options (lib/opts.c) */
 static struct env {
 	bool retry;
 	bool pages; /* --pages: data residency of the files opened */
+	bool explain; /* --explain: the first missing prefix of a miss, and why */
 	bool opath; /* --path */
 	bool prefix; /* lines start with "PATH: " (several paths, or a list) */
 	unsigned flags; /* DCP_FOLLOW, DCP_OPATH */
@@ -55,7 +56,7 @@ static const char doc[] =
 
 static const char args_doc[] = "PATH...";
 
-enum { OPT_RETRY = 0x100, OPT_PATH, OPT_PAGES };
+enum { OPT_RETRY = 0x100, OPT_PATH, OPT_PAGES, OPT_EXPLAIN };
 
 /* Its own options; the shared ones (-L, -P, -q, --json...) come from lib/opts.c. */
 static const struct argp_option options[] = {
@@ -68,6 +69,9 @@ static const struct argp_option options[] = {
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also say how much of each regular file's data is in the page cache (cachestat); "
 	  "unknown when the lookup missed", DCP_OPTS_GROUP_REPORT },
+	{ "explain", OPT_EXPLAIN, NULL, 0,
+	  "After a miss, name the first path prefix whose lookup misses and why (dcprobe(7))",
+	  DCP_OPTS_GROUP_REPORT },
 	{ 0 },
 };
 
@@ -84,6 +88,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PAGES:
 		env.pages = true;
+		break;
+	case OPT_EXPLAIN:
+		env.explain = true;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -131,6 +138,8 @@ struct result {
 	bool retried;
 	int pret;	 /* --pages: 0, -EAGAIN (unknown), -ENODEV (not regular), -errno */
 	struct dcp_pages pg;
+	bool explained;	 /* --explain after a miss: */
+	struct dcp_why_info why;
 };
 
 /*
@@ -151,6 +160,8 @@ static void print_text(const char *path, const struct result *r)
 {
 	prefix(&out, path);
 	dcp_buf_printf(&out, "open: %d\n", r->ret < 0 ? -1 : r->ret);
+	if (r->explained)
+		dcp_explain_insert(&out, &r->why);
 	if (r->ret < 0)
 		err_line(path, "openat2", r->ret);
 	if (env.pages) {
@@ -195,6 +206,8 @@ static void print_json(const char *path, const struct result *r)
 	}
 	if (env.pages)
 		dcp_pages_json(&out, r->pret, &r->pg);
+	if (r->explained)
+		dcp_explain_json(&out, &r->why);
 	dcp_buf_puts(&out, "}\n");
 }
 
@@ -219,6 +232,8 @@ static void measure(const char *path, struct result *r)
 static struct dcp_tally tally;
 static struct dcp_pages_counts pc;
 static unsigned long long npaths;
+static struct dcp_explain *explain; /* --explain */
+static unsigned long long why[DCP_NWHY];
 
 static int open_one(const char *path, void *ctx)
 {
@@ -234,6 +249,13 @@ static int open_one(const char *path, void *ctx)
 		exit(DCP_EXIT_UNSUPPORTED);
 	}
 	dcp_tally_add(&tally, r.ret < 0 ? r.ret : 0);
+	/* The miss did no I/O: the path is as cold as it was, until --retry. */
+	if (r.ret == -EAGAIN && explain) {
+		if (dcp_explain_path(explain, 0, path, env.flags & DCP_FOLLOW, &r.why) < 0)
+			r.why = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
+		r.explained = true;
+		why[r.why.why]++;
+	}
 	if (r.ret == -EAGAIN && env.retry) {
 		uint64_t t0 = dcp_now_ns();
 
@@ -288,6 +310,11 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (env.explain) {
+		ret = dcp_explain_new(1, &explain);
+		if (ret < 0)
+			error(DCP_EXIT_ERROR, -ret, "--explain");
+	}
 	dcp_opts_each_path(&o, open_one, NULL, &input_errors);
 
 	status = dcp_tally_status(&tally, DCP_NEGATIVE_IS_ERROR);
@@ -300,6 +327,11 @@ int main(int argc, char **argv)
 			       npaths,
 			       tally.n[DCP_CACHED], tally.n[DCP_NEGATIVE],
 			       tally.n[DCP_MISS], tally.n[DCP_ERROR], status);
+		if (explain) {
+			out.len -= 2;
+			dcp_why_counts_json(&out, why);
+			dcp_buf_puts(&out, "}\n");
+		}
 		if (env.pages) {
 			struct dcp_buf m = DCP_BUF_INIT;
 
@@ -318,6 +350,7 @@ int main(int argc, char **argv)
 			       "never looked up; --retry tells\n", program_invocation_name);
 	}
 	flush();
+	dcp_explain_free(explain);
 	if (close(STDOUT_FILENO) < 0 && errno != EBADF) {
 		error(0, errno, "write error");
 		return DCP_EXIT_ERROR;

@@ -36,6 +36,7 @@ static struct env {
 	bool ignore_unvisited;
 	bool per_mount;
 	bool pages;	  /* --pages: data residency of cached regular files */
+	bool explain;	  /* --explain: the first missing prefix of each miss, and why */
 	int per_dir;	  /* deepest directory reported; -1: no --per-dir */
 	unsigned walk_flags;
 	unsigned only;	  /* bit per state shown; 0: all */
@@ -94,6 +95,7 @@ enum {
 	OPT_IGNORE_UNVISITED,
 	OPT_PAGES,
 	OPT_MIN_RESIDENT,
+	OPT_EXPLAIN,
 };
 
 /* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/opts.c. */
@@ -126,6 +128,9 @@ static const struct argp_option options[] = {
 	{ "min-resident", OPT_MIN_RESIDENT, "PCT", 0,
 	  "Exit 0 only if at least PCT percent of the files' pages are in the page cache "
 	  "and no file's residency is unknown; implies --pages", DCP_OPTS_GROUP_REPORT },
+	{ "explain", OPT_EXPLAIN, NULL, 0,
+	  "For each miss, the first path prefix whose lookup misses and why (dcprobe(7)); "
+	  "-s and --per-mount count misses by reason", DCP_OPTS_GROUP_REPORT },
 
 	{ NULL, 0, NULL, 0, "Output format:", DCP_OPTS_GROUP_FORMAT },
 	{ 0 },
@@ -196,6 +201,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PAGES:
 		env.pages = true;
 		break;
+	case OPT_EXPLAIN:
+		env.explain = true;
+		break;
 	case OPT_MIN_RESIDENT:
 		if (dcp_parse_percent(arg, &env.min_resident) < 0)
 			argp_error(state, "invalid percentage '%s' (0 to 100)", arg);
@@ -247,6 +255,7 @@ struct dirstat {
 	struct dcp_pr_counts own; /* written by the thread visiting the dir */
 	struct dcp_pr_counts sub; /* written by dir_done, serialised */
 	size_t root;
+	bool has_root;		  /* root is set: an entry was visited */
 	struct dcp_pages_counts pown, psub; /* --pages, as own and sub */
 };
 
@@ -277,6 +286,7 @@ static struct {
 	struct rootrec *roots[ROOT_CHUNKS]; /* chunks of ROOT_CHUNK */
 	size_t nroots;		   /* written by the main thread only */
 	struct dcp_mounts *mounts;
+	struct dcp_explain *explain; /* --explain */
 	unsigned long long input_errors;
 	/* progress */
 	_Atomic bool want_path;
@@ -412,18 +422,26 @@ static void pages_json_entry(struct worker *w)
 
 /* Count one probe result, and print it when asked. */
 static void record(struct worker *w, const char *path, size_t len, int ret,
-		   unsigned char type, int depth, struct dcp_pr_counts *dirc, uint64_t mnt)
+		   unsigned char type, int depth, struct dcp_pr_counts *dirc, uint64_t mnt,
+		   const struct dcp_why_info *why)
 {
 	enum dcp_state st = dcp_state_of_errno(ret);
 
 	w->c.n[st]++;
-	if (dirc)
+	if (why)
+		w->c.why[why->why]++;
+	if (dirc) {
 		dirc->n[st]++;
+		if (why)
+			dirc->why[why->why]++;
+	}
 	if (env.per_mount) {
 		struct dcp_pr_counts *dc = dcp_pr_devtab_get(&w->devs, mnt);
 
 		if (dc)
 			dc->n[st]++;
+		if (dc && why)
+			dc->why[why->why]++;
 	}
 	atomic_store_explicit(&w->seen, atomic_load_explicit(&w->seen, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
@@ -432,6 +450,8 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 			dcp_pages_entry_text(&w->out, path, len, ret, w->pret, &w->pg);
 		else
 			dcp_pr_entry(&w->out, run.fmt, path, len, ret, type, depth);
+		if (why)
+			dcp_explain_insert(&w->out, why);
 		if (env.pages && run.fmt == DCP_PR_JSON)
 			pages_json_entry(w);
 		if (w->out.len >= FLUSH_AT)
@@ -517,6 +537,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 			 (e->type == DT_LNK && follow);
 	enum dcp_state st;
 	struct rootrec *rr = NULL;
+	struct dcp_why_info why;
 	uint64_t mnt = 0;
 	int ret;
 
@@ -531,11 +552,24 @@ static int visit(const struct dcp_entry *e, void *arg)
 	st = dcp_state_of_errno(ret);
 	if (ds) {
 		ds->root = e->root;
+		ds->has_root = true;
 		mnt = e->dir->mnt_id;
 	} else {
 		rr = root_rec(e->root);
 		if (env.per_mount)
 			mnt = root_mount(e->path, ret, follow);
+	}
+	/*
+	 * Before the walk opens anything below, which would warm the path;
+	 * a filtered root too: what lies below it needs its explanation.
+	 */
+	if (run.explain && st == DCP_MISS) {
+		int xr = o.recursive ?
+			 dcp_explain_entry(run.explain, e, follow ? DCP_FOLLOW : 0, &why) :
+			 dcp_explain_path(run.explain, 0, e->path, follow ? DCP_FOLLOW : 0, &why);
+
+		if (xr < 0)
+			why = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
 	}
 	if (filtered && !dcp_opts_match(&o, e))
 		goto walk_on; /* --type, --name, --mindepth: not counted */
@@ -554,12 +588,17 @@ static int visit(const struct dcp_entry *e, void *arg)
 		}
 	}
 	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
-	       mnt);
+	       mnt, run.explain && st == DCP_MISS ? &why : NULL);
 	if (!o.recursive && o.summary && !o.quiet && !o.prometheus) {
 		struct dcp_pr_counts one = { 0 };
+		size_t row = w->out.len;
 
 		one.n[st] = 1;
+		if (run.explain && st == DCP_MISS)
+			one.why[why.why] = 1;
 		dcp_pr_root(&w->out, run.fmt, e->path, e->pathlen, &one);
+		if (run.explain)
+			dcp_why_table_row(&w->out, row, o.json, one.why);
 	}
 walk_on:
 	note_progress_path(e->path);
@@ -577,6 +616,8 @@ walk_on:
 	 * would warm it, or load its ACL.  What it holds stays unknown.
 	 */
 	if (env.no_perturb && (st != DCP_CACHED || e->inner != 0)) {
+		if (!ds)
+			dcp_explain_root_done(run.explain, e->root);
 		w->c.not_visited++;
 		if (ds)
 			ds->own.not_visited++;
@@ -632,6 +673,9 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 	struct dcp_pr_counts tot = ds->own;
 
 	(void)arg;
+	/* What --explain kept of a missed root is not needed below it any more. */
+	if (!d->parent && ds->has_root)
+		dcp_explain_root_done(run.explain, ds->root);
 	dcp_pr_counts_add(&tot, &ds->sub);
 	dcp_pages_counts_add(&ds->pown, &ds->psub); /* --pages: own + sub from here on */
 	if (d->parent) {
@@ -797,6 +841,10 @@ static int run_walk(void)
 		return ret;
 	run.nw = dcp_walk_threads(w);
 	run.w = calloc(run.nw, sizeof(*run.w));
+	if (run.w && env.explain && (ret = dcp_explain_new(run.nw, &run.explain)) < 0) {
+		dcp_walk_finish(w);
+		return ret;
+	}
 	if (!run.w) {
 		/* Nothing was queued: the walk ends at once. */
 		dcp_walk_finish(w);
@@ -877,6 +925,8 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 
 			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL,
 				     rows[k].found ? rows[k].mt.dev : 0, &rows[k].c);
+			if (env.explain)
+				dcp_why_table_row(out, row, run.fmt == DCP_PR_JSON, rows[k].c.why);
 			if (env.pages)
 				pages_mount_row(out, row, rows[k].id);
 		}
@@ -1076,6 +1126,11 @@ int main(int argc, char **argv)
 	} else {
 		run.w = &single;
 		run.nw = 1;
+		if (env.explain) {
+			ret = dcp_explain_new(1, &run.explain);
+			if (ret < 0)
+				error(DCP_EXIT_ERROR, -ret, "--explain");
+		}
 		start_progress();
 		for_each_path(probe_one, NULL);
 	}
@@ -1119,6 +1174,8 @@ int main(int argc, char **argv)
 			size_t row = out.len;
 
 			dcp_pr_root(&out, run.fmt, rr->path, strlen(rr->path), &rr->c);
+			if (env.explain)
+				dcp_why_table_row(&out, row, o.json, rr->c.why);
 			if (env.pages)
 				dcp_pages_table_row(&out, row, o.json, &rr->pc);
 		}
@@ -1126,6 +1183,8 @@ int main(int argc, char **argv)
 			size_t row = out.len;
 
 			dcp_pr_root(&out, run.fmt, NULL, 0, &tot);
+			if (env.explain)
+				dcp_why_table_row(&out, row, o.json, tot.why);
 			if (env.pages)
 				dcp_pages_table_row(&out, row, o.json, &ptot);
 		}
@@ -1144,12 +1203,21 @@ int main(int argc, char **argv)
 		prom.status = status;
 		dcp_pr_prometheus(&out, &prom);
 	} else if (o.json) {
+		size_t at = out.len;
+
 		dcp_pr_summary_json(&out, &tot, env.min_cached,
 				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
+		if (env.explain)
+			dcp_why_table_row(&out, at, true, tot.why);
 	} else if (stderr_summary()) {
 		dcp_buf_puts(&err, program_invocation_name);
 		dcp_buf_puts(&err, ": ");
 		dcp_pr_summary_text(&err, &tot);
+		if (env.explain) {
+			dcp_buf_puts(&err, program_invocation_name);
+			dcp_buf_puts(&err, ": ");
+			dcp_why_counts_text(&err, tot.why);
+		}
 	}
 	if (env.pages)
 		pages_total(&out, &err, &ptot);

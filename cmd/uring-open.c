@@ -29,6 +29,7 @@ static struct env {
 	bool trace;
 	bool no_defer;
 	bool pages;	/* --pages: data residency of each file opened */
+	bool explain;	/* --explain: why a punted (or EAGAIN) open's path was cold */
 	bool bench;
 	struct dcp_uring_how how;
 	char **paths;	/* PATH arguments, then the lists' paths */
@@ -87,6 +88,7 @@ enum {
 	OPT_NO_DEFER,
 	OPT_DIRECT,
 	OPT_PAGES,
+	OPT_EXPLAIN,
 };
 
 static const struct argp_option options[] = {
@@ -108,6 +110,9 @@ static const struct argp_option options[] = {
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also say how much of each regular file's data is in the page cache (cachestat), "
 	  "measured on the descriptor opened", 0 },
+	{ "explain", OPT_EXPLAIN, NULL, 0,
+	  "For an open that was punted or got EAGAIN, name the first path prefix whose lookup "
+	  "missed and why (found before the open, dcprobe(7))", 0 },
 	{ "no-defer", OPT_NO_DEFER, NULL, 0,
 	  "Use a plain ring without DEFER_TASKRUN, as before Linux 6.1: the verdict is then a race", 0 },
 	{ 0 },
@@ -159,6 +164,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PAGES:
 		env.pages = true;
 		break;
+	case OPT_EXPLAIN:
+		env.explain = true;
+		break;
 	case ARGP_KEY_END:
 		/* Before 0.9, --bench took the list as its argument. */
 		if (env.bench && o.npaths == 1 && !o.ninputs)
@@ -170,6 +178,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-n does not apply to --bench (run it again instead)");
 		if (env.bench && env.pages)
 			argp_error(state, "--pages does not apply to --bench");
+		if (env.bench && env.explain)
+			argp_error(state, "--explain does not apply to --bench");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -190,6 +200,7 @@ static const struct argp argp = {
 static struct dcp_buf out = DCP_BUF_INIT;
 static struct dcp_buf err = DCP_BUF_INIT;
 static struct dcp_trace *trace;
+static struct dcp_explain *explain; /* --explain */
 
 static void flush(void)
 {
@@ -275,6 +286,7 @@ struct totals {
 	bool inexact; /* some ring had no DEFER_TASKRUN */
 	struct dcp_latency all, lat[2];
 	struct dcp_pages_counts pages; /* --pages */
+	unsigned long long why[DCP_NWHY]; /* --explain: cold opens by reason */
 };
 
 /* What the kernel's tracepoints say about request SEQ. */
@@ -299,7 +311,7 @@ static struct kernel_view kernel_view(uint64_t seq)
 
 static void print_open(const char *path, uint64_t seq, const char *flags,
 		       const struct dcp_uring_result *r, bool exact,
-		       const struct kernel_view *k)
+		       const struct kernel_view *k, const struct dcp_why_info *why)
 {
 	if (o.json) {
 		dcp_buf_printf(&out, "{\"type\":\"open\",\"seq\":%llu,\"path\":",
@@ -331,6 +343,8 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 					       k->req.punted, k->req.completed, k->req.result,
 					       k->verdict == r->verdict ? "true" : "false");
 		}
+		if (why)
+			dcp_explain_json(&out, why);
 		dcp_buf_puts(&out, "}\n");
 		return;
 	}
@@ -342,6 +356,10 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 	else
 		dcp_buf_printf(&out, "error %s ", dcp_errno_name(r->res));
 	dcp_buf_quote(&out, path, strlen(path));
+	if (why) {
+		dcp_buf_puts(&out, "  ");
+		dcp_explain_text(&out, why);
+	}
 	dcp_buf_putc(&out, '\n');
 	if (r->res < 0) {
 		dcp_buf_quote(&err, path, strlen(path));
@@ -414,6 +432,19 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 		ring_failed(ret);
 	exact = dcp_uring_exact(ring);
 	t->inexact |= !exact;
+	/*
+	 * --explain: probing does no I/O, so the path is explained before the
+	 * open, which would warm it, and the open still finds it as it was.
+	 */
+	struct dcp_why_info why = { .why = DCP_WHY_UNKNOWN };
+
+	if (explain) {
+		unsigned pf = (env.how.flags & O_NOFOLLOW) ? 0 : DCP_FOLLOW;
+
+		if (dcp_probe_at(env.how.dirfd, path, pf) == -EAGAIN &&
+		    dcp_explain_path(explain, 0, path, pf, &why) < 0)
+			why = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
+	}
 	ret = dcp_uring_open(ring, path, &env.how, seq, &r);
 	dcp_uring_free(ring);
 	if (ret < 0)
@@ -433,7 +464,15 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 					       verdict_name(k.verdict), verdict_name(r.verdict));
 		}
 	}
-	print_open(path, seq, flags, &r, exact, trace ? &k : NULL);
+	/* A forced punt says nothing about the cache; RESOLVE_CACHED's EAGAIN does. */
+	bool forced = r.verdict == DCP_URING_PUNTED && dcp_uring_forced_async(&env.how);
+	bool missed = r.res == -EAGAIN && env.how.cached;
+	bool cold = (r.verdict == DCP_URING_PUNTED && !forced) || missed;
+
+	if (explain && cold)
+		t->why[why.why]++;
+	print_open(path, seq, flags, &r, exact, trace ? &k : NULL,
+		   explain && cold ? &why : NULL);
 	if (env.pages) {
 		struct dcp_pages pg;
 
@@ -450,13 +489,9 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 		t->inlined++;
 	else
 		t->punted++;
-	/* A forced punt says nothing about the cache; RESOLVE_CACHED's EAGAIN does. */
-	bool forced = r.verdict == DCP_URING_PUNTED && dcp_uring_forced_async(&env.how);
-	bool missed = r.res == -EAGAIN && env.how.cached;
-
 	t->forced += forced;
 	t->eagain += missed;
-	if ((r.verdict == DCP_URING_PUNTED && !forced) || missed)
+	if (cold)
 		t->cold++;
 	if (r.res < 0 && !missed)
 		t->failed++;
@@ -490,6 +525,8 @@ static void summary(struct totals *t)
 		lat_json("latency_us", &t->all);
 		lat_json("inline_us", &t->lat[DCP_URING_INLINE]);
 		lat_json("punted_us", &t->lat[DCP_URING_PUNTED]);
+		if (explain)
+			dcp_why_counts_json(&out, t->why);
 		dcp_buf_printf(&out, ",\"status\":%d}\n", status);
 		if (env.pages) {
 			struct dcp_buf m = DCP_BUF_INIT;
@@ -511,6 +548,8 @@ static void summary(struct totals *t)
 	lat_text("all", &t->all);
 	lat_text("inline", &t->lat[DCP_URING_INLINE]);
 	lat_text("punted", &t->lat[DCP_URING_PUNTED]);
+	if (explain)
+		dcp_why_counts_text(&err, t->why);
 }
 
 static int keep_path(const char *path, void *ctx)
@@ -711,6 +750,11 @@ int main(int argc, char **argv)
 	read_paths();
 	if (env.trace)
 		start_trace();
+	if (env.explain) {
+		ret = dcp_explain_new(1, &explain);
+		if (ret < 0)
+			error(DCP_EXIT_ERROR, -ret, "--explain");
+	}
 
 	if (env.bench) {
 		status = bench();

@@ -85,6 +85,19 @@ enum dcp_fs_cache {
 enum dcp_fs_cache dcp_fs_cache_class(const char *fstype, const char **why);
 
 /*
+ * The kernel's pseudo filesystems, whose entries are made up by the kernel
+ * rather than stored: walks stay out of them by default (--exclude-fstype)
+ * and --explain calls their misses "pseudo".
+ */
+#define DCP_FS_PSEUDO_TYPES                                                            \
+	"proc,sysfs,cgroup,cgroup2,debugfs,tracefs,securityfs,pstore,bpf,configfs,"   \
+	"fusectl,binfmt_misc,efivarfs,selinuxfs,mqueue,devpts,autofs,rpc_pipefs,nsfs," \
+	"hugetlbfs"
+
+/* dcp_fs_is_pseudo - yes/no: is FSTYPE one of DCP_FS_PSEUDO_TYPES? */
+bool dcp_fs_is_pseudo(const char *fstype);
+
+/*
  * dcp_fs_flagged - yes/no: can a RESOLVE_CACHED lookup on FSTYPE fail
  * although every dentry is in memory?  (Every class but DCP_FS_CACHEABLE.)
  */

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 
+#include "dcp_explain.h"
 #include "dcp_mounts.h"
 #include "dcp_probe.h"
 #include "dcp_report.h"
@@ -31,6 +32,7 @@ struct dcp_pr_counts {
 	unsigned long long n[DCP_NSTATES]; /* probes by state */
 	unsigned long long not_visited;	   /* dirs not listed: what lies below is unknown */
 	unsigned long long walk_errors;	   /* dirs that could not be opened or listed */
+	unsigned long long why[DCP_NWHY];  /* --explain: misses by reason */
 };
 
 /* dcp_pr_counts_add - add B into A. */

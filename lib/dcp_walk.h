@@ -29,6 +29,17 @@ struct dcp_dir {
 	dev_t dev;		      /* from fstat of the open directory */
 	ino_t ino;
 	uint64_t mnt_id;	      /* statx STATX_MNT_ID: the mount it is on */
+	/* With DCP_WALK_PROBE, as its own entry was visited (for dcp_explain): */
+	size_t pathlen;		      /* length of its path: a prefix of its entries' */
+	int probe, inner;	      /* its entry's dcp_entry.probe and .inner */
+	bool link;		      /* its entry was a symlink, followed */
+	/*
+	 * The topmost cold directory from its root down to it (itself
+	 * included): one whose own lookup, or lookups inside it, missed, so
+	 * that every entry below misses; NULL when it is not cold.  It stays
+	 * valid while this directory does (a directory outlives its children).
+	 */
+	const struct dcp_dir *cold_top;
 	void *data;		      /* opts.dir_data_size bytes, zeroed */
 };
 

@@ -24,6 +24,7 @@
 #include "dcp_warm.h"	      /* the stat priming engine behind warm */
 #include "dcp_pages.h"	      /* page-cache residency of file data */
 #include "dcp_mounts.h"	      /* mount and filesystem class of a path */
+#include "dcp_explain.h"	      /* why a path is cold (--explain) */
 #include "dcp_uring.h"	      /* one io_uring open: inline or punted */
 #include "dcp_trace.h"	      /* io_uring tracepoints from tracefs */
 #include "dcp_report.h"	      /* buffers, quoting, JSON, Prometheus labels */

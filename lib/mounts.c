@@ -261,6 +261,17 @@ static const struct {
 	  "devtmpfs keeps no negative dentries: an absent name always misses, without any I/O" },
 };
 
+bool dcp_fs_is_pseudo(const char *fstype)
+{
+	static const char list[] = "," DCP_FS_PSEUDO_TYPES ",";
+	size_t n = fstype ? strlen(fstype) : 0;
+
+	for (const char *p = list; n && (p = strstr(p, fstype)); p++)
+		if (p > list && p[-1] == ',' && p[n] == ',')
+			return true;
+	return false;
+}
+
 enum dcp_fs_cache dcp_fs_cache_class(const char *fstype, const char **why)
 {
 	for (size_t i = 0; fstype && i < sizeof(fs_classes) / sizeof(fs_classes[0]); i++) {

@@ -26,10 +26,7 @@
 #include "dcp_walk.h"
 
 /* Filesystems a walk does not go into unless --exclude-fstype says otherwise. */
-#define DEFAULT_EXCLUDE_FSTYPE                                                         \
-	"proc,sysfs,cgroup,cgroup2,debugfs,tracefs,securityfs,pstore,bpf,configfs,"   \
-	"fusectl,binfmt_misc,efivarfs,selinuxfs,mqueue,devpts,autofs,rpc_pipefs,nsfs," \
-	"hugetlbfs"
+#define DEFAULT_EXCLUDE_FSTYPE DCP_FS_PSEUDO_TYPES
 
 enum {
 	OPT_EXCLUDE = 0x1000,

@@ -17,6 +17,8 @@ void dcp_pr_counts_add(struct dcp_pr_counts *a, const struct dcp_pr_counts *b)
 		a->n[i] += b->n[i];
 	a->not_visited += b->not_visited;
 	a->walk_errors += b->walk_errors;
+	for (int i = 0; i < DCP_NWHY; i++)
+		a->why[i] += b->why[i];
 }
 
 unsigned long long dcp_pr_total(const struct dcp_pr_counts *c)

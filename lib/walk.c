@@ -941,6 +941,11 @@ static void list_dir(struct worker *wk, struct node *n)
 		kid->via_link = !defer && via_link;
 		kid->cold = cold;
 		kid->deferred = defer;
+		kid->pub.pathlen = wk->path.len;
+		kid->pub.probe = en->probe;
+		kid->pub.inner = en->inner;
+		kid->pub.link = en->type == DT_LNK;
+		kid->pub.cold_top = n->cold ? n->pub.cold_top : cold ? &kid->pub : NULL;
 	}
 	wk->path.len = dirlen;
 	wk->path.data[dirlen] = '\0';
@@ -1070,6 +1075,10 @@ static void do_root(struct worker *wk, struct item *it)
 	}
 	n->root = it->root;
 	n->cold = (w->o.flags & DCP_WALK_PROBE) && (e.probe != 0 || e.inner == -EAGAIN);
+	n->pub.pathlen = e.pathlen;
+	n->pub.probe = e.probe;
+	n->pub.inner = e.inner;
+	n->pub.cold_top = n->cold ? &n->pub : NULL;
 	ret = open_root(w, n);
 	if (ret == 0) {
 		list_dir(wk, n);

@@ -93,6 +93,10 @@ int main(void)
 	CHECK(why != NULL);
 	CHECK_INT(dcp_fs_cache_class("sysfs", NULL), DCP_FS_NEVER);
 	CHECK_INT(dcp_fs_cache_class("proc", NULL), DCP_FS_PARTIAL);
+	CHECK(dcp_fs_is_pseudo("proc") && dcp_fs_is_pseudo("sysfs") && dcp_fs_is_pseudo("hugetlbfs"));
+	CHECK(!dcp_fs_is_pseudo("ext4") && !dcp_fs_is_pseudo("nfs") && !dcp_fs_is_pseudo(NULL));
+	CHECK(!dcp_fs_is_pseudo("cgroup2x") && !dcp_fs_is_pseudo("group") && !dcp_fs_is_pseudo("") &&
+	      !dcp_fs_is_pseudo(",proc"));
 	CHECK_INT(dcp_fs_cache_class("nfs4", NULL), DCP_FS_REVALIDATE);
 	CHECK_INT(dcp_fs_cache_class("fuse.sshfs", NULL), DCP_FS_REVALIDATE);
 	CHECK_INT(dcp_fs_cache_class("fusectl", NULL), DCP_FS_CACHEABLE);

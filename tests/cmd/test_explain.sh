@@ -1,0 +1,281 @@
+#!/bin/bash
+# Tests for --explain (cachedopen, dcache-probe, uring-open): every reason of
+# dcprobe(7) "Why is it cold?" on a real fixture that produces it.  Each
+# test checks the prefix and reason named AND, with the independent prober
+# (oprobe), that the named prefix misses while its parent is cached.
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require
+
+OPROBE=${DCP_BUILD:-$DCP_BIN/..}/tests/oprobe
+
+oneTimeSetUp() {
+	MNT=$(fixture_new 32) || fail "cannot make fixture"
+	mkdir -p "$MNT/a/b/c" "$MNT/real/dir" "$MNT/other/in" "$MNT/sub/mnt"
+	echo data >"$MNT/a/b/c/file"
+	echo data >"$MNT/real/dir/file"
+	ln -s l2 "$MNT/l1"
+	ln -s real/dir "$MNT/l2"
+	# A tree owned by someone else: its ACL is not loaded after a remount.
+	touch "$MNT/other/x" "$MNT/other/in/y"
+	chown -R 1234:1234 "$MNT/other"
+	chmod 0755 "$MNT/other" "$MNT/other/in"
+	# A second filesystem, mounted inside the fixture by the test that needs it.
+	INNER_IMG=$FIXTURE_ROOT/inner.img
+	truncate -s 16M "$INNER_IMG"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$INNER_IMG" >/dev/null ||
+		fail "mkfs inner"
+	local tmp
+	tmp=$(mktemp -d "$FIXTURE_ROOT/tmp.XXXXXX")
+	mount -o loop "$INNER_IMG" "$tmp" && mkdir -p "$tmp/d" && echo data >"$tmp/d/file" &&
+		umount "$tmp" || fail "populate inner"
+	TMPFS=$(mktemp -d "$FIXTURE_ROOT/tmpfs.XXXXXX")
+	mount -t tmpfs -o size=1M,mode=0755 none "$TMPFS" || fail "mount tmpfs"
+	mkdir "$TMPFS/dir"
+}
+
+setUp() {
+	mountpoint -q "$MNT/sub/mnt" && umount "$MNT/sub/mnt"
+	fixture_cold_busy "$MNT" || fail "cannot remount fixture"
+}
+
+# oprobe_state [-L] PATH - the independent prober's state of PATH.
+oprobe_state() {
+	"$OPROBE" "$@" | cut -d' ' -f1
+}
+
+# check_prefix PREFIX [USER] - oprobe: PREFIX misses, its parent is cached.
+check_prefix() {
+	local who=${2:-root} pre=() 
+	[ "$who" = nobody ] && pre=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --)
+	assertEquals "oprobe ($who): the named prefix $1 misses" miss "$("${pre[@]}" "$OPROBE" "$1" | cut -d' ' -f1)"
+	assertEquals "oprobe ($who): its parent is cached" cached \
+		"$("${pre[@]}" "$OPROBE" "$(dirname "$1")" | cut -d' ' -f1)"
+}
+
+# explain_json CMD... - run CMD --json, print "first_miss reason" of the first record.
+first_record() {
+	json_get '"%s %s" % (objs[0].get("first_miss"), objs[0].get("reason"))' <<<"$OUT"
+}
+
+test_not_cached() {
+	stat "$MNT/a" >/dev/null
+	run dcache-probe --explain "$MNT/a/b/c/file"
+	assertEquals 1 "$RC"
+	assertEquals "miss $MNT/a/b/c/file  (first miss: $MNT/a/b: not-cached)" "$OUT"
+	assertContains "$ERR" "misses by reason: 1 not-cached"
+	check_prefix "$MNT/a/b"
+	run cachedopen --explain "$MNT/a/b/c/file"
+	assertEquals "open: -1  (first miss: $MNT/a/b: not-cached)" "$OUT"
+	assertEquals "-0 records stay bare paths" "$(printf '%s\0' "$MNT/a/b/c/file" | od -An -c)" \
+		"$(dcache-probe --explain -0 "$MNT/a/b/c/file" 2>/dev/null | od -An -c)"
+	run cachedopen --explain --json "$MNT/a/b/c/file"
+	assertEquals "$MNT/a/b not-cached" "$(first_record)"
+	assertEquals 1 "$(json_get 'objs[1]["reasons"]["not-cached"]' <<<"$OUT")"
+}
+
+# The fixture's own mount point: nothing was looked up on it since it was mounted.
+test_mount_point_fixture_root() {
+	run dcache-probe --explain --json "$MNT/a/b/c"
+	assertEquals 1 "$RC"
+	assertEquals "$MNT/a mount-point" "$(first_record)"
+	check_prefix "$MNT/a"
+}
+
+# A filesystem mounted inside the tree.
+test_mount_point_inside() {
+	stat "$MNT/sub" >/dev/null
+	mount -o loop "$INNER_IMG" "$MNT/sub/mnt" || fail "mount inner"
+	run dcache-probe --explain "$MNT/sub/mnt/d/file"
+	assertEquals "miss $MNT/sub/mnt/d/file  (first miss: $MNT/sub/mnt/d: mount-point)" "$OUT"
+	check_prefix "$MNT/sub/mnt/d"
+	run uring-open --explain "$MNT/sub/mnt/d/file"
+	assertEquals 1 "$RC"
+	assertContains "$OUT" "  (first miss: $MNT/sub/mnt/d: mount-point)"
+	# uring-open explained before it opened: the open itself was punted.
+	assertContains "$OUT" "punted "
+	umount "$MNT/sub/mnt"
+}
+
+# l1 -> l2 -> real/dir: the links are cached, the target's "dir" is not.
+test_symlink_chain() {
+	stat "$MNT/real" >/dev/null
+	ls -l "$MNT/l1" "$MNT/l2" >/dev/null
+	local want="(first miss: $MNT/real/dir: symlink, via $MNT/l1 (not-cached))"
+	run cachedopen --explain "$MNT/l1/file"
+	assertEquals "open: -1  $want" "$OUT"
+	check_prefix "$MNT/real/dir"
+	assertEquals "the link itself is cached" cached "$(oprobe_state "$MNT/l1")"
+	assertEquals "following it misses" miss "$(oprobe_state -L "$MNT/l1")"
+	# The link as the last component, followed.
+	run cachedopen --explain "$MNT/l1"
+	assertEquals "open: -1  $want" "$OUT"
+	run dcache-probe --explain --json -L "$MNT/l1"
+	assertEquals "$MNT/real/dir symlink" "$(first_record)"
+	assertEquals "$MNT/l1" "$(json_get 'objs[0]["link"]' <<<"$OUT")"
+	assertEquals "not-cached" "$(json_get 'objs[0]["link_reason"]' <<<"$OUT")"
+	# Not followed, the link is simply cached.
+	run dcache-probe --explain "$MNT/l1"
+	assertEquals "cached $MNT/l1" "$OUT"
+}
+
+# A directory owned by another user: its entry is cached, its ACL is not.
+test_inside_miss_root() {
+	stat "$MNT/other" >/dev/null
+	run dcache-probe --explain "$MNT/other/x"
+	assertEquals "miss $MNT/other/x  (first miss: $MNT/other/x: inside-miss)" "$OUT"
+	check_prefix "$MNT/other/x"
+	assertEquals "lookups inside it miss" miss "$(oprobe_state "$MNT/other/.")"
+}
+
+# For nobody the fixture root itself is someone else's directory.
+test_inside_miss_nobody() {
+	stat "$MNT/other" >/dev/null
+	run as_nobody dcache-probe --explain "$MNT/other/x"
+	assertEquals "miss $MNT/other/x  (first miss: $MNT/other: inside-miss)" "$OUT"
+	check_prefix "$MNT/other" nobody
+	check_prefix "$MNT/other/x" root
+}
+
+test_no_negative_tmpfs() {
+	run dcache-probe --explain "$TMPFS/dir/absent" "$TMPFS/absent/deeper"
+	assertEquals "miss $TMPFS/dir/absent  (first miss: $TMPFS/dir/absent: no-negative)
+miss $TMPFS/absent/deeper  (first miss: $TMPFS/absent: no-negative)" "$OUT"
+	check_prefix "$TMPFS/dir/absent"
+	check_prefix "$TMPFS/absent"
+	run as_nobody dcache-probe --explain "$TMPFS/dir/absent"
+	assertEquals "miss $TMPFS/dir/absent  (first miss: $TMPFS/dir/absent: no-negative)" "$OUT"
+	check_prefix "$TMPFS/dir/absent" nobody
+}
+
+# FUSE (bindfs) revalidates an entry once its timeout ran out.
+test_revalidating_fuse() {
+	command -v bindfs >/dev/null || startSkipping
+	local fuse
+	fuse=$(mktemp -d "$FIXTURE_ROOT/fuse.XXXXXX")
+	stat "$MNT/real/dir/file" >/dev/null
+	bindfs -o entry_timeout=0.2,attr_timeout=0.2 "$MNT/real" "$fuse" || fail "bindfs"
+	stat "$fuse/dir/file" >/dev/null
+	sleep 0.5
+	run dcache-probe --explain "$fuse/dir/file"
+	assertEquals "miss $fuse/dir/file  (first miss: $fuse/dir: revalidating)" "$OUT"
+	check_prefix "$fuse/dir"
+	run dcache-probe -r --explain --per-mount "$fuse"
+	assertContains "$OUT" "revalidating:2	$fuse"
+	umount "$fuse"
+}
+
+test_pseudo_proc_sys() {
+	local p
+	p=$(printf '%s\n' /proc/sys/kernel/* | head -1)
+	run dcache-probe --explain --json "$p"
+	assertEquals "/proc/sys pseudo" "$(first_record)"
+	check_prefix /proc/sys
+	run as_nobody cachedopen --explain "$p"
+	assertEquals "open: -1  (first miss: /proc/sys: pseudo)" "$OUT"
+	check_prefix /proc/sys nobody
+}
+
+test_pseudo_sysfs() {
+	run dcache-probe --explain /sys/kernel/mm
+	assertEquals "miss /sys/kernel/mm  (first miss: /sys/kernel: pseudo)" "$OUT"
+	check_prefix /sys/kernel
+	run as_nobody dcache-probe --explain --json /sys/kernel/mm
+	assertEquals "/sys/kernel pseudo" "$(first_record)"
+}
+
+test_cached_paths_are_not_explained() {
+	run dcache-probe --explain --json "$MNT" /
+	assertEquals 0 "$RC"
+	assertEquals "None None" "$(first_record)"
+	run cachedopen --explain "$MNT"
+	assertEquals "open: 3" "$OUT"
+}
+
+# A walk names the topmost cold directory for everything below it.
+test_walk() {
+	stat "$MNT/a" "$MNT/other" >/dev/null
+	run dcache-probe -r --explain --json "$MNT/a" "$MNT/other"
+	assertEquals 1 "$RC"
+	local got
+	got=$(json_get '"\n".join("%s %s %s" % (o["path"], o.get("first_miss"), o.get("reason"))
+		for o in sorted(objs[:-1], key=lambda o: o["path"]))' <<<"$OUT")
+	assertEquals "$MNT/a None None
+$MNT/a/b $MNT/a/b not-cached
+$MNT/a/b/c $MNT/a/b not-cached
+$MNT/a/b/c/file $MNT/a/b not-cached
+$MNT/other None None
+$MNT/other/in $MNT/other/in inside-miss
+$MNT/other/in/y $MNT/other/in inside-miss
+$MNT/other/x $MNT/other/x inside-miss" "$got"
+	assertEquals "the summary counts misses by reason" "3 3" \
+		"$(json_get '"%d %d" % (objs[-1]["reasons"]["not-cached"], objs[-1]["reasons"]["inside-miss"])' <<<"$OUT")"
+	fixture_cold_busy "$MNT"
+	run dcache-probe -r -s --explain "$MNT"
+	assertContains "-s: one line for the root, misses by reason" "$OUT" "mount-point:"
+	assertContains "$OUT" "	$MNT"
+	assertNotContains "$OUT" "unknown"
+	fixture_cold_busy "$MNT"
+	run dcache-probe -r --explain "$MNT/a"
+	assertContains "the summary on stderr" "$ERR" "misses by reason: 4 mount-point"
+}
+
+# For nobody the fixture root's ACL is not loaded: the walk's root misses.
+test_walk_nobody() {
+	stat "$MNT/a" >/dev/null
+	run as_nobody dcache-probe -r --explain "$MNT/a"
+	assertEquals 1 "$RC"
+	assertEquals "every entry names the root, inside-miss" 4 \
+		"$(grep -c "(first miss: $MNT/a: inside-miss)$" <<<"$OUT")"
+	fixture_cold_busy "$MNT"
+	stat "$MNT/a" >/dev/null
+	check_prefix "$MNT/a" nobody
+}
+
+test_walk_root_cold() {
+	run dcache-probe -r --explain "$MNT/a"
+	assertEquals "every entry names the root's first miss" 4 \
+		"$(grep -c "(first miss: $MNT/a: mount-point)$" <<<"$OUT")"
+}
+
+test_per_mount() {
+	run dcache-probe -r --explain --per-mount "$MNT/a" "$TMPFS/dir/absent"
+	assertContains "$OUT" "mount-point:4	$MNT"
+	assertContains "$OUT" "no-negative:1	$TMPFS"
+	fixture_cold_busy "$MNT"
+	run dcache-probe -r --explain --per-mount --json "$MNT/a"
+	assertEquals 4 "$(json_get 'objs[0]["reasons"]["mount-point"]' <<<"$OUT")"
+	run dcache-probe --explain --per-mount /
+	assertContains "a mount without misses" "$OUT" "	-	/"
+}
+
+# --explain changes nothing: the prober sees the same, the disk is not read.
+test_explain_does_not_perturb() {
+	local dev list before after reads
+	stat "$MNT/a" "$MNT/other" "$MNT/real" >/dev/null
+	ls -l "$MNT/l1" "$MNT/l2" >/dev/null
+	list=$(find "$MNT" -xdev 2>/dev/null | sort)
+	dev=$(basename "$(findmnt -n -o SOURCE "$MNT")")
+	fixture_cold_busy "$MNT"
+	stat "$MNT/a" "$MNT/other" "$MNT/real" >/dev/null
+	ls -l "$MNT/l1" "$MNT/l2" >/dev/null
+	# The remount left the superblock dirty: write it out now, so that a
+	# journal commit does not fall into the window measured.
+	sync -f "$MNT"
+	before=$("$OPROBE" - <<<"$list"; "$OPROBE" -L - <<<"$list")
+	reads=$(awk '{print $1}' "/sys/block/$dev/stat")
+	cachedopen --explain "$MNT/l1/file" "$MNT/a/b/c/file" "$MNT/other/in/y" >/dev/null 2>&1
+	dcache-probe --explain -L "$MNT/l1" "$MNT/a/b/c/file" "$MNT/other/x" >/dev/null 2>&1
+	as_nobody dcache-probe --explain "$MNT/other/x" "$MNT/a/b" >/dev/null 2>&1
+	after=$("$OPROBE" - <<<"$list"; "$OPROBE" -L - <<<"$list")
+	assertEquals "the loop device was not read" "$reads" "$(awk '{print $1}' "/sys/block/$dev/stat")"
+	assertEquals "oprobe sees the same before and after" "$before" "$after"
+	assertContains "some paths stay cold" "$after" "miss $MNT/a/b"
+}
+
+test_usage() {
+	run uring-open --explain --bench --from=/dev/null
+	assertEquals 64 "$RC"
+	assertContains "$ERR" "--explain does not apply to --bench"
+}
+
+. "$SHUNIT2"
