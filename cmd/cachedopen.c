@@ -22,7 +22,6 @@ static struct dcp_opts o; /* the shared options (lib/opts.c) */
 static struct env {
 	bool retry;
 	bool pages; /* --pages: data residency of the files opened */
-	bool explain; /* --explain: the first missing prefix of a miss, and why */
 	bool opath; /* --path */
 	bool prefix; /* lines start with "PATH: " (several paths, or a list) */
 	unsigned flags; /* DCP_FOLLOW, DCP_OPATH */
@@ -56,7 +55,7 @@ static const char doc[] =
 
 static const char args_doc[] = "PATH...";
 
-enum { OPT_RETRY = 0x100, OPT_PATH, OPT_PAGES, OPT_EXPLAIN };
+enum { OPT_RETRY = 0x100, OPT_PATH, OPT_PAGES };
 
 /* Its own options; the shared ones (-L, -P, -q, --json...) come from lib/opts.c. */
 static const struct argp_option options[] = {
@@ -69,9 +68,6 @@ static const struct argp_option options[] = {
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also say how much of each regular file's data is in the page cache (cachestat); "
 	  "unknown when the lookup missed", DCP_OPTS_GROUP_REPORT },
-	{ "explain", OPT_EXPLAIN, NULL, 0,
-	  "After a miss, name the first path prefix whose lookup misses and why (dcprobe(7))",
-	  DCP_OPTS_GROUP_REPORT },
 	{ 0 },
 };
 
@@ -88,9 +84,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PAGES:
 		env.pages = true;
-		break;
-	case OPT_EXPLAIN:
-		env.explain = true;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -287,7 +280,8 @@ int main(int argc, char **argv)
 	unsigned long long input_errors = 0;
 	int ret, status;
 
-	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_FOLLOW | DCP_OPTS_INPUT, DCP_FOLLOW_ALL);
+	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_FOLLOW | DCP_OPTS_INPUT | DCP_OPTS_EXPLAIN,
+					  DCP_FOLLOW_ALL);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
@@ -310,7 +304,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	if (env.explain) {
+	if (o.explain) {
 		ret = dcp_explain_new(1, &explain);
 		if (ret < 0)
 			error(DCP_EXIT_ERROR, -ret, "--explain");

@@ -36,7 +36,6 @@ static struct env {
 	bool ignore_unvisited;
 	bool per_mount;
 	bool pages;	  /* --pages: data residency of cached regular files */
-	bool explain;	  /* --explain: the first missing prefix of each miss, and why */
 	int per_dir;	  /* deepest directory reported; -1: no --per-dir */
 	unsigned walk_flags;
 	unsigned only;	  /* bit per state shown; 0: all */
@@ -95,7 +94,6 @@ enum {
 	OPT_IGNORE_UNVISITED,
 	OPT_PAGES,
 	OPT_MIN_RESIDENT,
-	OPT_EXPLAIN,
 };
 
 /* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/opts.c. */
@@ -128,9 +126,6 @@ static const struct argp_option options[] = {
 	{ "min-resident", OPT_MIN_RESIDENT, "PCT", 0,
 	  "Exit 0 only if at least PCT percent of the files' pages are in the page cache "
 	  "and no file's residency is unknown; implies --pages", DCP_OPTS_GROUP_REPORT },
-	{ "explain", OPT_EXPLAIN, NULL, 0,
-	  "For each miss, the first path prefix whose lookup misses and why (dcprobe(7)); "
-	  "-s and --per-mount count misses by reason", DCP_OPTS_GROUP_REPORT },
 
 	{ NULL, 0, NULL, 0, "Output format:", DCP_OPTS_GROUP_FORMAT },
 	{ 0 },
@@ -200,9 +195,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PAGES:
 		env.pages = true;
-		break;
-	case OPT_EXPLAIN:
-		env.explain = true;
 		break;
 	case OPT_MIN_RESIDENT:
 		if (dcp_parse_percent(arg, &env.min_resident) < 0)
@@ -841,7 +833,7 @@ static int run_walk(void)
 		return ret;
 	run.nw = dcp_walk_threads(w);
 	run.w = calloc(run.nw, sizeof(*run.w));
-	if (run.w && env.explain && (ret = dcp_explain_new(run.nw, &run.explain)) < 0) {
+	if (run.w && o.explain && (ret = dcp_explain_new(run.nw, &run.explain)) < 0) {
 		dcp_walk_finish(w);
 		return ret;
 	}
@@ -925,7 +917,7 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 
 			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL,
 				     rows[k].found ? rows[k].mt.dev : 0, &rows[k].c);
-			if (env.explain)
+			if (o.explain)
 				dcp_why_table_row(out, row, run.fmt == DCP_PR_JSON, rows[k].c.why);
 			if (env.pages)
 				pages_mount_row(out, row, rows[k].id);
@@ -1080,7 +1072,8 @@ int main(int argc, char **argv)
 	int ret, status, werr;
 
 	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_WALK | DCP_OPTS_INPUT | DCP_OPTS_NUL |
-					  DCP_OPTS_PROM | DCP_OPTS_PROGRESS | DCP_OPTS_SUMMARY,
+					  DCP_OPTS_PROM | DCP_OPTS_PROGRESS | DCP_OPTS_SUMMARY |
+					  DCP_OPTS_EXPLAIN,
 					  DCP_FOLLOW_NONE);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
@@ -1126,7 +1119,7 @@ int main(int argc, char **argv)
 	} else {
 		run.w = &single;
 		run.nw = 1;
-		if (env.explain) {
+		if (o.explain) {
 			ret = dcp_explain_new(1, &run.explain);
 			if (ret < 0)
 				error(DCP_EXIT_ERROR, -ret, "--explain");
@@ -1174,7 +1167,7 @@ int main(int argc, char **argv)
 			size_t row = out.len;
 
 			dcp_pr_root(&out, run.fmt, rr->path, strlen(rr->path), &rr->c);
-			if (env.explain)
+			if (o.explain)
 				dcp_why_table_row(&out, row, o.json, rr->c.why);
 			if (env.pages)
 				dcp_pages_table_row(&out, row, o.json, &rr->pc);
@@ -1183,7 +1176,7 @@ int main(int argc, char **argv)
 			size_t row = out.len;
 
 			dcp_pr_root(&out, run.fmt, NULL, 0, &tot);
-			if (env.explain)
+			if (o.explain)
 				dcp_why_table_row(&out, row, o.json, tot.why);
 			if (env.pages)
 				dcp_pages_table_row(&out, row, o.json, &ptot);
@@ -1207,13 +1200,13 @@ int main(int argc, char **argv)
 
 		dcp_pr_summary_json(&out, &tot, env.min_cached,
 				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
-		if (env.explain)
+		if (o.explain)
 			dcp_why_table_row(&out, at, true, tot.why);
 	} else if (stderr_summary()) {
 		dcp_buf_puts(&err, program_invocation_name);
 		dcp_buf_puts(&err, ": ");
 		dcp_pr_summary_text(&err, &tot);
-		if (env.explain) {
+		if (o.explain) {
 			dcp_buf_puts(&err, program_invocation_name);
 			dcp_buf_puts(&err, ": ");
 			dcp_why_counts_text(&err, tot.why);

@@ -29,7 +29,6 @@ static struct env {
 	bool trace;
 	bool no_defer;
 	bool pages;	/* --pages: data residency of each file opened */
-	bool explain;	/* --explain: why a punted (or EAGAIN) open's path was cold */
 	bool bench;
 	struct dcp_uring_how how;
 	char **paths;	/* PATH arguments, then the lists' paths */
@@ -88,7 +87,6 @@ enum {
 	OPT_NO_DEFER,
 	OPT_DIRECT,
 	OPT_PAGES,
-	OPT_EXPLAIN,
 };
 
 static const struct argp_option options[] = {
@@ -110,9 +108,6 @@ static const struct argp_option options[] = {
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also say how much of each regular file's data is in the page cache (cachestat), "
 	  "measured on the descriptor opened", 0 },
-	{ "explain", OPT_EXPLAIN, NULL, 0,
-	  "For an open that was punted or got EAGAIN, name the first path prefix whose lookup "
-	  "missed and why (found before the open, dcprobe(7))", 0 },
 	{ "no-defer", OPT_NO_DEFER, NULL, 0,
 	  "Use a plain ring without DEFER_TASKRUN, as before Linux 6.1: the verdict is then a race", 0 },
 	{ 0 },
@@ -164,9 +159,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PAGES:
 		env.pages = true;
 		break;
-	case OPT_EXPLAIN:
-		env.explain = true;
-		break;
 	case ARGP_KEY_END:
 		/* Before 0.9, --bench took the list as its argument. */
 		if (env.bench && o.npaths == 1 && !o.ninputs)
@@ -178,7 +170,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "-n does not apply to --bench (run it again instead)");
 		if (env.bench && env.pages)
 			argp_error(state, "--pages does not apply to --bench");
-		if (env.bench && env.explain)
+		if (env.bench && o.explain)
 			argp_error(state, "--explain does not apply to --bench");
 		break;
 	default:
@@ -724,7 +716,7 @@ int main(int argc, char **argv)
 	uint64_t seq = 0;
 	int ret, status;
 
-	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_INPUT, DCP_FOLLOW_ALL);
+	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_INPUT | DCP_OPTS_EXPLAIN, DCP_FOLLOW_ALL);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
@@ -750,7 +742,7 @@ int main(int argc, char **argv)
 	read_paths();
 	if (env.trace)
 		start_trace();
-	if (env.explain) {
+	if (o.explain) {
 		ret = dcp_explain_new(1, &explain);
 		if (ret < 0)
 			error(DCP_EXIT_ERROR, -ret, "--explain");

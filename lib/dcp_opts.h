@@ -39,6 +39,7 @@ enum {
 	DCP_OPTS_SUMMARY = 1 << 6,  /* -s -c */
 	DCP_OPTS_VERBOSE = 1 << 7,  /* -v */
 	DCP_OPTS_PATHS_OPTIONAL = 1 << 8, /* no PATH is fine without a list */
+	DCP_OPTS_EXPLAIN = 1 << 9,  /* --explain: why each miss missed */
 };
 
 /* Help groups, so that a command's own options sit under the same headers. */
@@ -60,6 +61,7 @@ struct dcp_input {
 struct dcp_opts {
 	unsigned set;		/* DCP_OPTS_* given to dcp_opts_argp() */
 	bool recursive, xdev, quiet, json, prometheus, nul, summary, total, verbose;
+	bool explain;
 	int progress;		/* -1 never, 0 when it cannot mix (default), 1 always */
 	enum dcp_follow follow;
 	int max_depth;		/* -1: no limit */

@@ -41,6 +41,7 @@ enum {
 	OPT_PROMETHEUS,
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
+	OPT_EXPLAIN,
 };
 
 /* One row of the table: the sets that take it, then argp's own fields. */
@@ -110,6 +111,10 @@ static const struct row table[] = {
 			      "Add a line with the grand total of all PATHs", G_REP } },
 	{ DCP_OPTS_VERBOSE, { "verbose", 'v', NULL, 0,
 			      "List each path handled on standard output", G_REP } },
+	{ DCP_OPTS_EXPLAIN, { "explain", OPT_EXPLAIN, NULL, 0,
+			      "For each miss, name the first path prefix whose lookup misses and "
+			      "why (dcprobe(7), \"Why is it cold?\"); summaries count misses by "
+			      "reason", G_REP } },
 	{ 0, { "quiet", 'q', NULL, 0,
 	       "Print no results and no summary, only errors (a list or a directory that "
 	       "could not be read...); the exit status tells", G_REP } },
@@ -318,6 +323,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		o->verbose = true;
+		break;
+	case OPT_EXPLAIN:
+		o->explain = true;
 		break;
 	case 'q':
 		o->quiet = true;
