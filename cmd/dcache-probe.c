@@ -157,17 +157,6 @@ static int parse_only(const char *arg)
 	return 0;
 }
 
-static int parse_int(struct argp_state *state, const char *what, const char *arg,
-		     uint64_t min, uint64_t max)
-{
-	uint64_t v;
-
-	if (dcp_parse_u64(arg, min, max, &v) < 0)
-		argp_error(state, "invalid %s: '%s' (a whole number from %llu to %llu)", what,
-			   dcp_quoted(&qbuf, arg), (unsigned long long)min, (unsigned long long)max);
-	return (int)v;
-}
-
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
@@ -180,25 +169,24 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_ONLY:
 		if (parse_only(arg) < 0)
 			argp_error(state, "invalid --only '%s': a comma-separated list of "
-				   "cached, negative, miss, error, unvisited", dcp_quoted(&qbuf, arg));
+				   "cached, negative, miss, error, unvisited is needed",
+				   dcp_quoted(&qbuf, arg));
 		break;
 	case OPT_PER_DIR:
-		env.per_dir = arg ? parse_int(state, "--per-dir depth", arg, 0, INT_MAX) : INT_MAX;
+		env.per_dir = arg ? dcp_opts_number(state, "--per-dir", arg, 0, INT_MAX) : INT_MAX;
 		o.recursive = true;
 		break;
 	case OPT_PER_MOUNT:
 		env.per_mount = true;
 		break;
 	case OPT_MIN_CACHED:
-		if (dcp_parse_percent(arg, &env.min_cached) < 0)
-			argp_error(state, "invalid percentage '%s' (0 to 100)", dcp_quoted(&qbuf, arg));
+		env.min_cached = dcp_opts_percent(state, "--min-cached", arg);
 		break;
 	case OPT_PAGES:
 		env.pages = true;
 		break;
 	case OPT_MIN_RESIDENT:
-		if (dcp_parse_percent(arg, &env.min_resident) < 0)
-			argp_error(state, "invalid percentage '%s' (0 to 100)", arg);
+		env.min_resident = dcp_opts_percent(state, "--min-resident", arg);
 		env.pages = true;
 		break;
 	case ARGP_KEY_END:

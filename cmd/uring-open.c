@@ -116,14 +116,10 @@ static const struct argp_option options[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	const char *bad = NULL;
-	uint64_t v;
 
 	switch (key) {
 	case 'n':
-		if (dcp_parse_u64(arg, 1, 10000000, &v) < 0)
-			argp_error(state, "invalid count '%s' (a whole number from 1 to 10000000)",
-				   dcp_quoted(&qbuf, arg));
-		env.count = v;
+		env.count = (uint64_t)dcp_opts_number(state, "-n", arg, 1, 10000000);
 		break;
 	case OPT_ASYNC:
 		env.how.async = true;
@@ -133,9 +129,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FLAGS:
 		if (dcp_open_flags_parse(arg, &env.how.flags, &bad) < 0)
-			argp_error(state, "invalid open flag at '%s' in --flags (names: rdonly wronly rdwr creat "
-				   "excl trunc append nonblock nofollow directory path cloexec noctty noatime "
-				   "sync dsync direct tmpfile; one access mode)", dcp_quoted(&qbuf, bad));
+			argp_error(state, "invalid --flags at '%s': a comma-separated list of rdonly, "
+				   "wronly, rdwr, creat, excl, trunc, append, nonblock, nofollow, directory, "
+				   "path, cloexec, noctty, noatime, sync, dsync, direct, tmpfile (one access "
+				   "mode) is needed", dcp_quoted(&qbuf, bad));
 		break;
 	case OPT_TRACE:
 		env.trace = true;
@@ -144,10 +141,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.bench = true;
 		break;
 	case OPT_DEPTH:
-		if (dcp_parse_u64(arg, 1, 4096, &v) < 0)
-			argp_error(state, "invalid depth '%s' (a whole number from 1 to 4096)",
-				   dcp_quoted(&qbuf, arg));
-		env.depth = (unsigned)v;
+		env.depth = (unsigned)dcp_opts_number(state, "--depth", arg, 1, 4096);
 		env.depth_given = true;
 		break;
 	case OPT_NO_DEFER:

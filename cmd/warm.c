@@ -97,15 +97,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_BYTES:
 	case OPT_MAX_FILE_SIZE:
 		if (dcp_pages_parse_size(arg, &n) < 0 || !n)
-			argp_error(state, "invalid size '%s' (a positive number of bytes, "
-				   "with K, M, G or T for powers of 1024)", dcp_quoted(&qbuf, arg));
+			argp_error(state, "invalid %s '%s': a positive number of bytes, "
+				   "with K, M, G or T for powers of 1024, is needed",
+				   key == OPT_MAX_BYTES ? "--max-bytes" : "--max-file-size",
+				   dcp_quoted(&qbuf, arg));
 		*(key == OPT_MAX_BYTES ? &env.pages.max_bytes : &env.pages.max_file_size) = n;
 		env.flags |= DCP_WARM_PAGES;
 		break;
 	case OPT_PAGES_METHOD:
 		if (dcp_pages_warm_method_parse(arg) < 0)
-			argp_error(state, "invalid --pages-method '%s': willneed, readahead, read "
-				   "or uring", dcp_quoted(&qbuf, arg));
+			argp_error(state, "invalid --pages-method '%s': read, willneed, readahead "
+				   "or uring is needed", dcp_quoted(&qbuf, arg));
 		env.pages.method = dcp_pages_warm_method_parse(arg);
 		env.flags |= DCP_WARM_PAGES;
 		break;

@@ -90,6 +90,16 @@ struct dcp_opts {
 const struct argp *dcp_opts_argp(struct dcp_opts *o, unsigned set, enum dcp_follow follow);
 
 /*
+ * dcp_opts_number - the value of option OPT (its name, "--depth"), a whole
+ * number from MIN to MAX, or a usage error in the words every command uses.
+ */
+int dcp_opts_number(struct argp_state *state, const char *opt, const char *arg, uint64_t min,
+		    uint64_t max);
+
+/* dcp_opts_percent - the value of OPT, a percentage, or a usage error. */
+double dcp_opts_percent(struct argp_state *state, const char *opt, const char *arg);
+
+/*
  * dcp_opts_each_path - hand every path to ADD, in order: the PATH
  * arguments, then each list.  A list that cannot be read, a bad record
  * (empty, a NUL byte in a line, longer than PATH_MAX) or a list with no

@@ -160,8 +160,8 @@ static void *push(struct argp_state *state, void *v, size_t *n, size_t size, con
 	return nv;
 }
 
-static int number(struct argp_state *state, const char *opt, const char *arg, uint64_t min,
-		  uint64_t max)
+int dcp_opts_number(struct argp_state *state, const char *opt, const char *arg, uint64_t min,
+		    uint64_t max)
 {
 	uint64_t v;
 
@@ -169,6 +169,16 @@ static int number(struct argp_state *state, const char *opt, const char *arg, ui
 		argp_error(state, "invalid %s '%s': a whole number from %llu to %llu is needed",
 			   opt, quoted(arg), (unsigned long long)min, (unsigned long long)max);
 	return (int)v;
+}
+
+double dcp_opts_percent(struct argp_state *state, const char *opt, const char *arg)
+{
+	double v;
+
+	if (dcp_parse_percent(arg, &v) < 0)
+		argp_error(state, "invalid %s '%s': a percentage from 0 to 100 is needed", opt,
+			   quoted(arg));
+	return v;
 }
 
 static unsigned parse_types(struct argp_state *state, const char *arg)
@@ -188,7 +198,7 @@ static unsigned parse_types(struct argp_state *state, const char *arg)
 				break;
 		if (i == sizeof(types) / sizeof(types[0]))
 			argp_error(state, "invalid --type '%s': a comma-separated list of "
-				   "f, d, l, b, c, p, s", quoted(arg));
+				   "f, d, l, b, c, p, s is needed", quoted(arg));
 		mask |= 1u << types[i].dt;
 		if (!p[1])
 			return mask;
@@ -288,11 +298,11 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		o->types |= parse_types(state, arg);
 		break;
 	case OPT_MAX_DEPTH:
-		o->max_depth = number(state, "--max-depth", arg, 0, INT_MAX);
+		o->max_depth = dcp_opts_number(state, "--max-depth", arg, 0, INT_MAX);
 		o->recursive = true;
 		break;
 	case OPT_MIN_DEPTH:
-		o->min_depth = number(state, "--mindepth", arg, 0, INT_MAX);
+		o->min_depth = dcp_opts_number(state, "--mindepth", arg, 0, INT_MAX);
 		o->recursive = true;
 		break;
 	case OPT_EXCLUDE_FSTYPE:
@@ -309,7 +319,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		o->follow = DCP_FOLLOW_NONE;
 		break;
 	case 'j':
-		o->jobs = (unsigned)number(state, "--jobs", arg, 1, 1024);
+		o->jobs = (unsigned)dcp_opts_number(state, "--jobs", arg, 1, 1024);
 		break;
 	case OPT_FROM:
 	case OPT_FILES0_FROM:
