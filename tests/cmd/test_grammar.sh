@@ -134,6 +134,16 @@ test_conflicts_are_the_same_everywhere() {
 	done
 	run warm -q -v "$MNT/t"
 	assertEquals "warm -q -v" 64 "$RC"
+	# One form for a bad value: invalid OPTION 'VALUE': WHAT is needed.
+	local c
+	for c in "dcache-probe -j x" "warm -j x" "dcache-probe --per-dir=x" "dcache-probe --max-depth=x" \
+		"warm --mindepth=x" "uring-open -n x" "uring-open --depth x" "dcache-probe --min-cached x" \
+		"warm --max-bytes x" "dcache-probe --only x" "warm --type x -r" "uring-open --flags x"; do
+		# shellcheck disable=SC2086
+		run $c "$MNT/t"
+		assertEquals "$c" 64 "$RC"
+		assertTrue "$c: $ERR" "grep -Eq \"^${c%% *}: invalid -[-a-z]+( at)? 'x': .* is needed\$\" <<<\"\$ERR\""
+	done
 }
 
 # --max-depth and --mindepth imply -r in both walkers.
