@@ -94,10 +94,25 @@ fixture_cold_busy() {
 	fixture_cold "$dir"
 }
 
-# The exposition format, line by line: HELP and TYPE before every family,
-# well-formed names, escaped label values, numeric values.
+# The exposition format of stdin: first Prometheus's own parser and linter
+# (promtool check metrics: one HELP and TYPE per family, escapes, UTF-8,
+# metric names), which does not look for duplicate series; then, line by
+# line: HELP and TYPE before every family, well-formed names, escaped label
+# values, numeric values, and no series twice, by its decoded label values.
+# Prints the values of the series named as arguments (exact text).
 prom_check() {
-	python3 -c '
+	local text
+	text=$(cat; echo x) # keep trailing newlines
+	text=${text%x}
+	if ! command -v promtool >/dev/null; then
+		echo "prom_check: promtool not found (Debian package prometheus)" >&2
+		return 1
+	fi
+	printf '%s' "$text" | promtool check metrics >&2 || {
+		echo "prom_check: promtool check metrics failed" >&2
+		return 1
+	}
+	printf '%s' "$text" | python3 -c '
 import re, sys
 name = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 label = r"[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\n]|\\[\\\"n])*\""
