@@ -36,6 +36,7 @@ test_every_command_installs_with_its_page_and_completion() {
 	done
 	assertTrue "dcprobe.7 once dcache-probe exists" \
 		"[ ! -x '$DCP_BUILD/bin/dcache-probe' ] || [ -f '$DEST/usr/share/man/man7/dcprobe.7' ]"
+	assertTrue "the JSON Schema of dcprobe.7" "[ -f '$DEST/usr/share/doc/dcprobe/dcprobe.schema.json' ]"
 	assertTrue "library" "[ -f '$DEST/usr/lib/libdcprobe.a' ]"
 	assertTrue "header" "[ -f '$DEST/usr/include/dcprobe/dcprobe.h' ]"
 	assertTrue "pkg-config file" "[ -f '$DEST/usr/lib/pkgconfig/dcprobe.pc' ]"

@@ -28,12 +28,14 @@ ERRF=$RELY_TMP/stderr
 # A shell function as CMD (as_nobody) gets the timeout inside it.
 runf() {
 	local pre=()
-	if declare -F "$1" >/dev/null; then
+	# (The four commands are shell functions too, fixture.sh's json_logged.)
+	if declare -F "$1" >/dev/null && [ -z "$(json_log_name "$1" --json)" ]; then
 		pre=("$1")
 		shift
 	fi
 	"${pre[@]}" timeout -k 10 "$RELY_TIMEOUT" "$@" >"$OUTF" 2>"$ERRF" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
 	RC=$?
+	json_log "$(json_log_name "$@")" "$OUTF"
 	OUT=$(tr -d '\0' <"$OUTF")
 	ERR=$(cat "$ERRF")
 }
