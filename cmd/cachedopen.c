@@ -17,17 +17,15 @@
 
 #include "dcprobe.h"
 
+static struct dcp_opts o; /* the shared options (lib/opts.c) */
+
 static struct env {
-	bool quiet;
-	bool json;
 	bool retry;
 	bool pages; /* --pages: data residency of the files opened */
+	bool opath; /* --path */
+	bool prefix; /* lines start with "PATH: " (several paths, or a list) */
 	unsigned flags; /* DCP_FOLLOW, DCP_OPATH */
-	char **paths;
-	int npaths;
-} env = {
-	.flags = DCP_FOLLOW,
-};
+} env;
 
 const char *argp_program_version = "cachedopen (dcprobe) " DCP_VERSION;
 const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
@@ -57,61 +55,35 @@ static const char doc[] =
 
 static const char args_doc[] = "PATH...";
 
-enum { OPT_JSON = 0x100, OPT_RETRY, OPT_PATH, OPT_PAGES };
+enum { OPT_RETRY = 0x100, OPT_PATH, OPT_PAGES };
 
+/* Its own options; the shared ones (-L, -P, -q, --json...) come from lib/opts.c. */
 static const struct argp_option options[] = {
-	{ "quiet", 'q', NULL, 0, "Print nothing; only the exit status tells", 0 },
-	{ "silent", 0, NULL, OPTION_ALIAS, NULL, 0 },
 	{ "path", OPT_PATH, NULL, 0,
-	  "Probe with an O_PATH descriptor: resolve the path, do not open the object itself", 0 },
-	{ "follow", 'L', NULL, 0, "Follow a symlink in the final component (default)", 0 },
-	{ "no-follow", 'P', NULL, 0, "Do not follow a symlink in the final component", 0 },
+	  "Probe with an O_PATH descriptor: resolve the path, do not open the object itself",
+	  DCP_OPTS_GROUP_INPUT },
 	{ "retry", OPT_RETRY, NULL, 0,
-	  "After a miss, fall back to a normal (blocking) open and report it", 0 },
-	{ "json", OPT_JSON, NULL, 0, "JSON Lines: one object per path and a summary", 0 },
+	  "After a miss, fall back to a normal (blocking) open and report it",
+	  DCP_OPTS_GROUP_REPORT },
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also say how much of each regular file's data is in the page cache (cachestat); "
-	  "unknown when the lookup missed", 0 },
+	  "unknown when the lookup missed", DCP_OPTS_GROUP_REPORT },
 	{ 0 },
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	(void)arg;
+	(void)state;
 	switch (key) {
-	case 'q':
-		env.quiet = true;
-		break;
 	case OPT_PATH:
-		env.flags |= DCP_OPATH;
-		break;
-	case 'L':
-		env.flags |= DCP_FOLLOW;
-		break;
-	case 'P':
-		env.flags &= ~DCP_FOLLOW;
+		env.opath = true;
 		break;
 	case OPT_RETRY:
 		env.retry = true;
 		break;
-	case OPT_JSON:
-		env.json = true;
-		break;
 	case OPT_PAGES:
 		env.pages = true;
-		break;
-	case ARGP_KEY_ARGS:
-		env.paths = state->argv + state->next;
-		env.npaths = state->argc - state->next;
-		if (dcp_args_have_empty(env.paths, env.npaths))
-			argp_error(state, DCP_MSG_EMPTY_PATH);
-		break;
-	case ARGP_KEY_NO_ARGS:
-		argp_error(state, "no PATH given");
-		break;
-	case ARGP_KEY_END:
-		if (env.quiet && env.json)
-			argp_error(state, "--quiet and --json exclude each other");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -119,11 +91,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static struct argp_child children[] = { { NULL, 0, NULL, 0 }, { 0 } };
+
 static const struct argp argp = {
 	.options = options,
 	.parser = parse_arg,
 	.args_doc = args_doc,
 	.doc = doc,
+	.children = children,
 };
 
 static struct dcp_buf out = DCP_BUF_INIT;
@@ -143,7 +118,7 @@ static void flush(void)
 
 static void prefix(struct dcp_buf *b, const char *path)
 {
-	if (env.npaths < 2)
+	if (!env.prefix)
 		return;
 	dcp_buf_quote(b, path, strlen(path));
 	dcp_buf_puts(b, ": ");
@@ -158,14 +133,26 @@ struct result {
 	struct dcp_pages pg;
 };
 
+/*
+ * Lines of one path, in the order cachedopen(1) states: "open:", its
+ * error ("openat2:", stderr), "data:", "retry: open:", its error ("open:",
+ * stderr).  An error line goes out right after the stdout lines before it,
+ * so that a terminal shows each reason next to its own path.
+ */
+static void err_line(const char *path, const char *what, int e)
+{
+	flush();
+	prefix(&err, path);
+	dcp_buf_printf(&err, "%s: %s\n", what, strerror(-e));
+	flush();
+}
+
 static void print_text(const char *path, const struct result *r)
 {
 	prefix(&out, path);
 	dcp_buf_printf(&out, "open: %d\n", r->ret < 0 ? -1 : r->ret);
-	if (r->ret < 0) {
-		prefix(&err, path);
-		dcp_buf_printf(&err, "openat2: %s\n", strerror(-r->ret));
-	}
+	if (r->ret < 0)
+		err_line(path, "openat2", r->ret);
 	if (env.pages) {
 		prefix(&out, path);
 		dcp_buf_puts(&out, "data: ");
@@ -179,10 +166,8 @@ static void print_text(const char *path, const struct result *r)
 	dcp_buf_printf(&out, "retry: open: %d (blocking, %llu us)\n",
 		       r->retry_ret < 0 ? -1 : r->retry_ret,
 		       (unsigned long long)r->retry_us);
-	if (r->retry_ret < 0) {
-		prefix(&err, path);
-		dcp_buf_printf(&err, "open: %s\n", strerror(-r->retry_ret));
-	}
+	if (r->retry_ret < 0)
+		err_line(path, "open", r->retry_ret);
 }
 
 static void json_errno(int e)
@@ -224,25 +209,71 @@ static void measure(const char *path, struct result *r)
 		r->pret = -EAGAIN;
 	else if (r->ret < 0)
 		r->pret = -ENODEV;
-	else if (env.flags & DCP_OPATH)
+	else if (env.opath)
 		r->pret = dcp_pages_at(AT_FDCWD, path,
 				       (env.flags & DCP_FOLLOW) ? DCP_PAGES_FOLLOW : 0, &r->pg);
 	else
 		r->pret = dcp_pages_fd(r->ret, &r->pg);
 }
 
+static struct dcp_tally tally;
+static struct dcp_pages_counts pc;
+static unsigned long long npaths;
+
+static int open_one(const char *path, void *ctx)
+{
+	struct result r = { .retry_ret = -1 };
+
+	(void)ctx;
+	npaths++;
+	r.ret = dcp_open_cached(AT_FDCWD, path, env.flags);
+	if (r.ret < 0 && dcp_errno_unsupported(r.ret) && !env.opath) {
+		/* EINVAL here can only be the kernel refusing the flag. */
+		flush();
+		error(0, 0, "%s", dcp_unsupported_reason(r.ret));
+		exit(DCP_EXIT_UNSUPPORTED);
+	}
+	dcp_tally_add(&tally, r.ret < 0 ? r.ret : 0);
+	if (r.ret == -EAGAIN && env.retry) {
+		uint64_t t0 = dcp_now_ns();
+
+		r.retried = true;
+		r.retry_ret = dcp_open_blocking(AT_FDCWD, path, env.flags);
+		r.retry_us = (dcp_now_ns() - t0 + 500) / 1000;
+		if (r.retry_ret < 0)
+			tally.n[DCP_ERROR]++;
+	}
+	if (env.pages) {
+		measure(path, &r);
+		dcp_pages_count(&pc, r.pret, &r.pg);
+	}
+	if (o.json)
+		print_json(path, &r);
+	else if (!o.quiet)
+		print_text(path, &r);
+	if (r.ret >= 0)
+		close(r.ret);
+	if (r.retry_ret >= 0)
+		close(r.retry_ret);
+	if (out.len > 65536)
+		flush();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct dcp_tally tally = { 0 };
-	struct dcp_pages_counts pc = { 0 };
+	unsigned long long input_errors = 0;
 	int ret, status;
 
+	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_FOLLOW | DCP_OPTS_INPUT, DCP_FOLLOW_ALL);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
 		error(0, ret, "cannot parse the command line");
 		return DCP_EXIT_ERROR;
 	}
+	env.flags = (o.follow != DCP_FOLLOW_NONE ? DCP_FOLLOW : 0) | (env.opath ? DCP_OPATH : 0);
+	env.prefix = o.npaths > 1 || o.ninputs;
 
 	ret = dcp_probe_support();
 	if (ret < 0) {
@@ -257,51 +288,17 @@ int main(int argc, char **argv)
 		}
 	}
 
-	for (int i = 0; i < env.npaths; i++) {
-		const char *path = env.paths[i];
-		struct result r = { .retry_ret = -1 };
-
-		r.ret = dcp_open_cached(AT_FDCWD, path, env.flags);
-		if (r.ret < 0 && dcp_errno_unsupported(r.ret) && !(env.flags & DCP_OPATH)) {
-			/* EINVAL here can only be the kernel refusing the flag. */
-			flush();
-			error(0, 0, "%s", dcp_unsupported_reason(r.ret));
-			return DCP_EXIT_UNSUPPORTED;
-		}
-		dcp_tally_add(&tally, r.ret < 0 ? r.ret : 0);
-		if (r.ret == -EAGAIN && env.retry) {
-			uint64_t t0 = dcp_now_ns();
-
-			r.retried = true;
-			r.retry_ret = dcp_open_blocking(AT_FDCWD, path, env.flags);
-			r.retry_us = (dcp_now_ns() - t0 + 500) / 1000;
-			if (r.retry_ret < 0)
-				tally.n[DCP_ERROR]++;
-		}
-		if (env.pages) {
-			measure(path, &r);
-			dcp_pages_count(&pc, r.pret, &r.pg);
-		}
-		if (env.json)
-			print_json(path, &r);
-		else if (!env.quiet)
-			print_text(path, &r);
-		if (r.ret >= 0)
-			close(r.ret);
-		if (r.retry_ret >= 0)
-			close(r.retry_ret);
-		if (out.len > 65536)
-			flush();
-	}
+	dcp_opts_each_path(&o, open_one, NULL, &input_errors);
 
 	status = dcp_tally_status(&tally, DCP_NEGATIVE_IS_ERROR);
-	if (pc.failed)
+	if (pc.failed || input_errors)
 		status = DCP_EXIT_ERROR;
-	if (env.json) {
+	if (o.json) {
 		dcp_buf_printf(&out,
-			       "{\"type\":\"summary\",\"paths\":%d,\"cached\":%llu,"
+			       "{\"type\":\"summary\",\"paths\":%llu,\"cached\":%llu,"
 			       "\"negative\":%llu,\"miss\":%llu,\"error\":%llu,\"status\":%d}\n",
-			       env.npaths, tally.n[DCP_CACHED], tally.n[DCP_NEGATIVE],
+			       npaths,
+			       tally.n[DCP_CACHED], tally.n[DCP_NEGATIVE],
 			       tally.n[DCP_MISS], tally.n[DCP_ERROR], status);
 		if (env.pages) {
 			struct dcp_buf m = DCP_BUF_INIT;
@@ -311,6 +308,14 @@ int main(int argc, char **argv)
 				dcp_pages_json_insert(&out, m.data, m.len);
 			dcp_buf_free(&m);
 		}
+	} else if (!o.quiet && tally.n[DCP_MISS] && !env.retry && isatty(STDERR_FILENO)) {
+		/*
+		 * A name never looked up is not in the cache either, absent or
+		 * not: a hint for a person (a script has the exit status).
+		 */
+		flush();
+		dcp_buf_printf(&err, "%s: a miss can also be a name that does not exist and was "
+			       "never looked up; --retry tells\n", program_invocation_name);
 	}
 	flush();
 	if (close(STDOUT_FILENO) < 0 && errno != EBADF) {

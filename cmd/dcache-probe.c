@@ -29,38 +29,26 @@
 
 #include "dcprobe.h"
 
+static struct dcp_opts o; /* the shared options (lib/opts.c) */
+
 static struct env {
-	bool recursive;
-	bool summary;	  /* -s: no per-path records */
-	bool quiet;
-	bool json;
-	bool prometheus;
-	bool nul;
 	bool no_perturb;
 	bool ignore_unvisited;
 	bool per_mount;
 	bool pages;	  /* --pages: data residency of cached regular files */
 	int per_dir;	  /* deepest directory reported; -1: no --per-dir */
-	int max_depth;	  /* -1 unlimited */
-	int progress;	  /* -1 never, 0 on a terminal, 1 always */
 	unsigned walk_flags;
-	unsigned jobs;
 	unsigned only;	  /* bit per state shown; 0: all */
 	double min_cached; /* -1: no verdict */
 	double min_resident; /* -1: no verdict */
-	const char **excludes;
-	size_t nexcludes;
-	const char *from;
-	char **paths;
-	int npaths;
 } env = {
 	.per_dir = -1,
-	.max_depth = -1,
 	.min_cached = -1,
 	.min_resident = -1,
 };
 
 static struct dcp_buf qbuf; /* a name quoted for a message (main thread) */
+static bool filtered;	    /* --type, --name or --mindepth */
 
 const char *argp_program_version = "dcache-probe (dcprobe) " DCP_VERSION;
 const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
@@ -101,70 +89,45 @@ enum {
 	OPT_ONLY = 0x100,
 	OPT_PER_DIR,
 	OPT_PER_MOUNT,
-	OPT_JSON,
-	OPT_PROMETHEUS,
-	OPT_MAX_DEPTH,
-	OPT_EXCLUDE,
-	OPT_FROM,
 	OPT_NO_PERTURB,
 	OPT_MIN_CACHED,
 	OPT_IGNORE_UNVISITED,
-	OPT_PROGRESS,
-	OPT_NO_PROGRESS,
 	OPT_PAGES,
 	OPT_MIN_RESIDENT,
 };
 
+/* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/opts.c. */
 static const struct argp_option options[] = {
-	{ NULL, 0, NULL, 0, "What to probe:", 1 },
-	{ "recursive", 'r', NULL, 0, "Walk each PATH that is a directory and probe every entry", 1 },
-	{ "one-file-system", 'x', NULL, 0, "Do not descend into other filesystems", 1 },
-	{ "max-depth", OPT_MAX_DEPTH, "N", 0,
-	  "Probe at most N levels below each PATH (0: PATH only); implies -r", 1 },
-	{ "exclude", OPT_EXCLUDE, "GLOB", 0,
-	  "Skip entries whose name (or path, if GLOB has a '/') matches GLOB; repeatable", 1 },
-	{ "dereference", 'L', NULL, 0, "Follow every symbolic link (cycles are detected)", 1 },
-	{ "dereference-args", 'H', NULL, 0, "Follow symbolic links given as PATH", 1 },
-	{ "no-dereference", 'P', NULL, 0, "Follow no symbolic link (default)", 1 },
-	{ "from", OPT_FROM, "FILE", 0,
-	  "Read more paths from FILE, one per line (NUL-separated with -0); - for stdin", 1 },
+	{ NULL, 0, NULL, 0, "What to probe:", DCP_OPTS_GROUP_INPUT },
 	{ "no-perturb", OPT_NO_PERTURB, NULL, 0,
 	  "Only list directories whose lookups inside are already cached for this caller: "
-	  "leave the dentry cache as found", 1 },
-	{ "jobs", 'j', "N", 0, "Walk with N threads (default: one per CPU)", 1 },
+	  "leave the dentry cache as found", DCP_OPTS_GROUP_INPUT },
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also measure how much of each cached regular file's data is in the page cache "
-	  "(cachestat, without reading it); files whose lookup missed are 'unknown'", 1 },
+	  "(cachestat, without reading it); files whose lookup missed are 'unknown'",
+	  DCP_OPTS_GROUP_INPUT },
 
-	{ NULL, 0, NULL, 0, "What to report:", 2 },
+	{ NULL, 0, NULL, 0, "What to report:", DCP_OPTS_GROUP_REPORT },
 	{ "only", OPT_ONLY, "STATE[,STATE]", 0,
 	  "Only list paths in these states: cached, negative, miss, error, and "
-	  "unvisited directories", 2 },
-	{ "summary", 's', NULL, 0, "No per-path lines, only the totals", 2 },
+	  "unvisited directories", DCP_OPTS_GROUP_REPORT },
 	{ "per-dir", OPT_PER_DIR, "DEPTH", OPTION_ARG_OPTIONAL,
-	  "Instead of paths, a table of cached/total per directory, down to DEPTH; implies -r", 2 },
+	  "Instead of paths, a table of cached/total per directory, down to DEPTH; implies -r",
+	  DCP_OPTS_GROUP_REPORT },
 	{ "per-mount", OPT_PER_MOUNT, NULL, 0,
-	  "Instead of paths, a table of cached/total per mount with its filesystem type", 2 },
+	  "Instead of paths, a table of cached/total per mount with its filesystem type",
+	  DCP_OPTS_GROUP_REPORT },
 	{ "min-cached", OPT_MIN_CACHED, "PCT", 0,
 	  "Exit 0 if at least PCT percent of the paths were cached and no directory was "
-	  "left unvisited, else 1", 2 },
+	  "left unvisited, else 1", DCP_OPTS_GROUP_REPORT },
 	{ "ignore-unvisited", OPT_IGNORE_UNVISITED, NULL, 0,
 	  "Let the exit status and --min-cached judge the probed paths alone, although "
-	  "unvisited directories hold an unknown number of misses", 2 },
+	  "unvisited directories hold an unknown number of misses", DCP_OPTS_GROUP_REPORT },
 	{ "min-resident", OPT_MIN_RESIDENT, "PCT", 0,
 	  "Exit 0 only if at least PCT percent of the files' pages are in the page cache "
-	  "and no file's residency is unknown; implies --pages", 2 },
-	{ "quiet", 'q', NULL, 0, "Print nothing; only the exit status tells", 2 },
-	{ "silent", 0, NULL, OPTION_ALIAS, NULL, 2 },
+	  "and no file's residency is unknown; implies --pages", DCP_OPTS_GROUP_REPORT },
 
-	{ NULL, 0, NULL, 0, "Output format:", 3 },
-	{ "json", OPT_JSON, NULL, 0, "JSON Lines: one object per record and a summary object", 3 },
-	{ "null", '0', NULL, 0,
-	  "Paths end with NUL instead of newline, in the output (bare paths) and in --from", 3 },
-	{ "prometheus", OPT_PROMETHEUS, NULL, 0,
-	  "Metrics for node_exporter's textfile collector instead of paths", 3 },
-	{ "progress", OPT_PROGRESS, NULL, 0, "Show progress on stderr even if it is not a terminal", 3 },
-	{ "no-progress", OPT_NO_PROGRESS, NULL, 0, "Never show progress", 3 },
+	{ NULL, 0, NULL, 0, "Output format:", DCP_OPTS_GROUP_FORMAT },
 	{ 0 },
 };
 
@@ -207,59 +170,21 @@ static int parse_int(struct argp_state *state, const char *what, const char *arg
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	const char **ex;
-
 	switch (key) {
-	case 'r':
-		env.recursive = true;
-		break;
-	case 'x':
-		env.walk_flags |= DCP_WALK_XDEV;
-		break;
-	case OPT_MAX_DEPTH:
-		env.max_depth = parse_int(state, "depth", arg, 0, INT_MAX);
-		env.recursive = true;
-		break;
-	case OPT_EXCLUDE:
-		ex = realloc(env.excludes, (env.nexcludes + 2) * sizeof(*ex));
-		if (!ex)
-			argp_failure(state, DCP_EXIT_ERROR, ENOMEM, "--exclude");
-		env.excludes = ex;
-		ex[env.nexcludes++] = arg;
-		ex[env.nexcludes] = NULL;
-		break;
-	case 'L':
-		env.walk_flags = (env.walk_flags & ~DCP_WALK_FOLLOW_ROOTS) | DCP_WALK_FOLLOW;
-		break;
-	case 'H':
-		env.walk_flags = (env.walk_flags & ~DCP_WALK_FOLLOW) | DCP_WALK_FOLLOW_ROOTS;
-		break;
-	case 'P':
-		env.walk_flags &= ~(DCP_WALK_FOLLOW | DCP_WALK_FOLLOW_ROOTS);
-		break;
-	case OPT_FROM:
-		env.from = arg;
-		break;
 	case OPT_NO_PERTURB:
 		env.no_perturb = true;
 		break;
 	case OPT_IGNORE_UNVISITED:
 		env.ignore_unvisited = true;
 		break;
-	case 'j':
-		env.jobs = (unsigned)parse_int(state, "number of jobs", arg, 1, 1024);
-		break;
 	case OPT_ONLY:
 		if (parse_only(arg) < 0)
 			argp_error(state, "invalid --only '%s': a comma-separated list of "
 				   "cached, negative, miss, error, unvisited", dcp_quoted(&qbuf, arg));
 		break;
-	case 's':
-		env.summary = true;
-		break;
 	case OPT_PER_DIR:
 		env.per_dir = arg ? parse_int(state, "--per-dir depth", arg, 0, INT_MAX) : INT_MAX;
-		env.recursive = true;
+		o.recursive = true;
 		break;
 	case OPT_PER_MOUNT:
 		env.per_mount = true;
@@ -276,37 +201,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid percentage '%s' (0 to 100)", arg);
 		env.pages = true;
 		break;
-	case 'q':
-		env.quiet = true;
-		break;
-	case OPT_JSON:
-		env.json = true;
-		break;
-	case '0':
-		env.nul = true;
-		break;
-	case OPT_PROMETHEUS:
-		env.prometheus = true;
-		break;
-	case OPT_PROGRESS:
-		env.progress = 1;
-		break;
-	case OPT_NO_PROGRESS:
-		env.progress = -1;
-		break;
-	case ARGP_KEY_ARGS:
-		env.paths = state->argv + state->next;
-		env.npaths = state->argc - state->next;
-		if (dcp_args_have_empty(env.paths, env.npaths))
-			argp_error(state, DCP_MSG_EMPTY_PATH);
-		break;
 	case ARGP_KEY_END:
-		if (!env.npaths && !env.from)
-			argp_error(state, "no PATH given (and no --from)");
-		if (env.json && env.prometheus)
-			argp_error(state, "--json and --prometheus exclude each other");
-		if (env.quiet && (env.json || env.prometheus))
-			argp_error(state, "--quiet excludes --json and --prometheus");
+		if (env.per_dir >= 0 && o.summary)
+			argp_error(state, "--per-dir excludes -s");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -314,11 +211,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static struct argp_child children[] = { { NULL, 0, NULL, 0 }, { 0 } };
+
 static const struct argp argp = {
 	.options = options,
 	.parser = parse_arg,
 	.args_doc = args_doc,
 	.doc = doc,
+	.children = children,
 };
 
 /* ---- run state ---- */
@@ -639,6 +539,8 @@ static int visit(const struct dcp_entry *e, void *arg)
 		if (env.per_mount)
 			mnt = root_mount(e->path, ret, follow);
 	}
+	if (filtered && !dcp_opts_match(&o, e))
+		goto walk_on; /* --type, --name, --mindepth: not counted */
 	if (env.pages) {
 		w->pret = measure_pages(w, e, st, follow, &w->pg);
 		dcp_pages_count(&w->pc, w->pret, &w->pg);
@@ -655,14 +557,21 @@ static int visit(const struct dcp_entry *e, void *arg)
 	}
 	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
 	       mnt);
+	if (!o.recursive && o.summary && !o.quiet && !o.prometheus) {
+		struct dcp_pr_counts one = { 0 };
+
+		one.n[st] = 1;
+		dcp_pr_root(&w->out, run.fmt, e->path, e->pathlen, &one);
+	}
+walk_on:
 	note_progress_path(e->path);
 	/* A tree that is not there is no tree: an error, never a warm one. */
-	if (!ds && env.recursive && st == DCP_NEGATIVE) {
+	if (!ds && o.recursive && st == DCP_NEGATIVE) {
 		walk_error(e, ENOENT, NULL);
 		return DCP_WALK_PRUNE;
 	}
 	/* Nothing to walk below an absent name or a failed lookup. */
-	if (!env.recursive || !maybe_dir || st == DCP_NEGATIVE || st == DCP_ERROR)
+	if (!o.recursive || !maybe_dir || st == DCP_NEGATIVE || st == DCP_ERROR)
 		return DCP_WALK_PRUNE;
 	/*
 	 * --no-perturb lists only directories whose lookups inside are cached
@@ -707,7 +616,8 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 		__atomic_fetch_add(&rr->c.walk_errors, 1, __ATOMIC_RELAXED);
 	if (run.fmt == DCP_PR_JSON) {
 		dcp_pr_walk_error(&w->out, run.fmt, e->path, e->pathlen, err);
-	} else if (!env.quiet) {
+	} else {
+		/* An error is said even under -q: the run could not look everywhere. */
 		struct dcp_buf q = DCP_BUF_INIT;
 
 		quote_path(&q, e->path, e->pathlen);
@@ -738,9 +648,9 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 		if (rr)
 			dcp_pages_counts_add(&rr->pc, &ds->pown);
 	}
-	if (env.per_dir < 0 || d->depth > env.per_dir || env.quiet)
+	if (env.per_dir < 0 || d->depth > env.per_dir || o.quiet)
 		return;
-	if (!env.prometheus) {
+	if (!o.prometheus) {
 		size_t row = run.dirbuf.len;
 
 		dcp_pr_dir(&run.dirbuf, run.fmt, path, pathlen, d->depth, &tot);
@@ -810,69 +720,16 @@ static void tick(void *arg)
 
 static bool want_progress(void)
 {
-	if (env.progress)
-		return env.progress > 0;
-	if (env.quiet || !isatty(STDERR_FILENO))
-		return false;
 	/* Lines streaming to the same terminal are progress enough. */
-	return !(isatty(STDOUT_FILENO) && (run.records || env.per_dir >= 0));
+	return dcp_opts_progress(&o, run.records || env.per_dir >= 0);
 }
 
 /* ---- driving the run ---- */
 
-static void input_error(const char *what, size_t record, int err)
-{
-	run.input_errors++;
-	if (!env.quiet)
-		error(0, err == EINVAL ? 0 : err, "%s: record %zu%s", what, record,
-		      err == EINVAL ? ": a path contains a NUL byte (use -0)" : "");
-}
-
-/* Feed every path (argv, then --from) to ADD; stops early when it fails. */
+/* Feed every path (arguments, then lists) to ADD; stops early when it fails. */
 static int for_each_path(int (*add)(const char *path, void *ctx), void *ctx)
 {
-	struct dcp_pathlist *pl;
-	const char *p;
-	int ret;
-
-	for (int i = 0; i < env.npaths; i++) {
-		ret = add(env.paths[i], ctx);
-		if (ret < 0)
-			return ret;
-	}
-	if (!env.from)
-		return 0;
-	ret = dcp_pathlist_open(env.from, env.nul, &pl);
-	if (ret < 0) {
-		run.input_errors++;
-		error(0, -ret, "cannot read %s", strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) :
-						  "standard input");
-		return 0;
-	}
-	while ((ret = dcp_pathlist_next(pl, &p, NULL)) != 0) {
-		if (ret == -EINVAL) {
-			input_error(strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) : "standard input",
-				    dcp_pathlist_record(pl), EINVAL);
-			continue;
-		}
-		if (ret < 0) {
-			input_error(strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) : "standard input",
-				    dcp_pathlist_record(pl), -ret);
-			break;
-		}
-		ret = add(p, ctx);
-		if (ret < 0)
-			break;
-	}
-	if (ret == 0 && !dcp_pathlist_paths(pl)) {
-		run.input_errors++;
-		if (!env.quiet)
-			error(0, 0, "%s: %s",
-			      strcmp(env.from, "-") ? dcp_quoted(&qbuf, env.from) : "standard input",
-			      DCP_MSG_EMPTY_LIST);
-	}
-	dcp_pathlist_close(pl);
-	return 0;
+	return dcp_opts_each_path(&o, add, ctx, &run.input_errors);
 }
 
 /* Without -r: probe each path right here, in order. */
@@ -894,7 +751,7 @@ static int probe_one(const char *path, void *ctx)
 
 static int walk_one(const char *path, void *ctx)
 {
-	int ret = env.prometheus || env.pages ? root_push(path) : 0;
+	int ret = o.prometheus || env.pages || o.summary ? root_push(path) : 0;
 
 	if (ret < 0) {
 		run.input_errors++;
@@ -911,25 +768,33 @@ static void start_progress(void)
 		dcp_progress_start(tick, NULL, 1000000000ULL, 200000000ULL, &progress);
 }
 
+/* --exclude-fstype: the walk does not go into these mounts. */
+static bool skip_mount(uint64_t mnt_id, void *arg)
+{
+	(void)arg;
+	return dcp_opts_skip_mount(&o, run.mounts, mnt_id);
+}
+
 static int run_walk(void)
 {
-	struct dcp_walk_opts o = {
+	struct dcp_walk_opts wo = {
 		.flags = env.walk_flags | DCP_WALK_PROBE |
 			 (env.per_dir >= 0 ? DCP_WALK_DONE_PATHS : 0),
 		.done_path_depth = env.per_dir,
 		.probe_flags = (env.walk_flags & DCP_WALK_FOLLOW) ? DCP_FOLLOW : 0,
-		.threads = env.jobs,
-		.max_depth = env.max_depth,
-		.excludes = env.excludes,
+		.threads = o.jobs,
+		.max_depth = o.max_depth,
+		.excludes = o.excludes,
 		.dir_data_size = sizeof(struct dirstat),
 		.visit = visit,
 		.error = walk_error,
 		.dir_done = dir_done,
+		.skip_mount = skip_mount,
 	};
 	struct dcp_walk *w;
 	int ret;
 
-	ret = dcp_walk_new(&o, &w);
+	ret = dcp_walk_new(&wo, &w);
 	if (ret < 0)
 		return ret;
 	run.nw = dcp_walk_threads(w);
@@ -1082,22 +947,29 @@ static int pages_status(int status, const struct dcp_pages_counts *pt,
 	return status;
 }
 
+/* Summary lines on stderr: not under -q; under -s (whose lines on stdout
+ * say it all) only for a person at a terminal. */
+static bool stderr_summary(void)
+{
+	return !o.quiet && (!o.summary || isatty(STDERR_FILENO));
+}
+
 /* Per-root data totals (-r): JSON objects before the summary, text lines. */
 static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
 {
-	if (!env.recursive || env.quiet || env.prometheus || (!env.json && run.nroots < 2))
+	if (!o.recursive || o.quiet || o.prometheus || (!o.json && run.nroots < 2))
 		return;
 	for (size_t i = 0; i < run.nroots; i++) {
 		struct rootrec *rr = root_rec(i);
 
 		if (!rr)
 			continue;
-		if (env.json) {
+		if (o.json) {
 			dcp_buf_puts(out, "{\"type\":\"root_data\",\"path\":");
 			dcp_buf_json_str(out, rr->path, strlen(rr->path));
 			dcp_pages_json_counts(out, &rr->pc, -1);
 			dcp_buf_puts(out, "}\n");
-		} else {
+		} else if (stderr_summary()) {
 			dcp_buf_printf(err, "%s: ", program_invocation_name);
 			dcp_buf_quote(err, rr->path, strlen(rr->path));
 			dcp_buf_puts(err, ": ");
@@ -1112,9 +984,9 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_pro
 {
 	struct dcp_buf j = DCP_BUF_INIT;
 
-	if (env.quiet)
+	if (o.quiet)
 		return;
-	if (env.json) {
+	if (o.json) {
 		dcp_pages_json_counts(&j, pt, env.min_resident);
 		if (!j.oom)
 			dcp_pages_json_insert(out, j.data, j.len);
@@ -1123,7 +995,7 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_pro
 		struct dcp_pages_series *ser = NULL;
 		size_t n = 0;
 
-		if (env.recursive && run.nroots)
+		if (o.recursive && run.nroots)
 			ser = calloc(run.nroots, sizeof(*ser));
 		for (size_t i = 0; ser && i < run.nroots; i++) {
 			struct rootrec *rr = root_rec(i);
@@ -1139,7 +1011,7 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_pro
 		free(ser);
 		dcp_pages_prometheus(m, DCP_PAGES_PROM_MOUNT, pmounts.v, pmounts.n);
 		dcp_pages_prometheus(m, DCP_PAGES_PROM_DIR, pdirs.v, pdirs.n);
-	} else {
+	} else if (stderr_summary()) {
 		dcp_buf_printf(err, "%s: ", program_invocation_name);
 		dcp_pages_text_counts(err, pt);
 	}
@@ -1156,6 +1028,9 @@ int main(int argc, char **argv)
 	struct dcp_pages_counts ptot = { 0 };
 	int ret, status, werr;
 
+	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_WALK | DCP_OPTS_INPUT | DCP_OPTS_NUL |
+					  DCP_OPTS_PROM | DCP_OPTS_PROGRESS | DCP_OPTS_SUMMARY,
+					  DCP_FOLLOW_NONE);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
@@ -1163,6 +1038,9 @@ int main(int argc, char **argv)
 		return DCP_EXIT_ERROR;
 	}
 
+	env.walk_flags = (o.follow == DCP_FOLLOW_ALL ? DCP_WALK_FOLLOW : 0) |
+			 (o.follow == DCP_FOLLOW_ROOTS ? DCP_WALK_FOLLOW_ROOTS : 0) |
+			 (o.xdev ? DCP_WALK_XDEV : 0);
 	ret = dcp_probe_support();
 	if (ret < 0) {
 		error(0, 0, "%s", dcp_unsupported_reason(ret));
@@ -1175,19 +1053,19 @@ int main(int argc, char **argv)
 			return DCP_EXIT_UNSUPPORTED;
 		}
 	}
-	if (env.per_mount || env.pages) {
+	filtered = dcp_opts_filtering(&o);
+	if (env.per_mount || env.pages || (o.recursive && o.fstypes)) {
 		ret = dcp_mounts_load(NULL, &run.mounts);
 		if (ret < 0)
 			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
 	}
 	/* -0 is for a program (xargs -0r); on a terminal, names are quoted. */
-	run.fmt = env.json ? DCP_PR_JSON :
-		  env.nul ? (isatty(STDOUT_FILENO) ? DCP_PR_NUL_TTY : DCP_PR_NUL) : DCP_PR_TEXT;
-	run.records = !env.summary && !env.quiet && !env.prometheus && env.per_dir < 0 &&
+	run.fmt = dcp_pr_format_of(o.json, o.nul);
+	run.records = !o.summary && !o.quiet && !o.prometheus && env.per_dir < 0 &&
 		      !env.per_mount;
 
 	run.t0 = run.last_t = dcp_now_ns();
-	if (env.recursive) {
+	if (o.recursive) {
 		ret = run_walk();
 		if (ret < 0 && ret != -ECANCELED) {
 			dcp_progress_stop(progress);
@@ -1210,10 +1088,10 @@ int main(int argc, char **argv)
 	}
 	flush_buf(&run.dirbuf);
 
-	if (env.prometheus) {
+	if (o.prometheus) {
 		struct dcp_pr_prom_series *roots = NULL;
 
-		if (env.recursive && run.nroots) {
+		if (o.recursive && run.nroots) {
 			roots = calloc(run.nroots, sizeof(*roots));
 			for (size_t i = 0; roots && i < run.nroots; i++) {
 				struct rootrec *rr = root_rec(i);
@@ -1229,26 +1107,44 @@ int main(int argc, char **argv)
 			per_mount(&out, &prom);
 		prom.dirs = run.dirs;
 		prom.ndirs = run.ndirs;
-	} else if (env.per_mount && !env.quiet) {
+	} else if (env.per_mount && !o.quiet) {
 		per_mount(&out, NULL);
 	}
 
+	if (o.summary && !o.quiet && !o.prometheus) {
+		/* -s: a line per root, as du -s; -c: and the grand total. */
+		for (size_t i = 0; o.recursive && i < run.nroots; i++) {
+			struct rootrec *rr = root_rec(i);
+			size_t row = out.len;
+
+			dcp_pr_root(&out, run.fmt, rr->path, strlen(rr->path), &rr->c);
+			if (env.pages)
+				dcp_pages_table_row(&out, row, o.json, &rr->pc);
+		}
+		if (o.total) {
+			size_t row = out.len;
+
+			dcp_pr_root(&out, run.fmt, NULL, 0, &tot);
+			if (env.pages)
+				dcp_pages_table_row(&out, row, o.json, &ptot);
+		}
+	}
 	status = exit_status(&tot);
 	if (env.pages) {
 		status = pages_status(status, &ptot, &tot);
 		pages_roots(&out, &err);
 	}
-	if (env.prometheus) {
+	if (o.prometheus) {
 		metrics = dcp_prom_new("dcache-probe");
 		if (!metrics)
 			error(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
 		prom.duration_s = (double)(dcp_now_ns() - run.t0) / 1e9;
 		prom.status = status;
 		dcp_pr_prometheus(metrics, &prom);
-	} else if (env.json) {
+	} else if (o.json) {
 		dcp_pr_summary_json(&out, &tot, env.min_cached,
 				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
-	} else if (!env.quiet) {
+	} else if (stderr_summary()) {
 		dcp_buf_puts(&err, program_invocation_name);
 		dcp_buf_puts(&err, ": ");
 		dcp_pr_summary_text(&err, &tot);

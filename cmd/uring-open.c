@@ -26,22 +26,20 @@ static struct env {
 	uint64_t count;
 	unsigned depth;
 	bool depth_given;
-	bool json;
-	bool quiet;
 	bool trace;
-	bool nul;
 	bool no_defer;
 	bool pages;	/* --pages: data residency of each file opened */
-	const char *bench;
+	bool bench;
 	struct dcp_uring_how how;
-	char **paths;
-	int npaths;
+	char **paths;	/* PATH arguments, then the lists' paths */
+	size_t npaths;
 } env = {
 	.count = 1,
 	.depth = 32,
 	.how = { .dirfd = AT_FDCWD, .flags = DEFAULT_FLAGS, .mode = 0666 },
 };
 
+static struct dcp_opts o; /* the shared options (lib/opts.c) */
 static struct dcp_buf qbuf; /* a name quoted for a message */
 
 const char *argp_program_version = "uring-open (dcprobe) " DCP_VERSION;
@@ -69,18 +67,17 @@ static const char doc[] =
 "  uring-open --cached /srv/cold      # EAGAIN instead of a punt\n"
 "  uring-open -n 1000 --json /etc/hosts | tail -1\n"
 "  sudo uring-open --trace /etc/nanorc   # what io_uring's tracepoints say\n"
-"  find /usr/lib -type f | uring-open --bench - --depth 64\n"
+"  find /usr/lib -type f -print0 | uring-open --bench --files0-from=- --depth 64\n"
 "\v"
 "The verdict is exact: the ring uses IORING_SETUP_DEFER_TASKRUN, so a\n"
 "worker's completion only reaches the ring when this process waits for it;\n"
 "a completion already there when submit returns was made inline.  See\n"
 "uring-open(1).";
 
-static const char args_doc[] = "PATH...\n--bench LIST";
+static const char args_doc[] = "PATH...\n--bench [PATH...] [--from=FILE|--files0-from=FILE]";
 
 enum {
-	OPT_JSON = 0x100,
-	OPT_ASYNC,
+	OPT_ASYNC = 0x100,
 	OPT_CACHED,
 	OPT_FLAGS,
 	OPT_TRACE,
@@ -99,15 +96,12 @@ static const struct argp_option options[] = {
 	  "Use IORING_OP_OPENAT2 with RESOLVE_CACHED: a miss returns EAGAIN instead of being punted", 0 },
 	{ "flags", OPT_FLAGS, "LIST", 0,
 	  "Open flags, comma separated, e.g. rdonly,nofollow (default rdonly,nonblock,noctty,cloexec)", 0 },
-	{ "json", OPT_JSON, NULL, 0, "JSON Lines: one object per open and a summary", 0 },
-	{ "quiet", 'q', NULL, 0, "Print nothing; only the exit status tells", 0 },
-	{ "silent", 0, NULL, OPTION_ALIAS, NULL, 0 },
 	{ "trace", OPT_TRACE, NULL, 0,
 	  "Also read the kernel's io_uring tracepoints (root, tracefs) and report what they say", 0 },
-	{ "bench", OPT_BENCH, "LIST", 0,
-	  "Open every path of LIST (a file, - for stdin) with a queue of requests in flight", 0 },
+	{ "bench", OPT_BENCH, NULL, 0,
+	  "Open all the paths (PATHs and the lists of --from or --files0-from) with a queue "
+	  "of requests in flight", 0 },
 	{ "depth", OPT_DEPTH, "N", 0, "With --bench: requests in flight (default 32)", 0 },
-	{ "null", '0', NULL, 0, "With --bench: LIST is NUL-separated (find -print0)", 0 },
 	{ "direct", OPT_DIRECT, NULL, 0,
 	  "With --bench: open into fixed-file slots (direct descriptors), no close calls", 0 },
 	{ "pages", OPT_PAGES, NULL, 0,
@@ -142,19 +136,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   "excl trunc append nonblock nofollow directory path cloexec noctty noatime "
 				   "sync dsync direct tmpfile; one access mode)", dcp_quoted(&qbuf, bad));
 		break;
-	case OPT_JSON:
-		env.json = true;
-		break;
-	case 'q':
-		env.quiet = true;
-		break;
 	case OPT_TRACE:
 		env.trace = true;
 		break;
 	case OPT_BENCH:
-		if (!*arg)
-			argp_error(state, "--bench needs a file name (- for stdin)");
-		env.bench = arg;
+		env.bench = true;
 		break;
 	case OPT_DEPTH:
 		if (dcp_parse_u64(arg, 1, 4096, &v) < 0)
@@ -162,9 +148,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   dcp_quoted(&qbuf, arg));
 		env.depth = (unsigned)v;
 		env.depth_given = true;
-		break;
-	case '0':
-		env.nul = true;
 		break;
 	case OPT_NO_DEFER:
 		env.no_defer = true;
@@ -175,23 +158,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PAGES:
 		env.pages = true;
 		break;
-	case ARGP_KEY_ARGS:
-		env.paths = state->argv + state->next;
-		env.npaths = state->argc - state->next;
-		if (dcp_args_have_empty(env.paths, env.npaths))
-			argp_error(state, DCP_MSG_EMPTY_PATH);
-		break;
 	case ARGP_KEY_END:
-		if (env.bench && env.npaths)
-			argp_error(state, "--bench takes its paths from LIST, not from the command line");
-		if (!env.bench && !env.npaths)
-			argp_error(state, "no PATH given");
-		if (!env.bench && (env.depth_given || env.nul || env.how.direct))
-			argp_error(state, "--depth, --null and --direct apply only to --bench");
+		/* Before 0.9, --bench took the list as its argument. */
+		if (env.bench && o.npaths == 1 && !o.ninputs)
+			argp_error(state, "--bench opens many paths: give a list with --from=FILE "
+				   "or --files0-from=FILE (the old --bench LIST is --bench --from=LIST)");
+		if (!env.bench && (env.depth_given || env.how.direct))
+			argp_error(state, "--depth and --direct apply only to --bench");
 		if (env.bench && env.count != 1)
 			argp_error(state, "-n does not apply to --bench (run it again instead)");
-		if (env.quiet && env.json)
-			argp_error(state, "--quiet and --json exclude each other");
 		if (env.bench && env.pages)
 			argp_error(state, "--pages does not apply to --bench");
 		break;
@@ -201,11 +176,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static struct argp_child children[] = { { NULL, 0, NULL, 0 }, { 0 } };
+
 static const struct argp argp = {
 	.options = options,
 	.parser = parse_arg,
 	.args_doc = args_doc,
 	.doc = doc,
+	.children = children,
 };
 
 static struct dcp_buf out = DCP_BUF_INIT;
@@ -322,7 +300,7 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 		       const struct dcp_uring_result *r, bool exact,
 		       const struct kernel_view *k)
 {
-	if (env.json) {
+	if (o.json) {
 		dcp_buf_printf(&out, "{\"type\":\"open\",\"seq\":%llu,\"path\":",
 			       (unsigned long long)seq);
 		dcp_buf_json_str(&out, path, strlen(path));
@@ -355,7 +333,7 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 		dcp_buf_puts(&out, "}\n");
 		return;
 	}
-	if (env.quiet)
+	if (o.quiet)
 		return;
 	dcp_buf_printf(&out, "%s %.1f us ", verdict_name(r->verdict), r->latency_ns / 1e3);
 	if (r->res >= 0)
@@ -396,14 +374,14 @@ static int print_pages(const struct dcp_uring_result *r, struct dcp_pages *pg)
 		pret = -ENODEV;
 	else
 		pret = dcp_pages_fd(r->res, pg);
-	if (env.json) {
+	if (o.json) {
 		struct dcp_buf m = DCP_BUF_INIT;
 
 		dcp_pages_json(&m, pret, pg);
 		if (!m.oom)
 			dcp_pages_json_insert(&out, m.data, m.len);
 		dcp_buf_free(&m);
-	} else if (!env.quiet) {
+	} else if (!o.quiet) {
 		dcp_buf_puts(&out, "data: ");
 		dcp_pages_text(&out, pret, pg);
 		out.len--; /* the columns' last space */
@@ -497,7 +475,7 @@ static void summary(struct totals *t)
 	bool exact = !t->inexact;
 	int status = status_of(t);
 
-	if (env.json) {
+	if (o.json) {
 		dcp_buf_printf(&out,
 			       "{\"type\":\"summary\",\"opens\":%llu,\"inline\":%llu,\"punted\":%llu,"
 			       "\"forced\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s",
@@ -522,10 +500,11 @@ static void summary(struct totals *t)
 		}
 		return;
 	}
-	if (env.quiet || t->opens < 2)
+	if (o.quiet || t->opens < 2)
 		return;
-	dcp_buf_printf(&err, "%llu opens: %llu inline, %llu punted, %llu EAGAIN, %llu failed\n",
-		       (unsigned long long)t->opens, (unsigned long long)t->inlined,
+	dcp_buf_count(&err, t->opens, "open", "opens");
+	dcp_buf_printf(&err, ": %llu inline, %llu punted, %llu EAGAIN, %llu failed\n",
+		       (unsigned long long)t->inlined,
 		       (unsigned long long)t->punted, (unsigned long long)t->eagain,
 		       (unsigned long long)t->failed);
 	lat_text("all", &t->all);
@@ -533,51 +512,34 @@ static void summary(struct totals *t)
 	lat_text("punted", &t->lat[DCP_URING_PUNTED]);
 }
 
-/* --bench: read the whole list first, so that reading is not timed. */
-static void free_list(char **v, size_t n)
+static int keep_path(const char *path, void *ctx)
 {
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	static size_t cap;
+
+	(void)ctx;
+	if (env.npaths == cap) {
+		char **v = realloc(env.paths, (cap = cap ? 2 * cap : 1024) * sizeof(*v));
+
+		if (!v)
+			error(DCP_EXIT_ERROR, ENOMEM, "the list of paths");
+		env.paths = v;
+	}
+	env.paths[env.npaths] = strdup(path);
+	if (!env.paths[env.npaths++])
+		error(DCP_EXIT_ERROR, ENOMEM, "the list of paths");
+	return 0;
 }
 
-static char **read_list(size_t *n)
+/* Every path, read before anything is timed; a bad list is an error (2). */
+static void read_paths(void)
 {
-	struct dcp_pathlist *pl;
-	const char *p;
-	char **v = NULL;
-	size_t cap = 0;
-	int ret;
+	unsigned long long errors = 0;
 
-	*n = 0;
-	ret = dcp_pathlist_open(env.bench, env.nul, &pl);
-	if (ret < 0)
-		error(DCP_EXIT_ERROR, -ret, "%s", dcp_quoted(&qbuf, env.bench));
-	while ((ret = dcp_pathlist_next(pl, &p, NULL)) > 0) {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 1024;
-			v = realloc(v, cap * sizeof(*v));
-			if (!v)
-				error(DCP_EXIT_ERROR, ENOMEM, "%s", dcp_quoted(&qbuf, env.bench));
-		}
-		v[*n] = strdup(p);
-		if (!v[(*n)++])
-			error(DCP_EXIT_ERROR, ENOMEM, "%s", dcp_quoted(&qbuf, env.bench));
-	}
-	if (ret < 0) {
-		size_t record = dcp_pathlist_record(pl);
-
-		dcp_pathlist_close(pl);
-		free_list(v, *n);
-		if (ret == -EINVAL)
-			error(DCP_EXIT_ERROR, 0, "%s: record %zu: a path contains a NUL byte (use -0)",
-			      dcp_quoted(&qbuf, env.bench), record);
-		error(DCP_EXIT_ERROR, -ret, "%s: record %zu", dcp_quoted(&qbuf, env.bench), record);
-	}
-	dcp_pathlist_close(pl);
-	if (!*n)
-		error(DCP_EXIT_ERROR, 0, "%s: no paths to open", dcp_quoted(&qbuf, env.bench));
-	return v;
+	dcp_opts_each_path(&o, keep_path, NULL, &errors);
+	if (errors)
+		exit(DCP_EXIT_ERROR);
+	if (!env.npaths)
+		error(DCP_EXIT_ERROR, 0, "%s", DCP_MSG_EMPTY_LIST);
 }
 
 static int bench(void)
@@ -587,8 +549,8 @@ static int bench(void)
 	struct dcp_uring *ring;
 	unsigned char *verdicts;
 	uint64_t disagree = 0, kpunted = 0;
-	size_t n;
-	char **paths = read_list(&n);
+	size_t n = env.npaths;
+	char **paths = env.paths;
 	int ret, status;
 
 	verdicts = calloc(n, 1);
@@ -638,16 +600,17 @@ static int bench(void)
 				       (unsigned long long)b.failed - 1);
 		dcp_buf_putc(&err, '\n');
 	}
-	if (disagree)
-		dcp_buf_printf(&err, "%llu opens: the kernel's trace and the ring disagree\n",
-			       (unsigned long long)disagree);
+	if (disagree) {
+		dcp_buf_count(&err, disagree, "open", "opens");
+		dcp_buf_puts(&err, ": the kernel's trace and the ring disagree\n");
+	}
 	if (b.failed || disagree)
 		status = DCP_EXIT_ERROR;
 	else if (b.missed || (b.punted && !dcp_uring_forced_async(&env.how)))
 		status = DCP_EXIT_COLD;
 	else
 		status = DCP_EXIT_OK;
-	if (env.json) {
+	if (o.json) {
 		dcp_buf_printf(&out,
 			       "{\"type\":\"bench\",\"mode\":\"%s\",\"direct\":%s,\"depth\":%u,\"opens\":%llu,"
 			       "\"inline\":%llu,\"punted\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s,"
@@ -663,10 +626,12 @@ static int bench(void)
 				       (unsigned long long)kpunted, (unsigned long long)disagree);
 		dcp_buf_printf(&out, "}\n{\"type\":\"summary\",\"opens\":%llu,\"status\":%d}\n",
 			       (unsigned long long)b.opens, status);
-	} else if (!env.quiet) {
-		dcp_buf_printf(&out, "%s: %llu opens in %.3f ms, %.3f ms CPU (depth %u%s): %llu inline, "
+	} else if (!o.quiet) {
+		dcp_buf_printf(&out, "%s: ", mode);
+		dcp_buf_count(&out, b.opens, "open", "opens");
+		dcp_buf_printf(&out, " in %.3f ms, %.3f ms CPU (depth %u%s): %llu inline, "
 			       "%llu punted, %llu EAGAIN, %llu failed\n",
-			       mode, (unsigned long long)b.opens, b.elapsed_ns / 1e6, b.cpu_ns / 1e6,
+			       b.elapsed_ns / 1e6, b.cpu_ns / 1e6,
 			       b.depth, env.how.direct ? ", direct" : "",
 			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
 			       (unsigned long long)b.missed, (unsigned long long)b.failed);
@@ -677,7 +642,6 @@ static int bench(void)
 	}
 	dcp_uring_free(ring);
 	free(verdicts);
-	free_list(paths, n);
 	return status;
 }
 
@@ -720,6 +684,7 @@ int main(int argc, char **argv)
 	uint64_t seq = 0;
 	int ret, status;
 
+	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_INPUT, DCP_FOLLOW_ALL);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
@@ -739,16 +704,17 @@ int main(int argc, char **argv)
 			error(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_pages_unsupported_reason(ret));
 	}
 	dcp_open_flags_format(env.how.flags, flags, sizeof(flags));
-	if (!env.quiet && (env.how.flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY))))
+	if (!o.quiet && (env.how.flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY))))
 		error(0, 0, "note: the kernel never tries O_CREAT, O_TRUNC or O_TMPFILE opens "
 		      "inline: they are always punted to io-wq");
+	read_paths();
 	if (env.trace)
 		start_trace();
 
 	if (env.bench) {
 		status = bench();
 	} else {
-		for (int i = 0; i < env.npaths; i++)
+		for (size_t i = 0; i < env.npaths; i++)
 			for (uint64_t rep = 0; rep < env.count; rep++)
 				open_one(env.paths[i], ++seq, flags, &t);
 		summary(&t);
@@ -766,6 +732,9 @@ int main(int argc, char **argv)
 			error(0, -ret, "removing the tracefs instance");
 	}
 	flush();
+	for (size_t i = 0; i < env.npaths; i++)
+		free(env.paths[i]);
+	free(env.paths);
 	if (close(STDOUT_FILENO) < 0 && errno != EBADF) {
 		error(0, errno, "write error");
 		return DCP_EXIT_ERROR;

@@ -20,28 +20,15 @@
 
 #include "dcprobe.h"
 
+static struct dcp_opts o; /* the shared options (lib/opts.c) */
+
 static struct env {
-	unsigned flags; /* DCP_WARM_* */
-	unsigned jobs;
-	int max_depth;
-	bool verbose;
-	bool quiet;
-	bool json;
-	bool prometheus;
-	bool null;
-	bool progress;
-	const char **excludes;
-	size_t nexcludes;
+	unsigned flags; /* DCP_WARM_*: --check, --pages */
 	struct dcp_pages_budget pages; /* --pages: limits, method, counts */
-	const char **from;
-	size_t nfrom;
-	char **paths;
-	int npaths;
-} env = {
-	.max_depth = -1,
-};
+} env;
 
 static struct dcp_buf qbuf; /* a name quoted for a message */
+static enum dcp_pr_format fmt; /* of the path lines: text, or -0 */
 
 const char *argp_program_version = "warm (dcprobe) " DCP_VERSION;
 const char *argp_program_bug_address = "<https://github.com/dcprobe/dcprobe/issues>";
@@ -64,117 +51,43 @@ static const char doc[] =
 "EXAMPLES:\n"
 "  warm -r /usr/lib/python3            # warm a whole tree\n"
 "  warm -r -x --check /srv/app         # and say how cold it was\n"
-"  find /srv -newer /srv/.stamp -print0 | warm --null --from -\n"
+"  find /srv -newer /srv/.stamp -print0 | warm --files0-from=-\n"
 "  warm -r -j 64 --exclude '*.pyc' /opt/venv\n"
 "  warm -r --prometheus /srv > /var/lib/node_exporter/warm.prom\n"
 "  warm -r --pages --max-bytes 2G --check /srv/db   # data too, at most 2 GiB";
 
 static const char args_doc[] = "[PATH...]";
 
-enum { OPT_JSON = 0x100, OPT_PROM, OPT_CHECK, OPT_FROM, OPT_EXCLUDE, OPT_MAXDEPTH,
-       OPT_PROGRESS, OPT_NO_PROGRESS, OPT_PAGES, OPT_MAX_BYTES, OPT_MAX_FILE_SIZE,
-       OPT_PAGES_METHOD };
+enum { OPT_CHECK = 0x100, OPT_PAGES, OPT_MAX_BYTES, OPT_MAX_FILE_SIZE, OPT_PAGES_METHOD };
 
+/* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/opts.c. */
 static const struct argp_option options[] = {
-	{ NULL, 0, NULL, 0, "What to warm:", 1 },
-	{ "recursive", 'r', NULL, 0, "Warm every entry of the trees below each PATH", 1 },
-	{ "from", OPT_FROM, "FILE", 0,
-	  "Also read paths from FILE ('-' for standard input), one per line", 1 },
-	{ "null", '0', NULL, 0, "Paths read with --from end with NUL, not newline", 1 },
-	{ "one-file-system", 'x', NULL, 0, "-r: stay on each PATH's filesystem", 1 },
-	{ "xdev", 0, NULL, OPTION_ALIAS, NULL, 1 },
-	{ "max-depth", OPT_MAXDEPTH, "N", 0,
-	  "-r: warm entries at most N levels below each PATH", 1 },
-	{ "exclude", OPT_EXCLUDE, "GLOB", 0,
-	  "-r: skip entries whose name (or path, if GLOB has a '/') matches", 1 },
-	{ "dereference", 'L', NULL, 0, "Follow every symbolic link", 1 },
-	{ "follow", 0, NULL, OPTION_ALIAS, NULL, 1 },
-	{ "dereference-args", 'H', NULL, 0, "Follow symbolic links given as PATH or in --from", 1 },
-	{ "no-dereference", 'P', NULL, 0, "Follow no symbolic link (default)", 1 },
-	{ "jobs", 'j', "N", 0, "Keep N lookups in flight (default 64)", 1 },
+	{ NULL, 0, NULL, 0, "What to warm:", DCP_OPTS_GROUP_INPUT },
 	{ "pages", OPT_PAGES, NULL, 0,
-	  "Also read regular files' data into the page cache, many files at once", 1 },
+	  "Also read regular files' data into the page cache, many files at once",
+	  DCP_OPTS_GROUP_INPUT },
 	{ "max-bytes", OPT_MAX_BYTES, "SIZE", 0,
 	  "--pages: read at most SIZE bytes in all (K, M, G, T suffixes; default: half the "
-	  "available memory); implies --pages", 1 },
+	  "available memory); implies --pages", DCP_OPTS_GROUP_INPUT },
 	{ "max-file-size", OPT_MAX_FILE_SIZE, "SIZE", 0,
-	  "--pages: leave out files larger than SIZE; implies --pages", 1 },
+	  "--pages: leave out files larger than SIZE; implies --pages", DCP_OPTS_GROUP_INPUT },
 	{ "pages-method", OPT_PAGES_METHOD, "METHOD", 0,
 	  "--pages: how reads are made: read (plain reads, default), willneed (posix_fadvise "
-	  "first), readahead (readahead(2) first), uring (io_uring reads)", 1 },
-	{ NULL, 0, NULL, 0, "What to report:", 2 },
+	  "first), readahead (readahead(2) first), uring (io_uring reads)",
+	  DCP_OPTS_GROUP_INPUT },
+	{ NULL, 0, NULL, 0, "What to report:", DCP_OPTS_GROUP_REPORT },
 	{ "check", OPT_CHECK, NULL, 0,
-	  "Probe each entry before and after: count the cold ones, list any still missing", 2 },
-	{ "verbose", 'v', NULL, 0, "List every path warmed on standard output", 2 },
-	{ "quiet", 'q', NULL, 0, "No summary on standard error (errors are still shown)", 2 },
-	{ "silent", 0, NULL, OPTION_ALIAS, NULL, 2 },
-	{ "json", OPT_JSON, NULL, 0, "JSON Lines on standard output, with a summary object", 2 },
-	{ "prometheus", OPT_PROM, NULL, 0,
-	  "Metrics for node_exporter's textfile collector on standard output", 2 },
-	{ "progress", OPT_PROGRESS, NULL, 0, "Show progress even when stderr is not a terminal", 2 },
-	{ "no-progress", OPT_NO_PROGRESS, NULL, 0, "Never show progress", 2 },
+	  "Probe each entry before and after: count the cold ones, list any still missing",
+	  DCP_OPTS_GROUP_REPORT },
+	{ NULL, 0, NULL, 0, "Output format:", DCP_OPTS_GROUP_FORMAT },
 	{ 0 },
 };
-
-static int progress_mode = -1; /* -1 auto (a terminal), 0 never, 1 always */
-
-static const char **push(const char **v, size_t *n, const char *s, bool nul_end)
-{
-	const char **nv = realloc(v, (*n + 2) * sizeof(*v));
-
-	if (!nv)
-		error(DCP_EXIT_ERROR, ENOMEM, "options");
-	nv[(*n)++] = s;
-	if (nul_end)
-		nv[*n] = NULL;
-	return nv;
-}
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	uint64_t n;
 
 	switch (key) {
-	case 'r':
-		env.flags |= DCP_WARM_RECURSIVE;
-		break;
-	case OPT_FROM:
-		env.from = push(env.from, &env.nfrom, arg, false);
-		break;
-	case '0':
-		env.null = true;
-		break;
-	case 'x':
-		env.flags |= DCP_WARM_XDEV;
-		break;
-	case OPT_MAXDEPTH:
-		if (dcp_parse_u64(arg, 0, INT32_MAX, &n) < 0)
-			argp_error(state, "invalid --max-depth '%s': a whole number is needed",
-				   dcp_quoted(&qbuf, arg));
-		env.max_depth = (int)n;
-		break;
-	case OPT_EXCLUDE:
-		if (!*arg)
-			argp_error(state, "an empty --exclude GLOB matches nothing");
-		env.excludes = push(env.excludes, &env.nexcludes, arg, true);
-		break;
-	case 'L':
-		env.flags |= DCP_WARM_FOLLOW;
-		env.flags &= ~DCP_WARM_FOLLOW_ROOTS;
-		break;
-	case 'H':
-		env.flags |= DCP_WARM_FOLLOW_ROOTS;
-		env.flags &= ~DCP_WARM_FOLLOW;
-		break;
-	case 'P':
-		env.flags &= ~(DCP_WARM_FOLLOW | DCP_WARM_FOLLOW_ROOTS);
-		break;
-	case 'j':
-		if (dcp_parse_u64(arg, 1, 1024, &n) < 0)
-			argp_error(state, "invalid --jobs '%s': a number from 1 to 1024 is needed",
-				   dcp_quoted(&qbuf, arg));
-		env.jobs = (unsigned)n;
-		break;
 	case OPT_CHECK:
 		env.flags |= DCP_WARM_CHECK;
 		break;
@@ -185,61 +98,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_FILE_SIZE:
 		if (dcp_pages_parse_size(arg, &n) < 0 || !n)
 			argp_error(state, "invalid size '%s' (a positive number of bytes, "
-				   "with K, M, G or T for powers of 1024)", arg);
+				   "with K, M, G or T for powers of 1024)", dcp_quoted(&qbuf, arg));
 		*(key == OPT_MAX_BYTES ? &env.pages.max_bytes : &env.pages.max_file_size) = n;
 		env.flags |= DCP_WARM_PAGES;
 		break;
 	case OPT_PAGES_METHOD:
 		if (dcp_pages_warm_method_parse(arg) < 0)
 			argp_error(state, "invalid --pages-method '%s': willneed, readahead, read "
-				   "or uring", arg);
+				   "or uring", dcp_quoted(&qbuf, arg));
 		env.pages.method = dcp_pages_warm_method_parse(arg);
 		env.flags |= DCP_WARM_PAGES;
-		break;
-	case 'v':
-		env.verbose = true;
-		break;
-	case 'q':
-		env.quiet = true;
-		break;
-	case OPT_JSON:
-		env.json = true;
-		break;
-	case OPT_PROM:
-		env.prometheus = true;
-		break;
-	case OPT_PROGRESS:
-		progress_mode = 1;
-		break;
-	case OPT_NO_PROGRESS:
-		progress_mode = 0;
-		break;
-	case ARGP_KEY_ARGS:
-		env.paths = state->argv + state->next;
-		env.npaths = state->argc - state->next;
-		if (dcp_args_have_empty(env.paths, env.npaths))
-			argp_error(state, DCP_MSG_EMPTY_PATH);
-		break;
-	case ARGP_KEY_END:
-		if (!env.npaths && !env.nfrom)
-			argp_error(state, "no PATH given (and no --from)");
-		if (env.json && env.prometheus)
-			argp_error(state, "--json and --prometheus exclude each other");
-		if (env.prometheus && env.verbose)
-			argp_error(state, "--prometheus and --verbose exclude each other");
-		if (!(env.flags & DCP_WARM_RECURSIVE)) {
-			if (env.flags & DCP_WARM_XDEV)
-				argp_error(state, "-x needs -r");
-			if (env.max_depth >= 0)
-				argp_error(state, "--max-depth needs -r");
-			if (env.nexcludes)
-				argp_error(state, "--exclude needs -r");
-		}
-		if (env.null && !env.nfrom)
-			argp_error(state, "--null needs --from");
-		for (size_t i = 0, dash = 0; i < env.nfrom; i++)
-			if (strcmp(env.from[i], "-") == 0 && ++dash > 1)
-				argp_error(state, "standard input can be read only once");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -247,11 +115,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static struct argp_child children[] = { { NULL, 0, NULL, 0 }, { 0 } };
+
 static const struct argp argp = {
 	.options = options,
 	.parser = parse_arg,
 	.args_doc = args_doc,
 	.doc = doc,
+	.children = children,
 };
 
 /* --- output: one buffer per worker thread, written whole lines at a time */
@@ -347,8 +218,8 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 	bool check = env.flags & DCP_WARM_CHECK;
 
 	(void)arg;
-	if (env.json) {
-		if (ev->err || ev->probe_err || env.verbose || (check && ev->after == -EAGAIN))
+	if (o.json) {
+		if (ev->err || ev->probe_err || o.verbose || (check && ev->after == -EAGAIN))
 			json_event(b, ev);
 	} else {
 		if (ev->err)
@@ -357,16 +228,16 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 				  ev->err);
 		else if (ev->probe_err)
 			warn_path(ev->path, ev->pathlen, "cannot probe: ", ev->probe_err);
-		if (ev->op == DCP_WARM_OP_STAT && !env.prometheus &&
-		    (env.verbose || (check && ev->after == -EAGAIN))) {
+		/* -v lists what was warmed; failures went to stderr above. */
+		if (ev->op == DCP_WARM_OP_STAT && !o.prometheus && !ev->err &&
+		    (o.verbose || (check && ev->after == -EAGAIN))) {
 			if (check)
 				dcp_buf_printf(b, "%s %s ", state_of(ev->before),
 					       state_of(ev->after));
-			dcp_buf_quote(b, ev->path, ev->pathlen);
-			dcp_buf_putc(b, '\n');
+			dcp_pr_path(b, fmt, ev->path, ev->pathlen);
 		}
 	}
-	if (b->len > 65536 || ((ev->err || ev->probe_err) && env.json))
+	if (b->len > 65536 || ((ev->err || ev->probe_err) && o.json))
 		flush_out(b);
 }
 
@@ -381,9 +252,11 @@ static void tick(void *arg)
 	(void)arg;
 	dcp_warm_snapshot(run, &st);
 	s = (double)st.elapsed_ns / 1e9;
-	dcp_buf_printf(&b, "\r\033[K%s: %llu entries, %llu errors, %.0f/s",
-		       program_invocation_name, (unsigned long long)st.entries,
-		       (unsigned long long)st.errors, s > 0 ? (double)st.entries / s : 0.0);
+	dcp_buf_printf(&b, "\r\033[K%s: ", program_invocation_name);
+	dcp_buf_count(&b, st.entries, "entry", "entries");
+	dcp_buf_puts(&b, ", ");
+	dcp_buf_count(&b, st.errors, "error", "errors");
+	dcp_buf_printf(&b, ", %.0f/s", s > 0 ? (double)st.entries / s : 0.0);
 	pthread_mutex_lock(&err_mu);
 	dcp_buf_write(&b, STDERR_FILENO);
 	progress_shown = true;
@@ -393,79 +266,40 @@ static void tick(void *arg)
 
 /* --- the run -------------------------------------------------------------- */
 
-static void add_path(const char *path)
+static int add_path(const char *path, void *ctx)
 {
-	int ret = dcp_warm_add(run, path);
+	int ret;
 
+	(void)ctx;
+	if (atomic_load(&out_failed))
+		return -ECANCELED;
+	ret = dcp_warm_add(run, path);
 	if (ret == -ECANCELED && atomic_load(&out_failed))
-		return; /* the write error is reported at the end */
+		return ret; /* the write error is reported at the end */
 	if (ret == -ENOMEM) {
 		warn_path(path, strlen(path), "", ENOMEM);
 		bad_input++;
 	} else if (ret < 0) {
 		error(DCP_EXIT_ERROR, -ret, "warming stopped");
 	}
-}
-
-static void add_from(const char *file)
-{
-	struct dcp_pathlist *pl;
-	const char *path;
-	int ret;
-
-	ret = dcp_pathlist_open(file, env.null, &pl);
-	if (ret < 0) {
-		warn_path(file, strlen(file), "cannot read list: ", -ret);
-		bad_input++;
-		return;
-	}
-	while (!atomic_load(&out_failed) && (ret = dcp_pathlist_next(pl, &path, NULL)) != 0) {
-		if (ret == -EINVAL) {
-			struct dcp_buf b = DCP_BUF_INIT;
-
-			dcp_buf_printf(&b, "%s: ", program_invocation_name);
-			dcp_buf_quote(&b, file, strlen(file));
-			dcp_buf_printf(&b, ": record %zu contains a NUL byte (use --null)\n",
-				       dcp_pathlist_record(pl));
-			say(&b);
-			dcp_buf_free(&b);
-			bad_input++;
-			continue;
-		}
-		if (ret < 0) {
-			warn_path(file, strlen(file), "read error: ", -ret);
-			bad_input++;
-			break;
-		}
-		add_path(path);
-	}
-	if (ret == 0 && !dcp_pathlist_paths(pl)) {
-		struct dcp_buf b = DCP_BUF_INIT;
-
-		dcp_buf_printf(&b, "%s: ", program_invocation_name);
-		dcp_buf_quote(&b, file, strlen(file));
-		dcp_buf_printf(&b, ": %s\n", DCP_MSG_EMPTY_LIST);
-		say(&b);
-		dcp_buf_free(&b);
-		bad_input++;
-	}
-	dcp_pathlist_close(pl);
+	return 0;
 }
 
 static void summary_text(const struct dcp_warm_stats *st, double secs, double rate)
 {
 	struct dcp_buf b = DCP_BUF_INIT;
 
-	dcp_buf_printf(&b, "%s: %llu entries", program_invocation_name,
-		       (unsigned long long)st->entries);
+	dcp_buf_printf(&b, "%s: ", program_invocation_name);
+	dcp_buf_count(&b, st->entries, "entry", "entries");
 	if (env.flags & DCP_WARM_CHECK)
 		dcp_buf_printf(&b, ": %llu were cold, %llu now cached (%llu newly warmed), "
 			       "%llu still miss",
 			       (unsigned long long)st->cold, (unsigned long long)st->cached_after,
 			       (unsigned long long)st->newly_warmed,
 			       (unsigned long long)st->still_miss);
-	dcp_buf_printf(&b, ", %llu errors in %.3f s (%.0f entries/s)\n",
-		       (unsigned long long)st->errors, secs, rate);
+	dcp_buf_puts(&b, ", ");
+	dcp_buf_count(&b, st->errors, "error", "errors");
+	dcp_buf_printf(&b, " in %.3f s (%.0f entries/s)\n", secs, rate);
 	say(&b);
 	dcp_buf_free(&b);
 }
@@ -539,14 +373,28 @@ int main(int argc, char **argv)
 	struct dcp_warm_stats st;
 	struct dcp_progress *prog = NULL;
 	struct dcp_buf *mainbuf;
+	struct dcp_mounts *mounts = NULL;
+	unsigned long long bad_input_n = 0;
 	double secs, rate;
 	int ret, status;
 
+	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_WALK | DCP_OPTS_INPUT | DCP_OPTS_NUL |
+					  DCP_OPTS_PROM | DCP_OPTS_PROGRESS | DCP_OPTS_VERBOSE,
+					  DCP_FOLLOW_NONE);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
 		error(0, ret, "cannot parse the command line");
 		return DCP_EXIT_ERROR;
+	}
+	fmt = dcp_pr_format_of(o.json, o.nul);
+	env.flags |= (o.recursive ? DCP_WARM_RECURSIVE : 0) | (o.xdev ? DCP_WARM_XDEV : 0) |
+		     (o.follow == DCP_FOLLOW_ALL ? DCP_WARM_FOLLOW : 0) |
+		     (o.follow == DCP_FOLLOW_ROOTS ? DCP_WARM_FOLLOW_ROOTS : 0);
+	if (o.recursive && o.fstypes) {
+		ret = dcp_mounts_load(NULL, &mounts);
+		if (ret < 0)
+			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
 	}
 
 	if (env.flags & DCP_WARM_CHECK) {
@@ -565,16 +413,18 @@ int main(int argc, char **argv)
 	}
 	if ((env.flags & DCP_WARM_PAGES) && !env.pages.max_bytes)
 		env.pages.max_bytes = dcp_pages_default_max_bytes();
-	if (env.verbose)
+	if (o.verbose)
 		env.flags |= DCP_WARM_REPORT_ALL;
-	if (env.prometheus)
+	if (o.prometheus)
 		env.flags |= DCP_WARM_ROOT_STATS; /* per root with -r */
 
 	opts = (struct dcp_warm_opts){
 		.flags = env.flags,
-		.threads = env.jobs,
-		.max_depth = env.max_depth,
-		.excludes = env.excludes,
+		.threads = o.jobs,
+		.max_depth = o.max_depth,
+		.excludes = o.excludes,
+		.filter = &o,
+		.mounts = mounts,
 		.report = report,
 		.pages = &env.pages,
 	};
@@ -587,15 +437,11 @@ int main(int argc, char **argv)
 		error(DCP_EXIT_ERROR, ENOMEM, "cannot start");
 	mainbuf = &outbufs[nbufs - 1];
 
-	if (progress_mode == 1 ||
-	    (progress_mode < 0 && isatty(STDERR_FILENO) &&
-	     !(env.verbose && !env.json && isatty(STDOUT_FILENO))))
+	if (dcp_opts_progress(&o, o.verbose || (env.flags & DCP_WARM_CHECK)))
 		dcp_progress_start(tick, NULL, 500000000, 250000000, &prog);
 
-	for (int i = 0; i < env.npaths && !atomic_load(&out_failed); i++)
-		add_path(env.paths[i]);
-	for (size_t i = 0; i < env.nfrom && !atomic_load(&out_failed); i++)
-		add_from(env.from[i]);
+	dcp_opts_each_path(&o, add_path, NULL, &bad_input_n);
+	bad_input += bad_input_n;
 
 	/* The timer reads the run: stop it before the run is freed. */
 	ret = dcp_warm_wait(run);
@@ -624,11 +470,11 @@ int main(int argc, char **argv)
 	else
 		status = DCP_EXIT_OK;
 
-	if (env.json)
+	if (o.json)
 		summary_json(mainbuf, &st, secs, rate, st.jobs, status);
-	if (env.json && (env.flags & DCP_WARM_PAGES))
+	if (o.json && (env.flags & DCP_WARM_PAGES))
 		pages_json(mainbuf);
-	else if (env.prometheus) {
+	else if (o.prometheus) {
 		struct dcp_prom *m = dcp_prom_new("warm");
 
 		if (!m || dcp_warm_prometheus(m, run, &st, status) < 0 ||
@@ -639,9 +485,9 @@ int main(int argc, char **argv)
 	dcp_warm_finish(run, NULL);
 	run = NULL;
 	flush_out(mainbuf);
-	if (!env.json && !env.quiet)
+	if (!o.json && !o.quiet)
 		summary_text(&st, secs, rate);
-	if (!env.json && !env.quiet && (env.flags & DCP_WARM_PAGES)) {
+	if (!o.json && !o.quiet && (env.flags & DCP_WARM_PAGES)) {
 		struct dcp_buf pb = DCP_BUF_INIT;
 
 		pages_text(&pb);
@@ -656,7 +502,5 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < nbufs; i++)
 		dcp_buf_free(&outbufs[i]);
 	free(outbufs);
-	free(env.excludes);
-	free(env.from);
 	return status;
 }

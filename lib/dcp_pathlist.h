@@ -22,11 +22,11 @@ int dcp_pathlist_open(const char *file, bool nul, struct dcp_pathlist **out);
 int dcp_pathlist_fopen(FILE *f, bool nul, struct dcp_pathlist **out);
 
 /*
- * dcp_pathlist_next - the next path.  Empty records are skipped; a path
- * stays valid until the next call.  Returns 1 and stores *PATH (and *LEN,
+ * dcp_pathlist_next - the next path, valid until the next call.  Returns 1 and stores *PATH (and *LEN,
  * if LEN is not NULL); 0 at the end; -errno on a read error (-ENOMEM for
  * a record too long for memory: never a silent end); -EINVAL for a
- * newline-separated record that contains a NUL byte (bad input data).
+ * newline-separated record that contains a NUL byte, -ENODATA for an empty
+ * record (bad input data: the list goes on after both).
  */
 int dcp_pathlist_next(struct dcp_pathlist *pl, const char **path, size_t *len);
 

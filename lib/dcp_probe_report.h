@@ -88,6 +88,26 @@ void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pa
 		       size_t len, int err);
 
 /*
+ * dcp_pr_format_of - the format of a command's path lines: JSON, or with -0
+ * NUL-ended raw paths (quoted, still NUL-ended, when stdout is a terminal:
+ * -0 is for a program), else quoted lines.
+ */
+enum dcp_pr_format dcp_pr_format_of(bool json, bool nul);
+
+/* dcp_pr_path - PATH as a line in text format FMT (not JSON). */
+void dcp_pr_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len);
+
+/*
+ * dcp_pr_root - the -s line of one PATH given (its own probe and, with -r,
+ * everything below it), or with PATH NULL the -c grand total, like du -s
+ * and du -c:
+ *   text: "PCT%\tCACHED/TOTAL\tPATH\n" as dcp_pr_dir, "total" for the total
+ *   JSON: {"type":"root","path":...,"paths":N,...}, {"type":"total",...}
+ */
+void dcp_pr_root(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len,
+		 const struct dcp_pr_counts *c);
+
+/*
  * dcp_pr_dir - one row of the --per-dir table: the paths below directory
  * PATH (not PATH itself).
  *   text: "PCT%\tCACHED/TOTAL\tPATH\n" (PCT with one decimal, width 5);

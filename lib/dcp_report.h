@@ -85,4 +85,10 @@ void dcp_buf_base64(struct dcp_buf *b, const void *s, size_t n);
  */
 void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n);
 
+/*
+ * dcp_buf_count - append "1 path", "2 paths": N and the noun, singular or
+ * plural, as every message of the suite counts things.
+ */
+void dcp_buf_count(struct dcp_buf *b, unsigned long long n, const char *one, const char *many);
+
 #endif

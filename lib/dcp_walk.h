@@ -135,6 +135,12 @@ struct dcp_walk_opts {
 	 */
 	void (*dir_done)(const struct dcp_dir *d, const char *path, size_t pathlen,
 			 void *arg);
+	/*
+	 * skip_mount - a directory below a root is on another mount than its
+	 * parent (MNT_ID): return true to leave it unlisted (it was visited,
+	 * like a mount point under DCP_WALK_XDEV).  Optional.
+	 */
+	bool (*skip_mount)(uint64_t mnt_id, void *arg);
 	void *arg;
 };
 

@@ -26,6 +26,8 @@
 #include "dcp_prom.h"
 
 struct dcp_warm;
+struct dcp_opts;
+struct dcp_mounts;
 
 /* dcp_warm_opts.flags */
 enum {
@@ -73,6 +75,14 @@ struct dcp_warm_opts {
 	unsigned threads; /* lookups in flight; 0 = dcp_warm_default_threads() */
 	int max_depth;	  /* -r: deepest depth warmed, -1 unlimited */
 	const char *const *excludes; /* -r: fnmatch(3) globs, as dcp_walk_opts */
+	/*
+	 * -r: --type, --name and --mindepth say which entries are warmed (a
+	 * directory the walk goes through is looked up all the same), and
+	 * --exclude-fstype which mounts are not gone into, by MOUNTS.  Both
+	 * optional.
+	 */
+	const struct dcp_opts *filter;
+	const struct dcp_mounts *mounts;
 	/*
 	 * report - called on the worker threads, concurrently (ev->worker tells
 	 * which thread, 0 .. dcp_warm_threads()-1): for every failed entry,

@@ -33,5 +33,6 @@
 #include "dcp_pathlist.h"     /* paths from a file or stdin */
 #include "dcp_progress.h"     /* timer for progress lines */
 #include "dcp_util.h"	      /* strict parsing, errno names, clocks */
+#include "dcp_opts.h"	      /* the options the commands share */
 
 #endif

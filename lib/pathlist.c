@@ -70,7 +70,7 @@ int dcp_pathlist_next(struct dcp_pathlist *pl, const char **path, size_t *len)
 		if (n > 0 && pl->line[n - 1] == pl->delim)
 			pl->line[--n] = '\0';
 		if (n == 0)
-			continue;
+			return -ENODATA;
 		if (pl->delim == '\n' && memchr(pl->line, '\0', (size_t)n))
 			return -EINVAL;
 		*path = pl->line;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/sysmacros.h>
 
 #include "dcp_probe_report.h"
@@ -167,6 +168,37 @@ static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c)
 }
 
 
+enum dcp_pr_format dcp_pr_format_of(bool json, bool nul)
+{
+	if (json)
+		return DCP_PR_JSON;
+	if (nul)
+		return isatty(STDOUT_FILENO) ? DCP_PR_NUL_TTY : DCP_PR_NUL;
+	return DCP_PR_TEXT;
+}
+
+void dcp_pr_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len)
+{
+	text_path(b, fmt, path, len);
+}
+
+void dcp_pr_root(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len,
+		 const struct dcp_pr_counts *c)
+{
+	if (fmt == DCP_PR_JSON) {
+		dcp_buf_puts(b, path ? "{\"type\":\"root\",\"path\":" : "{\"type\":\"total\",");
+		if (path) {
+			dcp_buf_json_str(b, path, len);
+			dcp_buf_putc(b, ',');
+		}
+		json_counts(b, c);
+		dcp_buf_puts(b, "}\n");
+		return;
+	}
+	text_share(b, c);
+	text_path(b, fmt, path ? path : "total", path ? len : 5);
+}
+
 void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		size_t len, int depth, const struct dcp_pr_counts *c)
 {
@@ -231,17 +263,21 @@ void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c)
 {
 	unsigned long long t = dcp_pr_total(c);
 
-	dcp_buf_printf(b, "%llu path%s: %llu cached, %llu negative, %llu miss, %llu error; "
-		       "%s%.1f%% cached", t, t == 1 ? "" : "s", c->n[DCP_CACHED],
+	dcp_buf_count(b, t, "path", "paths");
+	dcp_buf_printf(b, ": %llu cached, %llu negative, %llu miss, %llu error; "
+		       "%s%.1f%% cached", c->n[DCP_CACHED],
 		       c->n[DCP_NEGATIVE], c->n[DCP_MISS], c->n[DCP_ERROR],
 		       dcp_pr_complete(c) ? "" : "at most ", pct1(c));
-	if (c->not_visited)
-		dcp_buf_printf(b, "; %llu director%s not visited (what %s is unknown)",
-			       c->not_visited, c->not_visited == 1 ? "y" : "ies",
+	if (c->not_visited) {
+		dcp_buf_puts(b, "; ");
+		dcp_buf_count(b, c->not_visited, "directory", "directories");
+		dcp_buf_printf(b, " not visited (what %s is unknown)",
 			       c->not_visited == 1 ? "it holds" : "they hold");
-	if (c->walk_errors)
-		dcp_buf_printf(b, "; %llu walk error%s", c->walk_errors,
-			       c->walk_errors == 1 ? "" : "s");
+	}
+	if (c->walk_errors) {
+		dcp_buf_puts(b, "; ");
+		dcp_buf_count(b, c->walk_errors, "walk error", "walk errors");
+	}
 	dcp_buf_putc(b, '\n');
 }
 
@@ -309,7 +345,8 @@ void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
 
 	dcp_buf_puts(b, "\r\033[K");
 	start = b->len;
-	dcp_buf_printf(b, "%llu paths, %.0f/s: ", seen, rate);
+	dcp_buf_count(b, seen, "path", "paths");
+	dcp_buf_printf(b, ", %.0f/s: ", rate);
 	head = b->len - start;
 	dcp_buf_quote(&q, path, strlen(path));
 	keep = width > head + 1 ? width - head - 1 : 0; /* never the last column */

@@ -338,3 +338,8 @@ void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n)
 		i += len;
 	}
 }
+
+void dcp_buf_count(struct dcp_buf *b, unsigned long long n, const char *one, const char *many)
+{
+	dcp_buf_printf(b, "%llu %s", n, n == 1 ? one : many);
+}

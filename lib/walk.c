@@ -844,6 +844,9 @@ static void list_dir(struct worker *wk, struct node *n)
 		n->rootdev = st.st_dev;
 	if ((w->o.flags & DCP_WALK_XDEV) && st.st_dev != n->rootdev)
 		return; /* a mount point: visited, not listed */
+	if (n->parent && w->o.skip_mount && n->pub.mnt_id != n->parent->pub.mnt_id &&
+	    w->o.skip_mount(n->pub.mnt_id, w->o.arg))
+		return; /* an excluded filesystem type: likewise */
 	if (w->o.flags & DCP_WALK_FOLLOW) {
 		for (const struct node *a = n->parent; a; a = a->parent) {
 			if (a->pub.dev == st.st_dev && a->pub.ino == st.st_ino) {

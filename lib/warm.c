@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcp_opts.h"
 #include "dcp_pages.h"
 #include "dcp_probe.h"
 #include "dcp_probe_report.h"
@@ -69,6 +70,7 @@ struct wroot {
 struct dcp_warm {
 	struct dcp_warm_opts opts;
 	unsigned nthreads;
+	bool filtering; /* --type, --name or --mindepth */
 	struct wstats *ws;
 	uint64_t t0;
 	int failed; /* -errno of the engine itself */
@@ -475,6 +477,10 @@ static int visit(const struct dcp_entry *e, void *arg)
 
 	if (atomic_load_explicit(&w->cancelled, memory_order_relaxed))
 		return DCP_WALK_ABORT;
+	/* Filtered out: not warmed, but the walk goes on through directories. */
+	if (w->filtering && !dcp_opts_match(w->opts.filter, e))
+		return e->type == DT_DIR || e->type == DT_UNKNOWN || (follow && e->type == DT_LNK)
+			       ? DCP_WALK_DESCEND : DCP_WALK_PRUNE;
 	/*
 	 * The walker stats DT_UNKNOWN entries (and, with -L, symlinks) right
 	 * after this returns: those must be warmed (and probed) here, first.
@@ -491,6 +497,13 @@ static int visit(const struct dcp_entry *e, void *arg)
 	    (root && !isdir))
 		return DCP_WALK_PRUNE;
 	return DCP_WALK_DESCEND;
+}
+
+static bool skip_mount(uint64_t mnt_id, void *arg)
+{
+	struct dcp_warm *w = arg;
+
+	return w->opts.filter && dcp_opts_skip_mount(w->opts.filter, w->opts.mounts, mnt_id);
 }
 
 static void walk_error(const struct dcp_entry *e, int err, void *arg)
@@ -650,6 +663,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 	if (!w)
 		return -ENOMEM;
 	w->opts = *opts;
+	w->filtering = opts->filter && dcp_opts_filtering(opts->filter);
 	w->nthreads = threads;
 	w->t0 = dcp_now_ns();
 	if ((opts->flags & DCP_WARM_ROOT_STATS) && (opts->flags & DCP_WARM_RECURSIVE)) {
@@ -668,6 +682,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 			.excludes = opts->excludes,
 			.visit = visit,
 			.error = walk_error,
+			.skip_mount = skip_mount,
 			.arg = w,
 		};
 

@@ -64,7 +64,7 @@ run() {
 	if [ -s "$work/sel.$share" ]; then
 		xargs -a "$work/sel.$share" -d '\n' stat --format=%i >/dev/null || exit 2
 	fi
-	json=$(uring-open --bench "$work/list" --depth "$DEPTH" $opt $direct --json)
+	json=$(uring-open --bench --from="$work/list" --depth "$DEPTH" $opt $direct --json)
 	python3 -c '
 import json, sys
 b = [o for o in map(json.loads, sys.stdin) if o["type"] == "bench"][0]

@@ -247,7 +247,10 @@ test_a_missing_tree_is_an_error() {
 	run warm --from /dev/null
 	assertEquals "warm, empty list" 2 "$RC"
 	assertContains "$ERR" "the list holds no paths"
-	run uring-open --bench /dev/null
+	run cachedopen --from /dev/null
+	assertEquals "cachedopen, empty list" 2 "$RC"
+	assertContains "$ERR" "the list holds no paths"
+	run uring-open --bench --from /dev/null
 	assertEquals "uring-open, empty list" 2 "$RC"
 }
 

@@ -196,7 +196,7 @@ test_min_cached() {
 	ls -l "$MNT/t" "$MNT/t/a" >/dev/null   # t, a, b, c, a/* cached: 9 of 15
 	run dcache-probe -r -s --no-perturb --min-cached 50 "$MNT/t"
 	assertEquals "60% >= 50%" 0 "$RC"
-	assertContains "$ERR" "60.0% cached"
+	assertEquals "-s: the root's line on stdout" "$(printf ' 60.0%%\t9/15\t%s' "$MNT/t")" "$OUT"
 	run dcache-probe -r -s --no-perturb --min-cached 60% "$MNT/t"
 	assertEquals "60% >= 60%" 0 "$RC"
 	run dcache-probe -rq --no-perturb --min-cached 60.5 "$MNT/t"
@@ -260,7 +260,9 @@ test_per_mount() {
 	mount -t tmpfs dcp-tmpfs "$MNT/pm/inner" || fail "cannot mount tmpfs"
 	mount -t sysfs dcp-sysfs "$MNT/pm/sys" || fail "cannot mount sysfs"
 	touch "$MNT/pm/inner/x" "$MNT/pm/inner/y"
-	run dcache-probe -r -s --per-mount --max-depth 2 "$MNT/pm"
+	run dcache-probe -r --per-mount --max-depth 2 "$MNT/pm"
+	assertEquals "sysfs is not gone into by default" 0 "$(grep -c sysfs <<<"$OUT")"
+	run dcache-probe -r --per-mount --max-depth 2 --exclude-fstype=none "$MNT/pm"
 	assertEquals 1 "$RC"
 	assertEquals "sorted by mount point" 4 "$(wc -l <<<"$OUT")"
 	assertEquals "pm, the 3 mount points (they count on their parent) and a cold file" \
@@ -270,12 +272,12 @@ test_per_mount() {
 	assertEquals "tmpfs is flagged: no negative dentries" "$(printf '100.0%%\t2/2\ttmpfs*\t%s' "$MNT/pm/inner")" "$(sed -n 3p <<<"$OUT")"
 	assertContains "sysfs is flagged" "$(sed -n 4p <<<"$OUT")" "$(printf 'sysfs*\t%s/pm/sys' "$MNT")"
 	assertContains "and always misses" "$(sed -n 4p <<<"$OUT")" "  0.0%"
-	run dcache-probe -r -s --per-mount --max-depth 2 --json "$MNT/pm"
+	run dcache-probe -r --per-mount --max-depth 2 --exclude-fstype=none --json "$MNT/pm"
 	assertEquals "never" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "sysfs"][0]' <<<"$OUT")"
 	assertEquals "no-negative" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "tmpfs"][0]' <<<"$OUT")"
 	assertEquals "its 3 files and lost+found stay cold" "0 4" \
 		"$(json_get '[" ".join(str(o[k]) for k in ("cached", "miss")) for o in objs if o["type"] == "mount" and o["mountpoint"].endswith("/pm/ext")][0]' <<<"$OUT")"
-	run dcache-probe -x -r -s --per-mount "$MNT/pm"
+	run dcache-probe -x -r --per-mount "$MNT/pm"
 	assertEquals "-x: only the mount points of other filesystems" \
 		"$(printf 'ext4\t%s' "$MNT")" "$(cut -f3- <<<"$OUT")"
 	run dcache-probe --per-mount "$MNT/pm/inner/x"
@@ -336,17 +338,22 @@ test_null_output_with_xargs() {
 	xargs -0 stat -c %i <"$o" >/dev/null
 	assertEquals "xargs -0 gets every path right" 0 $?
 	assertEquals "raw names, no quoting" 1 "$(grep -ac "$(printf 'esc\033')" "$o")"
-	# NUL-separated input too: find -print0 | dcache-probe -0 --from -
-	find "$MNT/names" -mindepth 1 -print0 | dcache-probe -0 --from - >"$o" 2>/dev/null
+	# NUL-separated input: find -print0 | dcache-probe --files0-from=-
+	find "$MNT/names" -mindepth 1 -print0 | dcache-probe -0 --files0-from=- >"$o" 2>/dev/null
 	assertEquals "all cached since ls -l" 0 $?
 	assertEquals 6 "$(tr -cd '\0' <"$o" | wc -c)"
+	# -0 is output only: a list of lines is still read as lines.
+	printf '%s\n' "$MNT/names" "$MNT" | dcache-probe -0 --from=- >"$o" 2>/dev/null
+	assertEquals "-0 --from reads lines" 0 $?
+	assertEquals "$(printf '%s\0%s\0' "$MNT/names" "$MNT" | od -c)" "$(od -c <"$o")"
 }
 
 test_from_file() {
 	du -a "$MNT/t" >/dev/null
 	printf '%s\n\n%s\n' "$MNT/t/c" "$MNT/t/a/f1" >"$SHUNIT_TMPDIR/list"
 	run dcache-probe --from "$SHUNIT_TMPDIR/list" "$MNT/t/b"
-	assertEquals 0 "$RC"
+	assertEquals "an empty record is bad input" 2 "$RC"
+	assertContains "$ERR" "record 2: an empty PATH names nothing"
 	assertEquals "arguments first, then the list" "cached $MNT/t/b
 cached $MNT/t/c
 cached $MNT/t/a/f1" "$OUT"
@@ -523,8 +530,14 @@ test_walk_controls() {
 	run dcache-probe -r -j1 "$MNT/t"
 	assertEquals "-j1 output order is stable" "$one" "$OUT"
 	run dcache-probe -r -s "$MNT/t"
-	assertEquals "-s prints no paths" "" "$OUT"
-	assertContains "$ERR" "15 paths: 15 cached"
+	assertEquals "-s: one line for the root, as du -s" "$(printf '100.0%%\t15/15\t%s' "$MNT/t")" "$OUT"
+	assertEquals "-s: no summary on stderr when it is not a terminal" "" "$ERR"
+	run dcache-probe -r -s -c "$MNT/t" "$MNT/t/a"
+	local na
+	na=$(find "$MNT/t/a" | wc -l)
+	assertEquals "-c: and a total" "$(printf '100.0%%\t15/15\t%s\n100.0%%\t%d/%d\t%s\n100.0%%\t%d/%d\ttotal' "$MNT/t" "$na" "$na" "$MNT/t/a" $((15 + na)) $((15 + na)))" "$OUT"
+	run dcache-probe -r "$MNT/t"
+	assertContains "without -s the summary is on stderr" "$ERR" "15 paths: 15 cached"
 	run dcache-probe -j 0 "$MNT/t"
 	assertEquals 64 "$RC"
 }
@@ -533,13 +546,13 @@ test_progress() {
 	local t=$SHUNIT_TMPDIR/typescript
 	# A list that arrives slowly keeps the run going for more than a second.
 	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe --from - -s" "$t" >/dev/null
-	assertContains "progress on a terminal" "$(cat "$t")" "paths, "
+	assertContains "progress on a terminal" "$(cat "$t")" "path, "
 	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe --no-progress --from - -s" "$t" >/dev/null
-	assertNotContains "$(cat "$t")" "paths, "
+	assertNotContains "$(cat "$t")" "path, "
 	run bash -c '(echo /; sleep 1.7; echo /) | dcache-probe --from - -s'
-	assertNotContains "never when stderr is not a terminal" "$ERR" "paths, "
+	assertNotContains "never when stderr is not a terminal" "$ERR" "path, "
 	run bash -c '(echo /; sleep 1.7; echo /) | dcache-probe --progress --from - -s'
-	assertContains "--progress forces it" "$ERR" "paths, "
+	assertContains "--progress forces it" "$ERR" "path, "
 }
 
 test_write_errors() {

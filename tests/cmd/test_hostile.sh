@@ -181,7 +181,7 @@ test_dcache_probe_hostile_tree() {
 	done
 	# Hostile paths as arguments and from a NUL-separated list.
 	find "$H" -print0 >"$RELY_TMP/list0"
-	runf dcache-probe -0 --from "$RELY_TMP/list0" --json
+	runf dcache-probe -0 --files0-from "$RELY_TMP/list0" --json
 	clean_output "dcache-probe --from (NUL)"
 	assertEquals "dcache-probe --from (NUL): every path round-trips" "" "$(paths_check json "$OUTF" "$H")"
 }
@@ -211,7 +211,7 @@ test_warm_hostile_tree() {
 	assertEquals "warm --prometheus: one series per distinct root" \
 		"$((${#roots[@]} + 1))" "$(grep -c '^dcprobe_warm_entries{' "$OUTF")"
 	find "$H" -print0 >"$RELY_TMP/list0"
-	runf warm -v --null --from "$RELY_TMP/list0"
+	runf warm -v --files0-from "$RELY_TMP/list0"
 	assertNotEquals "warm --from (NUL): no hang" 124 "$RC"
 	clean_output "warm --from (NUL)"
 	assertEquals "warm --from (NUL): one line per path" "$NH" "$(count_lines_with "$OUTF" "$H")"
@@ -243,7 +243,7 @@ test_bad_path_lists_and_arguments() {
 	local long
 	printf '%s\n%s\0tail\n' "$H/null" "$H/fifo" >"$RELY_TMP/nl_nul"
 	long=/$(printf 'a%.0s' $(seq 5000))
-	for c in "dcache-probe --from" "warm --from" "uring-open --bench"; do
+	for c in "dcache-probe --from" "warm --from" "uring-open --bench --from"; do
 		have "${c%% *}" || continue
 		# shellcheck disable=SC2086
 		runf $c "$RELY_TMP/nl_nul"
@@ -258,7 +258,7 @@ test_bad_path_lists_and_arguments() {
 	# A list named with an OSC retitle, existing (bad record, empty) or
 	# not: every message that names it quotes it.
 	local osc=$RELY_TMP/$'l\e]0;T\a.list' v
-	for c in "dcache-probe --from" "warm --from" "uring-open --bench"; do
+	for c in "dcache-probe --from" "warm --from" "uring-open --bench --from"; do
 		have "${c%% *}" || continue
 		for v in nul empty missing; do
 			rm -f "$osc"

@@ -1,50 +1,95 @@
 #!/bin/bash
 # Installation as a packager does it: cmake --install into a DESTDIR, then
-# check every file, render every man page, load every bash completion and
-# complete options and option values, and build a program against the
-# installed library through pkg-config.
+# check every file, render every man page, build a program against the
+# installed library through pkg-config.  Then for each of the prefixes
+# /usr and /usr/local, a fresh configure of the source and an install of
+# the completions and examples: each shell, started the way it starts for
+# a user of that prefix, finds and runs the installed completions (bash
+# through bash-completion's on-demand loader, zsh in an interactive zsh -f
+# under zpty), and the examples name the binaries of that prefix.
 : "${DCP_BUILD:?}" "${DCP_SRC:?}"
 export LC_ALL=C.UTF-8
+export PATH="/usr/bin:$PATH"
+: "${DCP_TESTS:=$DCP_SRC/tests}"
 SHUNIT2=${SHUNIT2:-$(command -v shunit2 || echo /usr/share/shunit2/shunit2)}
 COMMANDS=(cachedopen dcache-probe warm uring-open)
 BASH_COMPLETION=/usr/share/bash-completion/bash_completion
+PREFIXES=(/usr /usr/local)
+# The options of issue 11's grammar each command's completions must offer,
+# before and after the lead's parser has them in --help.
+declare -A PLANNED=(
+	[cachedopen]="-h --from --files0-from --dereference --follow --no-dereference --no-follow --json --quiet"
+	[dcache-probe]="-h -c --total --files0-from --mindepth --type --name --exclude-fstype --xdev --follow --no-follow --summary --null --json --prometheus"
+	[warm]="-h -c -s --summary --total --files0-from --mindepth --type --name --exclude-fstype --xdev --follow --no-follow --verbose --null --json --prometheus"
+	[uring-open]="-h --bench --from --files0-from --json --quiet"
+)
+# And those it takes away: no longer offered, even while --help has them.
+declare -A REMOVED=([uring-open]="--null")
+
+# destdir PREFIX, build PREFIX - the DESTDIR and build directory of the
+# install for PREFIX (side by side, never nested).
+destdir() { echo "$WORK/dest${1//\//-}"; }
+build() { echo "$WORK/build${1//\//-}"; }
+
+cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$DCP_BUILD/CMakeCache.txt"; }
 
 oneTimeSetUp() {
-	DEST=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-install.XXXXXX")
-	DESTDIR=$DEST cmake --install "$DCP_BUILD" --prefix /usr >"$DEST.log" 2>&1 ||
-		fail "cmake --install failed: $(cat "$DEST.log")"
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-install.XXXXXX")
+	# The build under test, installed at the prefix it was configured for.
+	PREFIX=$(cache_value CMAKE_INSTALL_PREFIX)
+	LIBDIR=$(cache_value CMAKE_INSTALL_LIBDIR)
+	DEST=$WORK/dest
+	ROOT=$DEST$PREFIX
+	DESTDIR=$DEST cmake --install "$DCP_BUILD" >"$WORK/install.log" 2>&1 ||
+		fail "cmake --install failed: $(cat "$WORK/install.log")"
 	VERSION=$(sed -n 's/^project(dcprobe VERSION \([0-9.]*\).*/\1/p' "$DCP_SRC/CMakeLists.txt")
 	# Only the commands this build has: each must then be complete.
 	BUILT=()
-	local c
+	local c p
 	for c in "${COMMANDS[@]}"; do
 		if [ -x "$DCP_BUILD/bin/$c" ]; then BUILT+=("$c"); fi
+	done
+	# Each prefix: configure only (nothing to compile for completions
+	# and examples), install those two components into its DESTDIR.
+	for p in "${PREFIXES[@]}"; do
+		cmake -S "$DCP_SRC" -B "$(build "$p")" -DCMAKE_INSTALL_PREFIX="$p" \
+			-DBUILD_TESTING=OFF >"$WORK/configure.log" 2>&1 ||
+			fail "configure for $p failed: $(cat "$WORK/configure.log")"
+		for comp in completions examples; do
+			DESTDIR=$(destdir "$p") cmake --install "$(build "$p")" --component $comp \
+				>"$WORK/install${p//\//-}.log" 2>&1 ||
+				fail "install of $comp for $p failed: $(cat "$WORK/install${p//\//-}.log")"
+		done
 	done
 }
 
 oneTimeTearDown() {
-	rm -rf "$DEST" "$DEST.log"
+	rm -rf "$WORK"
 }
 
 test_every_command_installs_with_its_page_and_completion() {
 	local c
 	assertTrue "at least cachedopen is built" "[ ${#BUILT[@]} -ge 1 ]"
 	for c in "${BUILT[@]}"; do
-		assertTrue "bin/$c" "[ -x '$DEST/usr/bin/$c' ]"
-		assertTrue "man1/$c.1" "[ -f '$DEST/usr/share/man/man1/$c.1' ]"
-		assertTrue "completion $c" "[ -f '$DEST/usr/share/bash-completion/completions/$c' ]"
+		assertTrue "bin/$c" "[ -x '$ROOT/bin/$c' ]"
+		assertTrue "man1/$c.1" "[ -f '$ROOT/share/man/man1/$c.1' ]"
+		assertEquals "one bash completion for $c" 1 \
+			"$(find "$DEST" -path "*/bash-completion/completions/$c" -type f | wc -l)"
+		assertEquals "one zsh completion for $c" 1 "$(find "$DEST" -path "*/zsh/*/_$c" -type f | wc -l)"
 	done
 	assertTrue "dcprobe.7 once dcache-probe exists" \
-		"[ ! -x '$DCP_BUILD/bin/dcache-probe' ] || [ -f '$DEST/usr/share/man/man7/dcprobe.7' ]"
-	assertTrue "the JSON Schema of dcprobe.7" "[ -f '$DEST/usr/share/doc/dcprobe/dcprobe.schema.json' ]"
-	assertTrue "library" "[ -f '$DEST/usr/lib/libdcprobe.a' ]"
-	assertTrue "header" "[ -f '$DEST/usr/include/dcprobe/dcprobe.h' ]"
-	assertTrue "pkg-config file" "[ -f '$DEST/usr/lib/pkgconfig/dcprobe.pc' ]"
+		"[ ! -x '$DCP_BUILD/bin/dcache-probe' ] || [ -f '$ROOT/share/man/man7/dcprobe.7' ]"
+	assertTrue "the JSON Schema of dcprobe.7" "[ -f '$ROOT/share/doc/dcprobe/dcprobe.schema.json' ]"
+	assertTrue "library" "[ -f '$ROOT/$LIBDIR/libdcprobe.a' ]"
+	assertTrue "header" "[ -f '$ROOT/include/dcprobe/dcprobe.h' ]"
+	assertTrue "pkg-config file" "[ -f '$ROOT/$LIBDIR/pkgconfig/dcprobe.pc' ]"
+	assertTrue "the systemd unit" "[ -f '$ROOT/share/doc/dcprobe/examples/warm-app.service' ]"
+	assertTrue "the cron file" "[ -f '$ROOT/share/doc/dcprobe/examples/dcache.cron' ]"
 }
 
 test_man_pages_render() {
 	local page out
-	for page in "$DEST"/usr/share/man/man[17]/*; do
+	for page in "$ROOT"/share/man/man[17]/*; do
 		out=$(MANWIDTH=80 man -l "$page" 2>&1 >/dev/null)
 		assertEquals "man -l $page warns" "" "$out"
 		MANWIDTH=80 man -l "$page" 2>/dev/null | grep -q "SEE ALSO" ||
@@ -56,74 +101,277 @@ test_one_version_everywhere() {
 	local c page
 	assertNotNull "project version" "$VERSION"
 	for c in "${BUILT[@]}"; do
-		assertEquals "$c --version" "$c (dcprobe) $VERSION" "$("$DEST/usr/bin/$c" --version)"
-		page="$DEST/usr/share/man/man1/$c.1"
+		assertEquals "$c --version" "$c (dcprobe) $VERSION" "$("$ROOT/bin/$c" --version)"
+		page="$ROOT/share/man/man1/$c.1"
 		assertContains "$page carries the version" "$(head -1 "$page")" "dcprobe $VERSION"
 	done
-	assertEquals "$VERSION" "$(PKG_CONFIG_PATH=$DEST/usr/lib/pkgconfig pkg-config --modversion dcprobe)"
+	assertEquals "$VERSION" "$(PKG_CONFIG_PATH=$ROOT/$LIBDIR/pkgconfig pkg-config --modversion dcprobe)"
 }
 
-# complete CMD WORDS... - what bash completion offers for the last word.
-complete_words() {
-	local cmd=$1
+# zsh_dir PREFIX - where the install for PREFIX puts zsh completions,
+# relative to the prefix.
+zsh_dir() {
+	case $1 in
+	/usr) echo share/zsh/vendor-completions ;;
+	*) echo share/zsh/site-functions ;;
+	esac
+}
+
+# bcomp PREFIX LINE - what bash offers at the end of LINE, with the
+# completions installed for PREFIX (tests/lib/bash-complete.sh).
+bcomp() {
+	bash "$DCP_TESTS/lib/bash-complete.sh" "$(destdir "$1")$1/share" "$2"
+}
+
+# zfetch PREFIX LINE... - type each LINE and TAB in one interactive zsh,
+# with the completions installed for PREFIX (tests/lib/zsh-complete.zsh),
+# and keep what it offers for zcomp; zcomp PREFIX LINE - those matches,
+# one per line (fetched alone if zfetch did not have LINE).
+declare -A ZC
+zfetch() {
+	local p=$1 l m
 	shift
-	bash -c '
-		source "$1" || exit 1
-		source "$2" || exit 1
-		shift 2
-		COMP_WORDS=("$@")
-		COMP_CWORD=$(($# - 1))
-		COMP_LINE="$*"
-		COMP_POINT=${#COMP_LINE}
-		func=$(complete -p "$1" | sed -n "s/.*-F \([^ ]*\) .*/\1/p")
-		[ -n "$func" ] || exit 2
-		"$func" "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-		printf "%s\n" "${COMPREPLY[@]}"
-	' _ "$BASH_COMPLETION" "$DEST/usr/share/bash-completion/completions/$cmd" "$cmd" "$@"
+	while IFS=$'\t' read -r l m; do
+		ZC["$p|$l"]=$m
+	done < <(zsh -f "$DCP_TESTS/lib/zsh-complete.zsh" "$(destdir "$p")$p/$(zsh_dir "$p")" "$@")
+}
+zcomp() {
+	[ -n "${ZC["$1|$2"]+set}" ] || zfetch "$1" "$2"
+	tr ' ' '\n' <<<"${ZC["$1|$2"]}" | grep .
 }
 
-test_completions_complete_options() {
-	local c long
-	[ -f "$BASH_COMPLETION" ] || { startSkipping; fail "bash-completion is not installed"; return; }
-	for c in "${BUILT[@]}"; do
-		assertContains "$c completes --help" "$(complete_words "$c" --he)" "--help"
-		# Every long option of --help is offered.
-		for long in $("$DEST/usr/bin/$c" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
-			assertContains "$c completes $long" "$(complete_words "$c" "${long%?}")" "$long"
+have_bash_completion() {
+	[ -f "$BASH_COMPLETION" ] && return 0
+	startSkipping
+	fail "bash-completion is not installed"
+	return 1
+}
+
+have_zsh() {
+	command -v zsh >/dev/null && zsh -fc 'zmodload zsh/zpty' 2>/dev/null && return 0
+	startSkipping
+	fail "zsh (with zsh/zpty) is not installed"
+	return 1
+}
+
+# Each prefix puts the completions where its shells look, and they load
+# there: bash through bash-completion's own on-demand loader, zsh through
+# compinit in an interactive shell.
+test_completions_install_where_the_shells_look() {
+	have_bash_completion && have_zsh || return
+	local p c zdir bdefault zfpath
+	# bash-completion looks in bash-completion/completions under each
+	# directory of XDG_DATA_DIRS, which has this default:
+	bdefault=$(bash -c '. "$1"; declare -f __load_completion' _ "$BASH_COMPLETION" |
+		grep -o 'XDG_DATA_DIRS:-[^}]*' | cut -d- -f2-)
+	assertNotNull "bash-completion's default XDG_DATA_DIRS" "$bdefault"
+	zfpath=$(zsh -fc 'print -l $fpath')
+	for p in "${PREFIXES[@]}"; do
+		zfetch "$p" 'uring-open --fl'
+	done
+	for p in "${PREFIXES[@]}"; do
+		zdir=$(zsh_dir "$p")
+		assertContains "bash-completion looks in $p/share" ":$bdefault:" ":$p/share:"
+		assertContains "zsh -f looks in $p/$zdir" "$zfpath" "$p/$zdir"
+		for c in "${COMMANDS[@]}"; do
+			assertTrue "$p: bash completion for $c" \
+				"[ -f '$(destdir "$p")$p/share/bash-completion/completions/$c' ]"
+			assertTrue "$p: zsh completion for $c in $zdir" "[ -f '$(destdir "$p")$p/$zdir/_$c' ]"
+			assertTrue "$p: _$c parses" "zsh -n '$(destdir "$p")$p/$zdir/_$c'"
 		done
+		assertEquals "$p: zsh has nothing elsewhere" "" \
+			"$(find "$(destdir "$p")" -path '*/zsh/*' -type f ! -path "*/$zdir/*")"
+		assertEquals "$p: bash completes an option" "--flags=" "$(bcomp "$p" 'uring-open --fl')"
+		assertEquals "$p: zsh completes an option" "--flags" "$(zcomp "$p" 'uring-open --fl')"
+		assertEquals "$p: compinit registers _warm" "_warm" \
+			"$(zsh -fc "fpath=('$(destdir "$p")$p/$zdir' \$fpath); autoload -Uz compinit; compinit -u -D; print \${_comps[warm]}")"
+	done
+	# Under /usr, bash-completion's own directory (its pkg-config file).
+	if pkg-config --exists bash-completion; then
+		assertTrue "/usr: bash-completion's completionsdir" \
+			"[ -f '$(destdir /usr)$(pkg-config --variable=completionsdir bash-completion)/warm' ]"
+	fi
+}
+
+# Every long option of --help, and every option of the planned grammar,
+# is offered by both shells.
+test_completions_offer_every_option() {
+	have_bash_completion && have_zsh || return
+	local c opt bash_all zsh_all
+	zfetch /usr "${COMMANDS[@]/%/ -}"
+	for c in "${COMMANDS[@]}"; do
+		bash_all=$(bcomp /usr "$c -")
+		zsh_all=$(zcomp /usr "$c -")
+		for opt in ${PLANNED[$c]} \
+			$([ -x "$DCP_BUILD/bin/$c" ] && "$DCP_BUILD/bin/$c" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
+			[[ " ${REMOVED[$c]-} " == *" $opt "* ]] && continue
+			grep -qxE -- "$opt=?" <<<"$bash_all" || fail "bash: $c does not offer $opt"
+			grep -qxF -- "$opt" <<<"$zsh_all" || fail "zsh: $c does not offer $opt"
+		done
+	done
+	# uring-open's -0 goes away (--files0-from instead).
+	for opt in -0 --null; do
+		if bcomp /usr 'uring-open -' | grep -qxF -- "$opt"; then fail "bash: uring-open offers $opt"; fi
+		if zcomp /usr 'uring-open -' | grep -qxF -- "$opt"; then fail "zsh: uring-open offers $opt"; fi
 	done
 }
 
-test_completions_complete_values() {
-	[ -f "$BASH_COMPLETION" ] || { startSkipping; return; }
-	if [ -x "$DCP_BUILD/bin/dcache-probe" ]; then
-		assertContains "--only values" "$(complete_words dcache-probe --only '')" "miss"
-	fi
-	if [ -x "$DCP_BUILD/bin/uring-open" ]; then
-		assertContains "--flags values" "$(complete_words uring-open --flags '')" "creat"
-	fi
-	assertContains "paths after options" "$(cd "$DEST/usr" && complete_words cachedopen -q b)" "bin"
+# --opt=value and --opt value: the same values, from bash as it cuts the
+# line (COMP_WORDBREAKS has '=': "--flags=rdonly,no" is three words).
+test_bash_completes_option_values() {
+	have_bash_completion || return
+	local form
+	for form in = ' '; do
+		assertEquals "--flags${form}rdonly,no: the other flags starting with no" \
+			"rdonly,noatime rdonly,noctty rdonly,nofollow rdonly,nonblock" \
+			"$(bcomp /usr "uring-open --flags${form}rdonly,no" | sort | xargs)"
+		assertEquals "--only${form}mi" "miss" "$(bcomp /usr "dcache-probe --only${form}mi")"
+		assertEquals "--type${form}d" "d" "$(bcomp /usr "warm --type${form}d")"
+	done
+	assertEquals "a listed flag is not offered again" "rdonly,nofollow,noatime rdonly,nofollow,noctty rdonly,nofollow,nonblock" \
+		"$(bcomp /usr 'uring-open --flags=rdonly,nofollow,no' | sort | xargs)"
+	assertEquals "--type=f,: the other six" "f,b f,c f,d f,l f,p f,s" \
+		"$(bcomp /usr 'dcache-probe --type=f,' | sort | xargs)"
+	assertEquals "--only=miss,un" "miss,unvisited" "$(bcomp /usr 'dcache-probe --only=miss,un')"
+	# Filesystem types: this kernel's, and none.
+	local c expect
+	expect=$( (echo none; cut -d$'\t' -f2 /proc/filesystems) | sort -u | xargs)
+	for c in dcache-probe warm; do
+		assertEquals "$c --exclude-fstype=: every type" "$expect" \
+			"$(bcomp /usr "$c --exclude-fstype=" | sort -u | xargs)"
+		assertEquals "$c --exclude-fstype=proc,sys" "proc,sysfs" \
+			"$(bcomp /usr "$c --exclude-fstype=proc,sys")"
+	done
+	# A value that is not a list is not completed as options.
+	assertEquals "--per-dir=" "" "$(bcomp /usr 'dcache-probe --per-dir=')"
+	assertEquals "--max-depth=" "" "$(bcomp /usr 'warm --max-depth=-')"
 }
 
-# zsh: each file is valid zsh, registers with compinit, and names every
-# long option that --help prints.
-test_zsh_completions() {
-	local c f long
-	command -v zsh >/dev/null || { startSkipping; fail "zsh is not installed"; return; }
-	for c in "${BUILT[@]}"; do
-		f="$DEST/usr/share/zsh/vendor-completions/_$c"
-		assertTrue "zsh completion for $c installed" "[ -f '$f' ]" || continue
-		assertTrue "_$c parses" "zsh -n '$f'"
-		assertEquals "compinit registers _$c" "_$c" "$(zsh -fc "fpath=('$DEST/usr/share/zsh/vendor-completions' \$fpath); autoload -Uz compinit; compinit -u -D; print \${_comps[$c]}")"
-		for long in $("$DEST/usr/bin/$c" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
-			grep -q -- "$long" "$f" || fail "_$c does not complete $long"
-		done
+# Files, and '-' (standard input) where a list may come from stdin.
+test_bash_completes_files_and_stdin() {
+	have_bash_completion || return
+	local dir=$WORK/cwd line
+	mkdir -p "$dir/sub" && touch "$dir/list.txt"
+	for line in 'cachedopen --from=' 'cachedopen --files0-from ' 'dcache-probe --from=' \
+		'dcache-probe --files0-from=' 'warm --from ' 'warm --files0-from=' \
+		'uring-open --from=' 'uring-open --from ' 'uring-open --files0-from='; do
+		assertEquals "$line" "- list.txt sub" "$(cd "$dir" && bcomp /usr "$line" | sort | xargs)"
 	done
+	assertEquals "--from=l: files only" "list.txt" "$(cd "$dir" && bcomp /usr 'warm --from=l')"
+	assertEquals "--from=-" "-" "$(cd "$dir" && bcomp /usr 'dcache-probe --from=-')"
+	assertEquals "paths as operands, no -" "list.txt sub" "$(cd "$dir" && bcomp /usr 'cachedopen -q ' | sort | xargs)"
+}
+
+# The same values from zsh, typed and TAB pressed in an interactive zsh.
+test_zsh_completes_option_values() {
+	have_zsh || return
+	local dir=$WORK/zcwd p
+	mkdir -p "$dir/sub" && touch "$dir/list.txt"
+	local lines=('cachedopen --from=' 'dcache-probe --files0-from=' 'warm --from='
+		'uring-open --from=' 'uring-open --files0-from=')
+	zfetch /usr/local 'uring-open --flags=rdonly,no'
+	cd "$dir" && zfetch /usr 'uring-open --flags=rdonly,no' 'uring-open --flags=rdonly,nofollow,no' \
+		'dcache-probe --only=mi' 'warm --type=f,' 'dcache-probe --exclude-fstype=proc,sys' \
+		'warm --exclude-fstype=n' 'warm -q --' "${lines[@]}"
+	cd - >/dev/null || return
+	for p in "${PREFIXES[@]}"; do
+		assertEquals "$p: --flags=rdonly,no" "noatime noctty nofollow nonblock" \
+			"$(zcomp "$p" 'uring-open --flags=rdonly,no' | xargs)"
+	done
+	assertEquals "--flags=rdonly,nofollow,no" "noatime noctty nonblock" \
+		"$(zcomp /usr 'uring-open --flags=rdonly,nofollow,no' | xargs)"
+	assertEquals "--only=mi" "miss" "$(zcomp /usr 'dcache-probe --only=mi')"
+	assertEquals "--type=f," "b c d l p s" "$(zcomp /usr 'warm --type=f,' | xargs)"
+	assertEquals "--exclude-fstype=proc,sys" "sysfs" "$(zcomp /usr 'dcache-probe --exclude-fstype=proc,sys')"
+	assertContains "--exclude-fstype=n" "$(zcomp /usr 'warm --exclude-fstype=n' | xargs)" "none"
+	local line
+	for line in "${lines[@]}"; do
+		assertEquals "$line" "- list.txt sub" "$(zcomp /usr "$line" | xargs)"
+	done
+	# Conflicts of the grammar: -q excludes --json, --prometheus and -v.
+	local after_q
+	after_q=$(zcomp /usr 'warm -q --')
+	assertNotContains "warm -q: --json" "$after_q" "--json"
+	assertNotContains "warm -q: --verbose" "$after_q" "--verbose"
+	assertContains "warm -q: --recursive" "$after_q" "--recursive"
+}
+
+# The bash files that complete lists carry the same list function.
+test_bash_list_function_is_the_same_everywhere() {
+	local c ref='' f
+	for c in dcache-probe warm uring-open; do
+		f=$(sed -n '/^_dcprobe_list()/,/^}/p' "$DCP_SRC/completions/$c")
+		assertNotNull "$c has _dcprobe_list" "$f"
+		[ -z "$ref" ] && ref=$f
+		assertEquals "$c: _dcprobe_list as in dcache-probe" "$ref" "$f"
+	done
+}
+
+# The examples name the binaries where the install of each prefix puts
+# them (cmake's own install script says where that is).
+test_examples_name_the_installed_binaries() {
+	local p ex bindir
+	for p in "${PREFIXES[@]}"; do
+		ex=$(destdir "$p")$p/share/doc/dcprobe/examples
+		bindir=$(sed -n 's|.*file(INSTALL DESTINATION "\(.*\)" TYPE EXECUTABLE FILES ".*/bin/cachedopen").*|\1|p' \
+			"$(build "$p")/cmake_install.cmake")
+		bindir=${bindir//'${CMAKE_INSTALL_PREFIX}'/$p}
+		assertEquals "$p: commands go to" "$p/bin" "$bindir"
+		assertEquals "$p: the unit runs the installed warm" "ExecStart=$bindir/warm -r -q /srv/app" \
+			"$(grep '^ExecStart=' "$ex/warm-app.service")"
+		assertContains "$p: the cron line runs the installed dcache-probe" \
+			"$(grep -v '^#' "$ex/dcache.cron")" " $bindir/dcache-probe -r "
+		assertEquals "$p: nothing left to configure" "" "$(grep -h '@' "$ex"/*)"
+	done
+	# The build under test: the named binaries are the installed files,
+	# and systemd finds the unit's command under that root.
+	ex=$ROOT/share/doc/dcprobe/examples
+	local cmd
+	cmd=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$ex/warm-app.service")
+	assertTrue "the unit's $cmd is installed" "[ -x '$DEST$cmd' ]"
+	cmd=$(grep -v '^#' "$ex/dcache.cron" | grep -o "[^ ]*/bin/dcache-probe")
+	assertTrue "the cron line's $cmd is installed" "[ -x '$DEST$cmd' ]"
+	if command -v systemd-analyze >/dev/null && [ -x "$DEST$PREFIX/bin/warm" ]; then
+		mkdir -p "$DEST/etc/systemd/system"
+		cp "$ex/warm-app.service" "$DEST/etc/systemd/system/"
+		assertNotContains "systemd finds the command" \
+			"$(systemd-analyze verify --root="$DEST" warm-app.service 2>&1)" "is not executable"
+		# Control: the same check does see a missing command.
+		sed 's|^ExecStart=[^ ]*|ExecStart=/nonexistent/warm|' "$ex/warm-app.service" \
+			>"$DEST/etc/systemd/system/warm-app.service"
+		assertContains "systemd-analyze sees a missing command" \
+			"$(systemd-analyze verify --root="$DEST" warm-app.service 2>&1)" "is not executable"
+	fi
+}
+
+# README and dcprobe(7) show the installed examples of the default prefix,
+# line for line (tests/cmd/test_recipes.sh runs the README's copies).
+test_readme_shows_the_installed_examples() {
+	local ex readme
+	ex=$(destdir /usr/local)/usr/local/share/doc/dcprobe/examples
+	readme=$(awk '/^## Recipes/ {on = 1; next} /^## / {on = 0}
+	     on && /^```ini/ {code = 1; next} on && /^```/ {code = 0}
+	     code' "$DCP_SRC/README.md")
+	assertEquals "README's unit" "$(grep -v '^#' "$ex/warm-app.service")" "$readme"
+	readme=$(awk '/^## Recipes/ {on = 1; next} /^## / {on = 0}
+	     on && /^```sh/ {code = 1; next} on && /^```/ {code = 0}
+	     code' "$DCP_SRC/README.md")
+	grep -qxF -- "$(grep -v '^#' "$ex/dcache.cron")" <<<"$readme" ||
+		fail "README's cron line is not the installed one: $(grep -v '^#' "$ex/dcache.cron")"
+}
+
+# cmake --install --prefix cannot rewrite what configure wrote: it says so.
+test_install_prefix_other_than_configured_warns() {
+	local out
+	out=$(DESTDIR=$WORK/other cmake --install "$(build /usr)" --component examples --prefix /opt/dcprobe 2>&1)
+	assertContains "$out" "configured for /usr"
+	out=$(DESTDIR=$WORK/other cmake --install "$(build /usr)" --component examples 2>&1)
+	assertNotContains "$out" "configured for"
 }
 
 test_pkg_config_builds_a_program() {
-	local flags bin="$DEST/example"
-	flags=$(PKG_CONFIG_PATH=$DEST/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST \
+	local flags bin="$WORK/example"
+	flags=$(PKG_CONFIG_PATH=$ROOT/$LIBDIR/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST \
 		pkg-config --cflags --libs dcprobe) || fail "pkg-config failed"
 	# The .pc file is relocatable: it finds headers and library in DESTDIR.
 	assertContains "$flags" "$DEST"
@@ -132,7 +380,7 @@ test_pkg_config_builds_a_program() {
 	grep -Eq '^DCP_SANITIZE:[A-Z]+=(ON|address)$' "$DCP_BUILD/CMakeCache.txt" && san=-fsanitize=address,undefined
 	grep -q '^DCP_SANITIZE:[A-Z]*=thread$' "$DCP_BUILD/CMakeCache.txt" && san=-fsanitize=thread
 	cc -std=c11 -Wall -Wextra -Werror $san "$DCP_SRC/tests/example/example.c" \
-		$(PKG_CONFIG_PATH=$DEST/usr/lib/pkgconfig pkg-config --cflags --libs dcprobe) -o "$bin" ||
+		$(PKG_CONFIG_PATH=$ROOT/$LIBDIR/pkgconfig pkg-config --cflags --libs dcprobe) -o "$bin" ||
 		fail "the example does not build against the installed library"
 	local out
 	out=$("$bin" / 2>&1)

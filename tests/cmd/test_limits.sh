@@ -81,7 +81,7 @@ test_ulimit_n_sweep() {
 		assertTrue "uring-open: 50 rings under ulimit -n 8 ($RC: $ERR)" "[ $RC -le 1 ]"
 		assertEquals "uring-open: 50 opens, each with a descriptor" 50 "$(grep -c ' fd [0-9]' "$OUTF")"
 		find "$MNT/dw" -type f >"$RELY_TMP/list"
-		runf bash -c 'ulimit -n 8 && exec "$@"' - uring-open --bench "$RELY_TMP/list"
+		runf bash -c 'ulimit -n 8 && exec "$@"' - uring-open --bench --from="$RELY_TMP/list"
 		assertTrue "uring-open --bench under ulimit -n 8: done or a clear error ($RC: $ERR)" \
 			"[ $RC = 0 ] || { [ $RC = 2 ] && grep -q 'Too many open files\|EMFILE' '$OUTF' '$ERRF'; }"
 	fi
@@ -310,10 +310,10 @@ for name, sep in (("nl", b"\n"), ("nul", b"\0")):
 ' "$RELY_TMP/huge"
 	for z in nl nul; do
 		f=$RELY_TMP/huge.$z
-		for cmd in "dcache-probe --from" "warm --from" "uring-open --bench"; do
+		for cmd in "dcache-probe" "warm" "uring-open --bench"; do
 			have "${cmd%% *}" || continue
 			# shellcheck disable=SC2086
-			runf bash -c 'ulimit -v 40000 && exec "$@"' - ${cmd%% *} $([ $z = nul ] && echo -0) ${cmd#* } "$f"
+			runf bash -c 'ulimit -v 40000 && exec "$@"' - $cmd "$([ $z = nul ] && echo --files0-from || echo --from)=$f"
 			assertEquals "$cmd ($z) under ulimit -v: exit 2 ($ERR)" 2 "$RC"
 			assertContains "$cmd ($z): the error is named" "$ERR" "Cannot allocate memory"
 		done

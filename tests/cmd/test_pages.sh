@@ -288,11 +288,14 @@ test_min_resident_verdict() {
 
 test_per_root_totals_and_prometheus() {
 	cat "$MNT/t/a/f1" "$MNT/t/b/f1" >/dev/null
-	run dcache-probe -r -s --pages --json "$MNT/t/a" "$MNT/t/b"
+	run dcache-probe -r --pages --json "$MNT/t/a" "$MNT/t/b"
 	json_types <<<"$OUT" >/dev/null || fail "not JSON Lines"
 	assertEquals "root_data root_data summary" "$(json_types <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')"
 	assertEquals "5 4 9" "$(json_get '"%d %d %d" % (objs[0]["data"]["resident"], objs[1]["data"]["resident"], objs[2]["data"]["resident"])' <<<"$OUT")"
-	run dcache-probe -r -s --pages "$MNT/t/a" "$MNT/t/b"
+	run dcache-probe -r -s -c --pages --json "$MNT/t/a" "$MNT/t/b"
+	assertEquals "-s -c: the roots' and the total's lines carry the data" "5 4 9" \
+		"$(json_get '" ".join("%d" % o["data"]["resident"] for o in objs if o["type"] in ("root", "total"))' <<<"$OUT")"
+	run dcache-probe -r --pages "$MNT/t/a" "$MNT/t/b"
 	assertContains "$ERR" "$MNT/t/a: data: 5/"
 	assertContains "$ERR" "$MNT/t/b: data: 4/"
 	run dcache-probe -r --pages --prometheus "$MNT/t/a" "$MNT/t/b"
@@ -473,7 +476,7 @@ test_uring_open_pages() {
 	assertContains "the missed file was not opened" "$(probe_all)" "miss t/a/f1"
 	run uring-open --pages --flags path "$f"
 	assertContains "$OUT" "data: pages=-"
-	run uring-open --pages --bench - </dev/null
+	run uring-open --pages --bench --from=- </dev/null
 	assertEquals 64 "$RC"
 }
 

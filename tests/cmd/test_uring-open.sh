@@ -261,42 +261,42 @@ test_bench() {
 	printf '%s\n' "$MNT"/many/f{1..80} >"$list"
 	for i in $(seq 1 80 | shuf -n 30); do stat "$MNT/many/f$i" >/dev/null; done
 	if [ -n "$HAVE_TRACE" ]; then
-		run uring-open --bench "$list" --depth 16 --trace --json
+		run uring-open --bench --from="$list" --depth 16 --trace --json
 		assertEquals 1 "$RC"
 		assertEquals "bench summary" "$(json_types <<<"$OUT" | xargs)"
 		assertEquals "80 30 50 50 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("opens","inline","punted","kernel_punted","disagreements"))' <<<"$OUT")"
 		fixture_cold "$MNT"
 		for i in $(seq 1 80 | shuf -n 50); do stat "$MNT/many/f$i" >/dev/null; done
-		run uring-open --bench "$list" --depth 8 --direct --trace --json
+		run uring-open --bench --from="$list" --depth 8 --direct --trace --json
 		assertEquals 1 "$RC"
 		assertEquals "direct" "80 50 30 30 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("opens","inline","punted","kernel_punted","disagreements"))' <<<"$OUT")"
 	fi
-	run uring-open --bench "$list"
+	run uring-open --bench --from="$list"
 	assertEquals "all warm now" 0 "$RC"
 	assertContains "$OUT" "inline-first: 80 opens in "
 	assertContains "$OUT" ": 80 inline, 0 punted, 0 EAGAIN, 0 failed"
-	run uring-open --bench "$list" --async --json
+	run uring-open --bench --from="$list" --async --json
 	assertEquals 0 "$RC"
 	assertEquals "async 0 80" "$(json_get '" ".join(str(objs[0][k]) for k in ("mode","inline","punted"))' <<<"$OUT")"
 	# Direct descriptors: 80 opens through 4 fixed-file slots, none fails.
-	run uring-open --bench "$list" --direct --depth 4 --json
+	run uring-open --bench --from="$list" --direct --depth 4 --json
 	assertEquals 0 "$RC"
 	assertEquals "True 80 80 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("direct","opens","inline","failed"))' <<<"$OUT")"
-	run uring-open --bench "$list" --direct --depth 4
+	run uring-open --bench --from="$list" --direct --depth 4
 	assertContains "$OUT" "(depth 4, direct): 80 inline"
 	fixture_cold "$MNT"
-	run uring-open --bench - --cached --json <"$list"
+	run uring-open --bench --from=- --cached --json <"$list"
 	assertEquals "RESOLVE_CACHED misses are EAGAIN" 1 "$RC"
 	assertEquals "cached 80 0 80 0" "$(json_get '" ".join(str(objs[0][k]) for k in ("mode","inline","punted","eagain","failed"))' <<<"$OUT")"
 	printf '%s\0' "$MNT/nanorc" "$MNT/d/absent" >"$list"
-	run uring-open --bench - -0 <"$list"
+	run uring-open --bench --files0-from=- <"$list"
 	assertEquals 2 "$RC"
 	assertContains "$ERR" "$MNT/d/absent: No such file or directory"
 	assertContains "$OUT" "2 opens"
-	run uring-open --bench /dev/null
+	run uring-open --bench --from=/dev/null
 	assertEquals 2 "$RC"
-	assertContains "$ERR" "no paths to open"
-	run uring-open --bench "$MNT/nonexistent-list"
+	assertContains "$ERR" "the list holds no paths"
+	run uring-open --bench --from="$MNT/nonexistent-list"
 	assertEquals 2 "$RC"
 	rm -f "$list"
 }
@@ -320,7 +320,7 @@ test_io_uring_disabled() {
 	assertEquals 3 "$RC"
 	assertEquals "" "$OUT"
 	assertEquals "uring-open: io_uring is disabled on this system (sysctl kernel.io_uring_disabled = 2)" "$ERR"
-	run uring-open --bench /dev/null
+	run uring-open --bench --from=/dev/null
 	assertEquals 3 "$RC"
 	echo 1 >"$DISABLED"
 	run uring-open /
@@ -370,11 +370,11 @@ with open(sys.argv[2], "w") as f:
 ' "$MNT/d/file" "$l"
 	for d in "" "--direct" "--depth 1"; do
 		# shellcheck disable=SC2086
-		run uring-open --bench "$l" $d --json
-		assertEquals "--bench $d: exit 2 for the failed opens ($ERR)" 2 "$RC"
-		assertContains "--bench $d: the reason" "$ERR" "File name too long (and 1 more failed opens)"
-		assertNotContains "--bench $d: the run goes on" "$ERR" "Input/output error"
-		assertEquals "--bench $d: every path measured, two failed" "200 2" \
+		run uring-open --bench --from="$l" $d --json
+		assertEquals "--bench --from=$d: exit 2 for the failed opens ($ERR)" 2 "$RC"
+		assertContains "--bench --from=$d: the reason" "$ERR" "File name too long (and 1 more failed opens)"
+		assertNotContains "--bench --from=$d: the run goes on" "$ERR" "Input/output error"
+		assertEquals "--bench --from=$d: every path measured, two failed" "200 2" \
 			"$(json_get 'objs[0]["opens"], objs[0]["failed"]' <<<"$OUT" | tr -d '(),')"
 	done
 }
@@ -387,11 +387,11 @@ test_direct_depth_beyond_nofile() {
 	local l=$SHUNIT_TMPDIR/dl
 	cat "$MNT/d/file" >/dev/null
 	yes "$MNT/d/file" | head -1000 >"$l"
-	run bash -c 'ulimit -Sn 32 && ulimit -Hn 512 && exec "$@"' - uring-open --bench "$l" --direct --depth 256 --json
+	run bash -c 'ulimit -Sn 32 && ulimit -Hn 512 && exec "$@"' - uring-open --bench --from="$l" --direct --depth 256 --json
 	assertTrue "soft limit 32, hard 512: exit $RC ($ERR)" "[ $RC -le 1 ]"
 	assertEquals "raised: the whole depth, nothing failed" "256 0 1000" \
 		"$(json_get 'objs[0]["depth"], objs[0]["failed"], objs[0]["opens"]' <<<"$OUT" | tr -d '(),')"
-	run bash -c 'ulimit -n 64 && exec "$@"' - uring-open --bench "$l" --direct --depth 256 --json
+	run bash -c 'ulimit -n 64 && exec "$@"' - uring-open --bench --from="$l" --direct --depth 256 --json
 	assertTrue "limit 64: exit $RC ($ERR)" "[ $RC -le 1 ]"
 	assertEquals "capped: 64 in flight, nothing failed" "64 0 1000" \
 		"$(json_get 'objs[0]["depth"], objs[0]["failed"], objs[0]["opens"]' <<<"$OUT" | tr -d '(),')"
@@ -437,11 +437,11 @@ test_trace_instance_removed_on_every_exit() {
 		assertFalse "$what $args: the instance is gone" "[ -d '$TRACEFS/instances/dcprobe-$pid' ]"
 		rmdir "$TRACEFS/instances/dcprobe-$pid" 2>/dev/null # (after a failure)
 	done <<EOT
-default 2 --bench $l.empty
-default 2 --bench $l.nul
-default 2 --bench $l.missing
-closed-default 141 --bench $l.ok
-closed-ignore 2 --bench $l.ok
+default 2 --bench --from=$l.empty
+default 2 --bench --from=$l.nul
+default 2 --bench --from=$l.missing
+closed-default 141 --bench --from=$l.ok
+closed-ignore 2 --bench --from=$l.ok
 closed-default 141 --json -n 3000 $MNT/d/file
 closed-ignore 2 --json -n 3000 $MNT/d/file
 EOT
@@ -492,8 +492,8 @@ for _ in range(3):
 print("%.3f" % best)
 EOF
 	}
-	t1=$(cpu "$DCP_BIN/uring-open" --trace --bench "$l.1")
-	t2=$(cpu "$DCP_BIN/uring-open" --trace --bench "$l.2")
+	t1=$(cpu "$DCP_BIN/uring-open" --trace --bench --from="$l.1")
+	t2=$(cpu "$DCP_BIN/uring-open" --trace --bench --from="$l.2")
 	echo "  --trace --bench: 50,000 paths ${t1} s, 100,000 paths ${t2} s CPU"
 	assertTrue "twice the paths cost ${t2} s against ${t1} s" \
 		"awk -v a=$t1 -v b=$t2 'BEGIN { exit !(b <= 3 * a + 0.02) }'"
@@ -531,20 +531,20 @@ test_usage_errors() {
 	assertEquals 64 "$RC"
 	run uring-open -n 1x /
 	assertEquals 64 "$RC"
-	run uring-open --depth 0 --bench /dev/null
+	run uring-open --depth 0 --bench --from=/dev/null
 	assertEquals 64 "$RC"
-	run uring-open --depth 5000 --bench /dev/null
+	run uring-open --depth 5000 --bench --from=/dev/null
 	assertEquals 64 "$RC"
-	run uring-open --bench /dev/null /
+	run uring-open --bench --from=/dev/null /
 	assertEquals 64 "$RC"
-	run uring-open --bench /dev/null -n 2
+	run uring-open --bench --from=/dev/null -n 2
 	assertEquals 64 "$RC"
 	run uring-open -q --json /
 	assertEquals 64 "$RC"
 	run uring-open --depth 8 /
 	assertEquals "--depth without --bench" 64 "$RC"
 	run uring-open -0 /
-	assertEquals "--null without --bench" 64 "$RC"
+	assertEquals "-0 is gone: lists are read with --files0-from" 64 "$RC"
 	run uring-open --direct /
 	assertEquals "--direct without --bench" 64 "$RC"
 	run uring-open --help

@@ -128,7 +128,7 @@ test_uring_open_under_valgrind() {
 	find "$T" -type f -exec cat {} + >/dev/null 2>&1 # all warm: inline
 	vg 0 uring-open --json -n 5 "$FILE" "$T/c/g1"
 	vg 2 uring-open "$T/absent"
-	vg 0 uring-open --bench "$MNT/list"
+	vg 0 uring-open --bench --from="$MNT/list"
 	vg 64 uring-open --bogus
 }
 

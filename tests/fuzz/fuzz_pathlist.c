@@ -43,28 +43,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	off = 0;
 	for (;;) {
-		/* The expected next non-empty record, from the raw input. */
+		/* The expected next record, from the raw input (empty ones too). */
 		const uint8_t *rec = NULL;
 		size_t rlen = 0;
 		char sep = nul ? '\0' : '\n';
 
-		while (off < size) {
+		if (off < size) {
 			const uint8_t *end = memchr(data + off, sep, size - off);
 			size_t n = end ? (size_t)(end - (data + off)) : size - off;
 
 			records++;
-			if (n) {
-				rec = data + off;
-				rlen = n;
-				off += n + (end ? 1 : 0);
-				break;
-			}
-			off += 1;
+			rec = data + off;
+			rlen = n;
+			off += n + (end ? 1 : 0);
 		}
 		ret = dcp_pathlist_next(pl, &path, &len);
 		if (!rec) {
 			ASSERT(ret == 0);
 			break;
+		}
+		if (!rlen) {
+			ASSERT(ret == -ENODATA);
+			ASSERT(dcp_pathlist_record(pl) == records);
+			continue;
 		}
 		if (!nul && memchr(rec, '\0', rlen)) {
 			ASSERT(ret == -EINVAL);

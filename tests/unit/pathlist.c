@@ -26,9 +26,11 @@ int main(void)
 	CHECK_INT(dcp_pathlist_next(pl, &p, &len), 1);
 	CHECK_STR(p, "/a");
 	CHECK_INT(len, 2);
+	CHECK_INT(dcp_pathlist_next(pl, &p, NULL), -ENODATA); /* an empty record */
+	CHECK_INT(dcp_pathlist_record(pl), 2);
 	CHECK_INT(dcp_pathlist_next(pl, &p, NULL), 1);
 	CHECK_STR(p, "/b c");
-	CHECK_INT(dcp_pathlist_record(pl), 3); /* the empty record counts */
+	CHECK_INT(dcp_pathlist_record(pl), 3);
 	CHECK_INT(dcp_pathlist_next(pl, &p, NULL), 1);
 	CHECK_STR(p, "/last-without-newline");
 	CHECK_INT(dcp_pathlist_next(pl, &p, NULL), 0);
@@ -39,6 +41,7 @@ int main(void)
 	CHECK_INT(dcp_pathlist_fopen(f, true, &pl), 0);
 	CHECK_INT(dcp_pathlist_next(pl, &p, &len), 1);
 	CHECK_STR(p, "/x\nwith newline");
+	CHECK_INT(dcp_pathlist_next(pl, &p, NULL), -ENODATA);
 	CHECK_INT(dcp_pathlist_next(pl, &p, NULL), 1);
 	CHECK_STR(p, "/y");
 	CHECK_INT(dcp_pathlist_next(pl, &p, NULL), 0);

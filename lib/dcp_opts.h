@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_opts.h - the options the four commands share, parsed in one place.
+ *
+ * A command names the sets it takes (DCP_OPTS_*) and adds dcp_opts_argp()
+ * as an argp child; the shared options then have the same names, aliases,
+ * help text, checks and conflicts in every command that has them.  The
+ * command's own parser handles only its own options.
+ *
+ * The grammar (dcprobe(7), "Options"):
+ *   - --max-depth and --mindepth name depths, so they imply -r; the other
+ *     walk options (-x, --exclude, --name, --type, --exclude-fstype) are a
+ *     usage error without -r.
+ *   - -0/--null changes output only; lists are read with --from (lines)
+ *     or --files0-from (NUL-separated), "-" being standard input.
+ *   - -q excludes --json, --prometheus and -v; --json excludes --prometheus
+ *     and -0; -0 excludes --prometheus.
+ */
+#ifndef DCP_OPTS_H
+#define DCP_OPTS_H
+
+#include <argp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dcp_entry;
+struct dcp_mounts;
+
+/* Which shared options a command takes; -h, -q and --json are always there. */
+enum {
+	DCP_OPTS_WALK = 1 << 0,	    /* -r -x -H -L -P --exclude --name --type
+				     * --max-depth --mindepth --exclude-fstype -j */
+	DCP_OPTS_FOLLOW = 1 << 1,   /* -L -P for one path (cachedopen) */
+	DCP_OPTS_INPUT = 1 << 2,    /* --from --files0-from */
+	DCP_OPTS_NUL = 1 << 3,	    /* -0: output records end with NUL */
+	DCP_OPTS_PROM = 1 << 4,	    /* --prometheus */
+	DCP_OPTS_PROGRESS = 1 << 5, /* --progress --no-progress */
+	DCP_OPTS_SUMMARY = 1 << 6,  /* -s -c */
+	DCP_OPTS_VERBOSE = 1 << 7,  /* -v */
+	DCP_OPTS_PATHS_OPTIONAL = 1 << 8, /* no PATH is fine without a list */
+};
+
+/* Help groups, so that a command's own options sit under the same headers. */
+enum {
+	DCP_OPTS_GROUP_INPUT = 1,  /* what to look at */
+	DCP_OPTS_GROUP_REPORT = 2, /* what to report */
+	DCP_OPTS_GROUP_FORMAT = 3, /* how */
+};
+
+/* -H, -L, -P */
+enum dcp_follow { DCP_FOLLOW_NONE, DCP_FOLLOW_ROOTS, DCP_FOLLOW_ALL };
+
+/* A list of paths to read: --from (lines) or --files0-from (NUL). */
+struct dcp_input {
+	const char *file; /* "-": standard input */
+	bool nul;
+};
+
+struct dcp_opts {
+	unsigned set;		/* DCP_OPTS_* given to dcp_opts_argp() */
+	bool recursive, xdev, quiet, json, prometheus, nul, summary, total, verbose;
+	int progress;		/* -1 never, 0 when it cannot mix (default), 1 always */
+	enum dcp_follow follow;
+	int max_depth;		/* -1: no limit */
+	int min_depth;		/* 0: from the roots */
+	unsigned jobs;		/* 0: the command's default */
+	unsigned types;		/* --type: bit (1 << DT_*) per type; 0 all */
+	const char **excludes;	/* --exclude: NULL-terminated, or NULL */
+	size_t nexcludes;
+	const char **names;	/* --name: NULL-terminated, or NULL */
+	size_t nnames;
+	char **fstypes;		/* --exclude-fstype: NULL-terminated */
+	bool fstypes_given;	/* --exclude-fstype was used */
+	struct dcp_input *inputs;
+	size_t ninputs;
+	char **paths;		/* the PATH arguments */
+	int npaths;
+};
+
+/*
+ * dcp_opts_argp - the argp of the shared options in SET, filling O (which
+ * must outlive the parse).  FOLLOW is the default of -L/-P/-H.  Add it to
+ * the command's argp as a child with header NULL and group 0, so that its
+ * options merge into the command's DCP_OPTS_GROUP_* headers.  The command's
+ * own ARGP_KEY_END checks may read O: shared options are set by then.
+ */
+const struct argp *dcp_opts_argp(struct dcp_opts *o, unsigned set, enum dcp_follow follow);
+
+/*
+ * dcp_opts_each_path - hand every path to ADD, in order: the PATH
+ * arguments, then each list.  A list that cannot be read, a bad record
+ * (empty, a NUL byte in a line, longer than PATH_MAX) or a list with no
+ * path is an input error: said on stderr (unless O->quiet) in the same
+ * words in every command, counted in *ERRORS, and skipped.  Stops when ADD
+ * returns < 0 and returns that; else 0.
+ */
+int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, void *ctx),
+		       void *ctx, unsigned long long *errors);
+
+/*
+ * dcp_opts_match - whether entry E passes --type, --name and --mindepth:
+ * whether it is counted and reported.  Filters never stop the walk from
+ * going down.  An entry of unknown type (DT_UNKNOWN) whose lookup was not
+ * cached matches every --type: finding out would be a lookup.
+ */
+bool dcp_opts_match(const struct dcp_opts *o, const struct dcp_entry *e);
+
+/* dcp_opts_filtering - whether any of --type, --name, --mindepth was given. */
+bool dcp_opts_filtering(const struct dcp_opts *o);
+
+/*
+ * dcp_opts_skip_mount - whether a walk must not go into the mount with ID
+ * (a directory on another filesystem than its parent): its type is in
+ * --exclude-fstype (default: the pseudo filesystems, see dcprobe(7)).
+ * MOUNTS is the mount table read at the start; a mount not in it is walked.
+ */
+bool dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mounts,
+			 uint64_t mnt_id);
+
+/*
+ * dcp_opts_progress - whether to draw a progress line on stderr: --progress
+ * always, --no-progress or -q never; else only when it cannot mix with
+ * output: stderr is a terminal and stdout is neither a pipe (its reader may
+ * write to that terminal) nor a terminal that STREAMS lines.
+ */
+bool dcp_opts_progress(const struct dcp_opts *o, bool streams);
+
+#endif

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: MIT
+/*
+ * opts.c - the shared options of the four commands: one table, one parser,
+ * one set of checks and messages (dcp_opts.h).
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <dirent.h>
+#include <errno.h>
+#include <error.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcp_mounts.h"
+#include "dcp_opts.h"
+#include "dcp_pathlist.h"
+#include "dcp_probe.h"
+#include "dcp_report.h"
+#include "dcp_util.h"
+#include "dcp_walk.h"
+
+/* Filesystems a walk does not go into unless --exclude-fstype says otherwise. */
+#define DEFAULT_EXCLUDE_FSTYPE                                                         \
+	"proc,sysfs,cgroup,cgroup2,debugfs,tracefs,securityfs,pstore,bpf,configfs,"   \
+	"fusectl,binfmt_misc,efivarfs,selinuxfs,mqueue,devpts,autofs,rpc_pipefs,nsfs," \
+	"hugetlbfs"
+
+enum {
+	OPT_EXCLUDE = 0x1000,
+	OPT_NAME,
+	OPT_TYPE,
+	OPT_MAX_DEPTH,
+	OPT_MIN_DEPTH,
+	OPT_EXCLUDE_FSTYPE,
+	OPT_FROM,
+	OPT_FILES0_FROM,
+	OPT_JSON,
+	OPT_PROMETHEUS,
+	OPT_PROGRESS,
+	OPT_NO_PROGRESS,
+};
+
+/* One row of the table: the sets that take it, then argp's own fields. */
+struct row {
+	unsigned set; /* 0: every command */
+	struct argp_option opt;
+};
+
+#define G_IN DCP_OPTS_GROUP_INPUT
+#define G_REP DCP_OPTS_GROUP_REPORT
+#define G_FMT DCP_OPTS_GROUP_FORMAT
+#define WALK DCP_OPTS_WALK
+#define FOLLOW (DCP_OPTS_WALK | DCP_OPTS_FOLLOW)
+
+static const struct row table[] = {
+	{ 0, { NULL, 'h', NULL, 0, "Give this help list (as --help)", -1 } },
+	{ WALK, { "recursive", 'r', NULL, 0,
+		  "Walk the tree below each PATH that is a directory", G_IN } },
+	{ WALK, { "one-file-system", 'x', NULL, 0,
+		  "-r: stay on the filesystem of each PATH", G_IN } },
+	{ WALK, { "xdev", 0, NULL, OPTION_ALIAS, NULL, G_IN } },
+	{ WALK, { "exclude", OPT_EXCLUDE, "GLOB", 0,
+		  "-r: skip entries whose name (or path, if GLOB has a '/') matches GLOB, "
+		  "and what is below them; repeatable", G_IN } },
+	{ WALK, { "name", OPT_NAME, "GLOB", 0,
+		  "-r: count and report only entries whose name matches GLOB (the walk "
+		  "still goes down every directory); repeatable: any may match", G_IN } },
+	{ WALK, { "type", OPT_TYPE, "LIST", 0,
+		  "-r: count and report only entries of these types: f (file), d, l, b, c, "
+		  "p, s, comma-separated", G_IN } },
+	{ WALK, { "max-depth", OPT_MAX_DEPTH, "N", 0,
+		  "Go at most N levels below each PATH (0: PATH only); implies -r", G_IN } },
+	{ WALK, { "maxdepth", 0, NULL, OPTION_ALIAS | OPTION_HIDDEN, NULL, G_IN } },
+	{ WALK, { "mindepth", OPT_MIN_DEPTH, "N", 0,
+		  "Count and report only entries at least N levels below each PATH; "
+		  "implies -r", G_IN } },
+	{ WALK, { "min-depth", 0, NULL, OPTION_ALIAS | OPTION_HIDDEN, NULL, G_IN } },
+	{ WALK, { "exclude-fstype", OPT_EXCLUDE_FSTYPE, "LIST", 0,
+		  "-r: do not go into mounts of these filesystem types, comma-separated "
+		  "(default: proc, sysfs and the other pseudo filesystems of dcprobe(7); "
+		  "none: every mount); the first use replaces the default", G_IN } },
+	{ WALK, { "dereference", 'L', NULL, 0,
+		  "Follow every symbolic link, in PATHs and in the walk (cycles are detected)",
+		  G_IN } },
+	{ WALK, { "follow", 0, NULL, OPTION_ALIAS, NULL, G_IN } },
+	{ DCP_OPTS_FOLLOW, { "dereference", 'L', NULL, 0,
+			     "Follow a symbolic link in the last component of PATH (the "
+			     "default)", G_IN } },
+	{ DCP_OPTS_FOLLOW, { "follow", 0, NULL, OPTION_ALIAS, NULL, G_IN } },
+	{ WALK, { "dereference-args", 'H', NULL, 0,
+		  "Follow symbolic links given as PATH or in a list, no others", G_IN } },
+	{ FOLLOW, { "no-dereference", 'P', NULL, 0,
+		    "Follow no symbolic link", G_IN } },
+	{ FOLLOW, { "no-follow", 0, NULL, OPTION_ALIAS, NULL, G_IN } },
+	{ WALK, { "jobs", 'j', "N", 0, "Run N lookups at once (1 to 1024)", G_IN } },
+	{ DCP_OPTS_INPUT, { "from", OPT_FROM, "FILE", 0,
+			    "Also read paths from FILE, one per line (- for standard input); "
+			    "repeatable", G_IN } },
+	{ DCP_OPTS_INPUT, { "files0-from", OPT_FILES0_FROM, "FILE", 0,
+			    "Also read paths from FILE, each ended by a NUL byte, as find "
+			    "-print0 writes them (- for standard input); repeatable", G_IN } },
+
+	{ DCP_OPTS_SUMMARY, { "summary", 's', NULL, 0,
+			      "One summary line per PATH on standard output instead of a "
+			      "line per entry", G_REP } },
+	{ DCP_OPTS_SUMMARY, { "total", 'c', NULL, 0,
+			      "Add a line with the grand total of all PATHs", G_REP } },
+	{ DCP_OPTS_VERBOSE, { "verbose", 'v', NULL, 0,
+			      "List each path handled on standard output", G_REP } },
+	{ 0, { "quiet", 'q', NULL, 0,
+	       "Print no results and no summary, only errors (a list or a directory that "
+	       "could not be read...); the exit status tells", G_REP } },
+	{ 0, { "silent", 0, NULL, OPTION_ALIAS, NULL, G_REP } },
+
+	{ 0, { "json", OPT_JSON, NULL, 0,
+	       "JSON Lines on standard output: one object per record, then a summary "
+	       "object (schema: dcprobe(7))", G_FMT } },
+	{ DCP_OPTS_NUL, { "null", '0', NULL, 0,
+			  "End each output line with a NUL byte instead of a newline (for "
+			  "xargs -0r); lists are read with --files0-from", G_FMT } },
+	{ DCP_OPTS_PROM, { "prometheus", OPT_PROMETHEUS, NULL, 0,
+			   "Metrics in the Prometheus text format (node_exporter's textfile "
+			   "collector) on standard output", G_FMT } },
+	{ DCP_OPTS_PROGRESS, { "progress", OPT_PROGRESS, NULL, 0,
+			       "Draw a progress line on standard error even when it could mix "
+			       "with output", G_FMT } },
+	{ DCP_OPTS_PROGRESS, { "no-progress", OPT_NO_PROGRESS, NULL, 0,
+			       "Never draw a progress line", G_FMT } },
+};
+
+#define NROWS (sizeof(table) / sizeof(table[0]))
+
+static struct argp_option options[NROWS + 1];
+static struct dcp_opts *opts;
+static enum dcp_follow follow_default;
+static struct dcp_buf qbuf; /* an argument quoted for a message */
+
+static const char *quoted(const char *s)
+{
+	return dcp_quoted(&qbuf, s);
+}
+
+static void *push(struct argp_state *state, void *v, size_t *n, size_t size, const void *item)
+{
+	char *nv = realloc(v, (*n + 2) * size);
+
+	if (!nv)
+		argp_failure(state, DCP_EXIT_ERROR, ENOMEM, "options");
+	memcpy(nv + *n * size, item, size);
+	memset(nv + (*n + 1) * size, 0, size); /* NULL-terminated lists */
+	(*n)++;
+	return nv;
+}
+
+static int number(struct argp_state *state, const char *opt, const char *arg, uint64_t min,
+		  uint64_t max)
+{
+	uint64_t v;
+
+	if (dcp_parse_u64(arg, min, max, &v) < 0)
+		argp_error(state, "invalid %s '%s': a whole number from %llu to %llu is needed",
+			   opt, quoted(arg), (unsigned long long)min, (unsigned long long)max);
+	return (int)v;
+}
+
+static unsigned parse_types(struct argp_state *state, const char *arg)
+{
+	static const struct { char c; unsigned char dt; } types[] = {
+		{ 'f', DT_REG }, { 'd', DT_DIR }, { 'l', DT_LNK }, { 'b', DT_BLK },
+		{ 'c', DT_CHR }, { 'p', DT_FIFO }, { 's', DT_SOCK },
+	};
+	unsigned mask = 0;
+	const char *p = arg;
+
+	for (;;) {
+		size_t i;
+
+		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+			if (p[0] == types[i].c && (p[1] == ',' || !p[1]))
+				break;
+		if (i == sizeof(types) / sizeof(types[0]))
+			argp_error(state, "invalid --type '%s': a comma-separated list of "
+				   "f, d, l, b, c, p, s", quoted(arg));
+		mask |= 1u << types[i].dt;
+		if (!p[1])
+			return mask;
+		p += 2;
+	}
+}
+
+static void parse_fstypes(struct argp_state *state, struct dcp_opts *o, const char *arg,
+			  bool replace)
+{
+	char *copy = strdup(arg), *save = NULL;
+	size_t n = 0;
+
+	if (!copy)
+		argp_failure(state, DCP_EXIT_ERROR, ENOMEM, "options");
+	if (replace) {
+		free(o->fstypes);
+		o->fstypes = NULL;
+	} else {
+		while (o->fstypes && o->fstypes[n])
+			n++;
+	}
+	if (strcmp(arg, "none") == 0 || !*arg)
+		return; /* the copy is never freed: it would be the list's */
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		o->fstypes = push(state, o->fstypes, &n, sizeof(char *), &t);
+}
+
+static void add_input(struct argp_state *state, struct dcp_opts *o, const char *file, bool nul)
+{
+	struct dcp_input in = { file, nul };
+
+	if (!*file)
+		argp_error(state, "%s needs a file name (- for standard input)",
+			   nul ? "--files0-from" : "--from");
+	for (size_t i = 0; i < o->ninputs; i++)
+		if (strcmp(file, "-") == 0 && strcmp(o->inputs[i].file, "-") == 0)
+			argp_error(state, "standard input can be read only once");
+	o->inputs = push(state, o->inputs, &o->ninputs, sizeof(in), &in);
+}
+
+/* The checks that hold in every command, once every option is known. */
+static void check(struct argp_state *state, struct dcp_opts *o)
+{
+	if (!o->npaths && !o->ninputs && !(o->set & DCP_OPTS_PATHS_OPTIONAL))
+		argp_error(state, (o->set & DCP_OPTS_INPUT) ?
+			   "no PATH given (and no --from or --files0-from)" : "no PATH given");
+	if (o->quiet && (o->json || o->prometheus || o->verbose))
+		argp_error(state, "-q excludes %s", o->json ? "--json" :
+			   o->prometheus ? "--prometheus" : "-v");
+	if (o->json && (o->prometheus || o->nul))
+		argp_error(state, "--json excludes %s", o->prometheus ? "--prometheus" : "-0");
+	if (o->nul && o->prometheus)
+		argp_error(state, "-0 excludes --prometheus");
+	if (o->prometheus && o->verbose)
+		argp_error(state, "--prometheus excludes -v");
+	if (o->total && !o->summary && (o->set & DCP_OPTS_SUMMARY))
+		o->summary = true; /* -c alone: the roots' lines and the total */
+	if (!o->recursive && (o->set & DCP_OPTS_WALK)) {
+		const char *which = o->xdev ? "-x" : o->nexcludes ? "--exclude" :
+				    o->nnames ? "--name" : o->types ? "--type" :
+				    o->fstypes_given ? "--exclude-fstype" : NULL;
+
+		if (which)
+			argp_error(state, "%s needs -r", which);
+	}
+}
+
+static error_t parse(int key, char *arg, struct argp_state *state)
+{
+	struct dcp_opts *o = opts;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		o->follow = follow_default;
+		break;
+	case 'h':
+		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
+		break;
+	case 'r':
+		o->recursive = true;
+		break;
+	case 'x':
+		o->xdev = true;
+		break;
+	case OPT_EXCLUDE:
+		if (!*arg)
+			argp_error(state, "an empty --exclude GLOB matches nothing");
+		o->excludes = push(state, o->excludes, &o->nexcludes, sizeof(char *), &arg);
+		break;
+	case OPT_NAME:
+		if (!*arg)
+			argp_error(state, "an empty --name GLOB matches nothing");
+		o->names = push(state, o->names, &o->nnames, sizeof(char *), &arg);
+		break;
+	case OPT_TYPE:
+		o->types |= parse_types(state, arg);
+		break;
+	case OPT_MAX_DEPTH:
+		o->max_depth = number(state, "--max-depth", arg, 0, INT_MAX);
+		o->recursive = true;
+		break;
+	case OPT_MIN_DEPTH:
+		o->min_depth = number(state, "--mindepth", arg, 0, INT_MAX);
+		o->recursive = true;
+		break;
+	case OPT_EXCLUDE_FSTYPE:
+		parse_fstypes(state, o, arg, !o->fstypes_given);
+		o->fstypes_given = true;
+		break;
+	case 'L':
+		o->follow = DCP_FOLLOW_ALL;
+		break;
+	case 'H':
+		o->follow = DCP_FOLLOW_ROOTS;
+		break;
+	case 'P':
+		o->follow = DCP_FOLLOW_NONE;
+		break;
+	case 'j':
+		o->jobs = (unsigned)number(state, "--jobs", arg, 1, 1024);
+		break;
+	case OPT_FROM:
+	case OPT_FILES0_FROM:
+		add_input(state, o, arg, key == OPT_FILES0_FROM);
+		break;
+	case 's':
+		o->summary = true;
+		break;
+	case 'c':
+		o->total = true;
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	case '0':
+		o->nul = true;
+		break;
+	case OPT_PROMETHEUS:
+		o->prometheus = true;
+		break;
+	case OPT_PROGRESS:
+		o->progress = 1;
+		break;
+	case OPT_NO_PROGRESS:
+		o->progress = -1;
+		break;
+	case ARGP_KEY_ARGS:
+		o->paths = state->argv + state->next;
+		o->npaths = state->argc - state->next;
+		if (dcp_args_have_empty(o->paths, o->npaths))
+			argp_error(state, DCP_MSG_EMPTY_PATH);
+		break;
+	case ARGP_KEY_END:
+		check(state, o);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static struct argp shared = { .options = options, .parser = parse };
+
+const struct argp *dcp_opts_argp(struct dcp_opts *o, unsigned set, enum dcp_follow follow)
+{
+	size_t n = 0;
+
+	*o = (struct dcp_opts){ .set = set, .max_depth = -1, .follow = follow };
+	if (set & DCP_OPTS_WALK) {
+		char *def = strdup(DEFAULT_EXCLUDE_FSTYPE), *save = NULL;
+		size_t k = 0;
+
+		for (char *t = def ? strtok_r(def, ",", &save) : NULL; t;
+		     t = strtok_r(NULL, ",", &save)) {
+			char **v = realloc(o->fstypes, (k + 2) * sizeof(*v));
+
+			if (!v)
+				break;
+			o->fstypes = v;
+			v[k++] = t;
+			v[k] = NULL;
+		}
+	}
+	for (size_t i = 0; i < NROWS; i++) {
+		const struct row *r = &table[i];
+
+		/* cachedopen's -L/-P come from FOLLOW; -H and the rest from WALK. */
+		if (r->set && !(r->set & set))
+			continue;
+		if (r->set == DCP_OPTS_FOLLOW && (set & DCP_OPTS_WALK))
+			continue; /* the walk's -L says more */
+		options[n++] = r->opt;
+	}
+	options[n] = (struct argp_option){ 0 };
+	opts = o;
+	follow_default = follow;
+	return &shared;
+}
+
+/* ---- lists of paths ---- */
+
+static const char *list_name(struct dcp_buf *b, const char *file)
+{
+	return strcmp(file, "-") == 0 ? "standard input" : dcp_quoted(b, file);
+}
+
+static void input_error(const struct dcp_opts *o, unsigned long long *errors, const char *file,
+			size_t record, int err, const char *what)
+{
+	struct dcp_buf b = DCP_BUF_INIT;
+
+	(void)o; /* said under -q too: an error is not a result */
+	(*errors)++;
+	if (record)
+		error(0, err, "%s: record %zu%s%s", list_name(&b, file), record, what ? ": " : "",
+		      what ? what : "");
+	else
+		error(0, err, "%s%s%s", what && !err ? "" : "cannot read ", list_name(&b, file),
+		      what ? what : "");
+	dcp_buf_free(&b);
+}
+
+int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, void *ctx),
+		       void *ctx, unsigned long long *errors)
+{
+	int ret;
+
+	for (int i = 0; i < o->npaths; i++) {
+		ret = add(o->paths[i], ctx);
+		if (ret < 0)
+			return ret;
+	}
+	for (size_t i = 0; i < o->ninputs; i++) {
+		const struct dcp_input *in = &o->inputs[i];
+		struct dcp_pathlist *pl;
+		const char *p;
+		size_t len;
+
+		ret = dcp_pathlist_open(in->file, in->nul, &pl);
+		if (ret < 0) {
+			input_error(o, errors, in->file, 0, -ret, NULL);
+			continue;
+		}
+		while ((ret = dcp_pathlist_next(pl, &p, &len)) != 0) {
+			size_t rec = dcp_pathlist_record(pl);
+
+			if (ret == -EINVAL || ret == -ENODATA) {
+				input_error(o, errors, in->file, rec, 0, ret == -EINVAL ?
+					    "a path contains a NUL byte (use --files0-from)" :
+					    DCP_MSG_EMPTY_PATH);
+				continue;
+			}
+			if (ret < 0) {
+				/* Unreadable (EISDIR for a directory): the rest is lost. */
+				input_error(o, errors, in->file, 0, -ret, NULL);
+				break;
+			}
+			if (len >= PATH_MAX) {
+				input_error(o, errors, in->file, rec, 0,
+					    "the path is longer than PATH_MAX (4096 bytes)");
+				continue;
+			}
+			ret = add(p, ctx);
+			if (ret < 0) {
+				dcp_pathlist_close(pl);
+				return ret;
+			}
+		}
+		if (ret == 0 && !dcp_pathlist_paths(pl))
+			input_error(o, errors, in->file, 0, 0, ": " DCP_MSG_EMPTY_LIST);
+		dcp_pathlist_close(pl);
+	}
+	return 0;
+}
+
+/* ---- filters ---- */
+
+bool dcp_opts_filtering(const struct dcp_opts *o)
+{
+	return o->types || o->nnames || o->min_depth > 0;
+}
+
+bool dcp_opts_match(const struct dcp_opts *o, const struct dcp_entry *e)
+{
+	if (e->depth < o->min_depth)
+		return false;
+	if (o->types) {
+		unsigned char type = e->type;
+
+		/* A cached entry's inode is in memory: fstatat does no I/O. */
+		if (type == DT_UNKNOWN && e->probe == 0) {
+			struct stat st;
+
+			if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+				type = (unsigned char)IFTODT(st.st_mode);
+		}
+		if (type != DT_UNKNOWN && !(o->types & (1u << type)))
+			return false;
+	}
+	if (o->nnames) {
+		const char *name = e->depth ? e->name : strrchr(e->path, '/');
+		size_t i;
+
+		name = !name ? e->path : e->depth ? name : name[1] ? name + 1 : name;
+		for (i = 0; i < o->nnames; i++)
+			if (fnmatch(o->names[i], name, 0) == 0)
+				break;
+		if (i == o->nnames)
+			return false;
+	}
+	return true;
+}
+
+bool dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mounts,
+			 uint64_t mnt_id)
+{
+	struct dcp_mount mt;
+
+	if (!o->fstypes || !mounts || !mnt_id || dcp_mounts_by_id(mounts, mnt_id, &mt) < 0)
+		return false;
+	for (char **t = o->fstypes; *t; t++)
+		if (strcmp(*t, mt.fstype) == 0)
+			return true;
+	return false;
+}
+
+/* ---- progress ---- */
+
+bool dcp_opts_progress(const struct dcp_opts *o, bool streams)
+{
+	struct stat st;
+
+	if (o->progress)
+		return o->progress > 0;
+	if (o->quiet || !isatty(STDERR_FILENO))
+		return false;
+	if (fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode))
+		return false; /* its reader may well print to this terminal */
+	return !(streams && isatty(STDOUT_FILENO));
+}

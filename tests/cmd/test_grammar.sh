@@ -1,0 +1,334 @@
+#!/bin/bash
+# One grammar for the four commands (dcprobe.7, "OPTIONS SHARED BY THE
+# COMMANDS"): each test runs the same scenario through every command that
+# has the option and expects the same answer, in the same words.
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require
+
+ALL=(cachedopen dcache-probe warm uring-open)
+WALKERS=(dcache-probe warm)
+
+oneTimeSetUp() {
+	MNT=$(fixture_new 32) || fail "cannot make fixture"
+	mkdir -p "$MNT/t/a/b" "$MNT/t/c" "$MNT/p" "$MNT/m"
+	touch "$MNT/t/x.c" "$MNT/t/a/y.c" "$MNT/t/a/z.h" "$MNT/t/a/b/w.c" "$MNT/t/c/v.txt"
+	ln -s x.c "$MNT/t/l.c"
+	mkfifo "$MNT/t/a/fifo.c"
+	touch "$MNT/t/space name.c"
+	chmod -R a+rX "$MNT"
+	LIST=$SHUNIT_TMPDIR/list LIST0=$SHUNIT_TMPDIR/list0
+	printf '%s\n' "$MNT/t/x.c" "$MNT/t/space name.c" "$MNT/t/a" >"$LIST"
+	printf '%s\0' "$MNT/t/x.c" "$MNT/t/space name.c" "$MNT/t/a" >"$LIST0"
+}
+
+oneTimeTearDown() {
+	mountpoint -q "$MNT/p" && umount "$MNT/p"
+	mountpoint -q "$MNT/m" && umount "$MNT/m"
+	fixture_cleanup
+}
+
+# The help entries of each option, one per line: "OPTIONS<TAB>TEXT".
+help_entries() {
+	python3 -c '
+import re, sys
+entries, cur = [], None
+for line in sys.stdin.read().split("\n"):
+    if re.match(r"^  (-\S|    --)", line):
+        head, _, text = line.strip().partition("  ")
+        cur = [head.strip(), text.strip()]
+        entries.append(cur)
+    elif cur is not None and re.match(r"^ {20,}\S", line):
+        cur[1] = (cur[1] + " " + line.strip()).strip()
+    else:
+        cur = None
+for head, text in entries:
+    print("%s\t%s" % (head, re.sub(r"\s+", " ", text)))
+'
+}
+
+# Every option name that two files share must have the same entry in both.
+help_drift() {
+	python3 -c '
+import re, sys
+texts, bad = {}, 0
+for path in sys.argv[1:]:
+    cmd = path.rsplit("/", 1)[1]
+    for line in open(path):
+        head, _, text = line.rstrip("\n").partition("\t")
+        for name in re.findall(r"--[a-z0-9-]+|(?<![-\w])-[a-zA-Z0-9?]", head):
+            texts.setdefault(name, {}).setdefault((head, text), []).append(cmd)
+for name, variants in sorted(texts.items()):
+    if len(variants) > 1:
+        bad = 1
+        print("%s differs:" % name)
+        for (head, text), cmds in variants.items():
+            print("   %s: %s  %s" % (",".join(cmds), head, text))
+sys.exit(bad)
+' "$@"
+}
+
+test_shared_options_have_the_same_help_text() {
+	local d=$SHUNIT_TMPDIR/help cmd
+	mkdir -p "$d"
+	for cmd in "${ALL[@]}"; do
+		"$cmd" --help | help_entries >"$d/$cmd"
+	done
+	# Only the shared options: those that come from lib/opts.c.
+	local shared='^(-h|-q|--json|-r|-x|--exclude|--name|--type|--max-depth|--mindepth|--exclude-fstype|-L|-H|-P|-j|--from|--files0-from|-s|-c|-v|-0|--prometheus|--progress|--no-progress)([,= '$'\t'']|$)'
+	for cmd in "${ALL[@]}"; do
+		grep -E "$shared" "$d/$cmd" >"$d/$cmd.shared"
+	done
+	# cachedopen's -L is about one path's last component: a walk's -L says more.
+	grep -v '^-L' "$d/cachedopen.shared" >"$d/cachedopen.nol" && mv "$d/cachedopen.nol" "$d/cachedopen.shared"
+	local out
+	out=$(help_drift "$d/cachedopen.shared" "$d/dcache-probe.shared" "$d/warm.shared" "$d/uring-open.shared")
+	assertEquals "no drift between the commands' --help: $out" 0 $?
+	assertContains "the walk options are there" "$(cat "$d/warm.shared")" "--exclude-fstype"
+	assertContains "the walk options are there" "$(cat "$d/dcache-probe.shared")" "--mindepth"
+	assertEquals "the four commands all have -q" 4 "$(cat "$d"/*.shared | grep -cE '^-q, --quiet, --silent	')"
+	assertEquals "the four commands all have -h" 4 "$(cat "$d"/*.shared | grep -cE '^-h	')"
+	# The check itself: a changed word in one command is drift.
+	sed 's/Walk the tree/Walk the trees/' "$d/warm.shared" >"$d/warm.mut"
+	out=$(help_drift "$d/dcache-probe.shared" "$d/warm.mut")
+	assertNotEquals "a one-word change is caught" 0 $?
+	assertContains "$out" "-r differs"
+}
+
+test_h_is_help_in_every_command() {
+	local cmd
+	for cmd in "${ALL[@]}"; do
+		run "$cmd" -h
+		assertEquals "$cmd -h" 0 "$RC"
+		assertEquals "$cmd: -h prints --help" "$("$cmd" --help)" "$OUT"
+	done
+}
+
+test_conflicts_are_the_same_everywhere() {
+	local cmd
+	for cmd in "${ALL[@]}"; do
+		run "$cmd" -q --json "$MNT/t"
+		assertEquals "$cmd -q --json" 64 "$RC"
+		assertContains "$cmd" "$ERR" "-q excludes --json"
+	done
+	for cmd in "${WALKERS[@]}"; do
+		run "$cmd" --json --prometheus "$MNT/t"
+		assertEquals "$cmd --json --prometheus" 64 "$RC"
+		assertContains "$ERR" "--json excludes --prometheus"
+		run "$cmd" -0 --json "$MNT/t"
+		assertEquals "$cmd -0 --json" 64 "$RC"
+		assertContains "$ERR" "--json excludes -0"
+		run "$cmd" -q --prometheus "$MNT/t"
+		assertEquals "$cmd -q --prometheus" 64 "$RC"
+		local opt
+		for opt in -x --exclude=a --name=a --type=f --exclude-fstype=proc; do
+			run "$cmd" "$opt" "$MNT/t"
+			assertEquals "$cmd $opt without -r" 64 "$RC"
+			assertContains "$cmd $opt" "$ERR" "needs -r"
+		done
+		run "$cmd" --type=q -r "$MNT/t"
+		assertEquals "$cmd --type=q" 64 "$RC"
+		assertContains "$ERR" "invalid --type"
+		run "$cmd" -j 0 "$MNT/t"
+		assertEquals "$cmd -j 0" 64 "$RC"
+		assertContains "$ERR" "invalid --jobs '0'"
+	done
+	run warm -q -v "$MNT/t"
+	assertEquals "warm -q -v" 64 "$RC"
+}
+
+# --max-depth and --mindepth imply -r in both walkers.
+test_depth_options_imply_r() {
+	local cmd n
+	du -a "$MNT/t" >/dev/null
+	run dcache-probe --max-depth 1 "$MNT/t"
+	n=$(find "$MNT/t" -maxdepth 1 | wc -l)
+	assertEquals "dcache-probe --max-depth 1" "$n" "$(grep -c . <<<"$OUT")"
+	run warm -v --max-depth 1 "$MNT/t"
+	assertEquals "warm --max-depth 1" "$n" "$(grep -c . <<<"$OUT")"
+	run dcache-probe --mindepth 2 "$MNT/t"
+	n=$(find "$MNT/t" -mindepth 2 | wc -l)
+	assertEquals "dcache-probe --mindepth 2" "$n" "$(grep -c . <<<"$OUT")"
+	run warm -v --mindepth 2 "$MNT/t"
+	assertEquals "warm --mindepth 2" "$n" "$(grep -c . <<<"$OUT")"
+}
+
+# --type, --name, --mindepth select what find selects, in both walkers.
+test_filters_select_what_find_selects() {
+	local args want got
+	du -a "$MNT/t" >/dev/null
+	for args in "-type f" "-type f,l" "-type d" "-type p" "-name *.c" "-mindepth 2 -name *.c" \
+		"-type f -name *.c" "-mindepth 1 -type d"; do
+		local fargs=() dargs=() a
+		set -f
+		for a in $args; do fargs+=("$a"); done
+		set +f
+		# find's -type f,l is GNU syntax too; -mindepth goes first.
+		want=$(find "$MNT/t" "${fargs[@]}" | sort)
+		dargs=()
+		for ((i = 0; i < ${#fargs[@]}; i += 2)); do
+			dargs+=("-${fargs[i]}=${fargs[i + 1]}")
+		done
+		got=$(dcache-probe -r "${dargs[@]}" "$MNT/t" | sed 's/^[a-z]* //' | sort)
+		assertEquals "dcache-probe ${dargs[*]} = find $args" "$want" "$got"
+		got=$(warm -r -v "${dargs[@]}" "$MNT/t" | sort)
+		assertEquals "warm ${dargs[*]} = find $args" "$want" "$got"
+	done
+	# Counts and verdicts see only what passes the filters.
+	fixture_cold_busy "$MNT"
+	ls "$MNT/t" >/dev/null
+	run dcache-probe -r --type=d -s "$MNT/t"
+	assertContains "only directories count" "$OUT" "/$(find "$MNT/t" -type d | wc -l)	$MNT/t"
+}
+
+# A walk does not go into /proc, /sys and the like unless told to.
+test_exclude_fstype_keeps_walks_out_of_pseudo_filesystems() {
+	mount -t proc dcp-proc "$MNT/p" || fail "cannot mount proc"
+	mount -t tmpfs dcp-tmpfs "$MNT/m" || fail "cannot mount tmpfs"
+	touch "$MNT/m/one" "$MNT/m/two"
+	local cmd
+	for cmd in "${WALKERS[@]}"; do
+		local v=-v
+		[ "$cmd" = dcache-probe ] && v=
+		run "$cmd" -r $v "$MNT"
+		assertNotEquals "$cmd: proc is not an error" 2 "$RC"
+		assertContains "$cmd: the mount point itself is there" "$OUT" "$MNT/p"
+		assertEquals "$cmd: nothing below it" 0 "$(grep -c "^\([a-z]* \)\?$MNT/p/" <<<"$OUT")"
+		assertEquals "$cmd: tmpfs is walked" 1 "$(grep -c "$MNT/m/one" <<<"$OUT")"
+		run "$cmd" -r $v --exclude-fstype=tmpfs --max-depth 2 "$MNT"
+		assertEquals "$cmd: the first --exclude-fstype replaces the default" 0 "$(grep -c "$MNT/m/one" <<<"$OUT")"
+		assertNotEquals "$cmd: proc walked now" 0 "$(grep -c "$MNT/p/self" <<<"$OUT")"
+		run "$cmd" -r $v --exclude-fstype=none --max-depth 2 "$MNT"
+		assertNotEquals "$cmd: none walks every mount" 0 "$(grep -c "$MNT/p/self" <<<"$OUT")"
+		assertEquals "$cmd: none walks every mount" 1 "$(grep -c "$MNT/m/one" <<<"$OUT")"
+		run "$cmd" -r $v --max-depth 1 "$MNT/p"
+		assertNotEquals "$cmd: a PATH given is walked whatever its type" 0 "$(grep -c "$MNT/p/self" <<<"$OUT")"
+	done
+	# The issue's case: --per-mount / as root touches no proc or sysfs mount.
+	run dcache-probe -r --per-mount --max-depth 3 /
+	assertEquals "no proc row" 0 "$(awk -F'\t' '$3 == "proc" || $3 == "sysfs*"' <<<"$OUT" | grep -c .)"
+	assertNotEquals "no walk error from /proc" 2 "$RC"
+	umount "$MNT/p" "$MNT/m"
+}
+
+# The same lists through the four commands: lines with --from, NUL-ended
+# with --files0-from; -0 never changes how input is read.
+test_lists_read_the_same_everywhere() {
+	local cmd
+	for cmd in "${ALL[@]}"; do
+		local v=
+		[ "$cmd" = warm ] && v=-v # warm lists what it warmed with -v only
+		run "$cmd" --json $v --from="$LIST"
+		assertEquals "$cmd --from: three paths" 3 "$(json_get 'len([o for o in objs if o["type"] not in ("summary", "bench")])' <<<"$OUT")"
+		run "$cmd" --json $v --files0-from="$LIST0"
+		assertEquals "$cmd --files0-from: three paths" 3 "$(json_get 'len([o for o in objs if o["type"] not in ("summary", "bench")])' <<<"$OUT")"
+		run "$cmd" --json $v --files0-from=- <"$LIST0"
+		assertContains "$cmd --files0-from=-: the name with a space" "$OUT" "space name.c"
+	done
+	local o=$SHUNIT_TMPDIR/out0
+	dcache-probe -0 --from="$LIST" >"$o" 2>/dev/null
+	assertEquals "dcache-probe -0 --from reads lines, writes NULs" "$(od -c <"$LIST0")" "$(od -c <"$o")"
+	warm -0 -v --from="$LIST" >"$o" 2>/dev/null
+	assertEquals "warm -0 --from reads lines, writes NULs" 3 "$(tr -cd '\0' <"$o" | wc -c)"
+}
+
+test_bad_lists_are_said_in_the_same_words() {
+	local cmd bad=$SHUNIT_TMPDIR/bad
+	printf '%s\n\n%s\n' "$MNT/t/x.c" "$MNT/t/a" >"$bad"
+	for cmd in "${ALL[@]}"; do
+		run "$cmd" --from="$bad"
+		assertEquals "$cmd: an empty record" 2 "$RC"
+		assertContains "$cmd" "$ERR" "$bad: record 2: an empty PATH names nothing"
+		run "$cmd" --from="$MNT/t"
+		assertEquals "$cmd: a directory as the list" 2 "$RC"
+		assertContains "$cmd" "$ERR" "cannot read $MNT/t: Is a directory"
+		run "$cmd" --from=/dev/null
+		assertEquals "$cmd: an empty list" 2 "$RC"
+		assertContains "$cmd" "$ERR" "/dev/null: the list holds no paths"
+		run "$cmd" --from="$LIST0"
+		assertEquals "$cmd: a NUL list read as lines" 2 "$RC"
+		assertContains "$cmd" "$ERR" "record 1: a path contains a NUL byte (use --files0-from)"
+		run "$cmd" --from=- --files0-from=- </dev/null
+		assertEquals "$cmd: stdin twice" 64 "$RC"
+		run "$cmd" -q --from="$MNT/t"
+		assertContains "$cmd -q still says errors" "$ERR" "Is a directory"
+		assertEquals "$cmd -q" 2 "$RC"
+	done
+	python3 -c 'import sys; sys.stdout.write("/" * 5000 + "\n")' >"$bad"
+	for cmd in "${ALL[@]}"; do
+		run "$cmd" --from="$bad"
+		assertContains "$cmd: over-long" "$ERR" "record 1: the path is longer than PATH_MAX (4096 bytes)"
+	done
+}
+
+# Progress never goes where it could mix with output.
+test_progress_only_where_it_cannot_mix() {
+	local t=$SHUNIT_TMPDIR/typescript
+	# A list that arrives slowly keeps a run going for more than a second.
+	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe -s --from - >/dev/null" "$t" >/dev/null
+	assertContains "dcache-probe: stdout not a pipe, stderr a terminal" "$(cat "$t")" "path, "
+	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe -s --from - | cat >/dev/null" "$t" >/dev/null
+	assertNotContains "dcache-probe: stdout into a pipe" "$(cat "$t")" "path, "
+	script -qfec "(echo /; sleep 1.2; echo /) | warm --from - >/dev/null" "$t" >/dev/null
+	assertContains "warm: stdout not a pipe" "$(cat "$t")" "1 entry, 0 errors, "
+	script -qfec "(echo /; sleep 1.2; echo /) | warm -v --from - | cat >/dev/null" "$t" >/dev/null
+	assertNotContains "warm: stdout into a pipe" "$(cat "$t")" "errors, "
+	script -qfec "(echo /; sleep 1.2; echo /) | warm -v --from - " "$t" >/dev/null
+	assertNotContains "warm: -v lines on the same terminal" "$(cat "$t")" "errors, "
+}
+
+# cachedopen on a terminal: each reason next to its own open line.
+test_cachedopen_lines_in_order_on_a_terminal() {
+	fixture_cold_busy "$MNT"
+	ls -l "$MNT/t" >/dev/null
+	local t=$SHUNIT_TMPDIR/typescript
+	# Descriptors the suite holds are closed, so that the first open is 3.
+	script -qfec "cachedopen '$MNT/t/a' '$MNT/t/x.c' '$MNT/t/c/v.txt'" "$t" >/dev/null \
+		3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+	local lines
+	lines=$(tr -d '\r' <"$t" | grep -v '^Script \(started\|done\)' | grep . | sed "s|$MNT|M|g")
+	assertEquals "open, its reason, the next open, the hint last" \
+"M/t/a: open: 3
+M/t/x.c: open: 3
+M/t/c/v.txt: open: -1
+M/t/c/v.txt: openat2: Resource temporarily unavailable
+cachedopen: a miss can also be a name that does not exist and was never looked up; --retry tells" "$lines"
+	script -qfec "cachedopen --retry '$MNT/t/c/v.txt' '$MNT/t/nope'" "$t" >/dev/null
+	lines=$(tr -d '\r' <"$t" | grep -v '^Script \(started\|done\)' | grep . |
+		sed "s|$MNT|M|g; s/[0-9]* us/N us/; s/open: [0-9][0-9]*/open: F/")
+	assertEquals "with --retry, the man page's order; no hint" \
+"M/t/c/v.txt: open: -1
+M/t/c/v.txt: openat2: Resource temporarily unavailable
+M/t/c/v.txt: retry: open: F (blocking, N us)
+M/t/nope: open: -1
+M/t/nope: openat2: Resource temporarily unavailable
+M/t/nope: retry: open: -1 (blocking, N us)
+M/t/nope: open: No such file or directory" "$lines"
+}
+
+# One wording for counts: "1 path", "2 paths".
+test_counts_are_singular_and_plural() {
+	run dcache-probe "$MNT/t"
+	assertContains "$ERR" "1 path: "
+	run dcache-probe "$MNT/t" "$MNT/t/a"
+	assertContains "$ERR" "2 paths: "
+	run warm "$MNT/t"
+	assertContains "$ERR" "warm: 1 entry, 0 errors in "
+	run warm "$MNT/t" "$MNT/t/a" "$MNT/nope"
+	assertContains "$ERR" "warm: 3 entries, 1 error in "
+	run uring-open -n 2 "$MNT/t"
+	assertContains "uring-open: $ERR" "$ERR" "2 opens: "
+}
+
+# -s is du -s: a line per PATH on stdout; -c a total.
+test_summary_per_root_and_total() {
+	du -a "$MNT/t" >/dev/null
+	local n
+	n=$(find "$MNT/t" | wc -l)
+	run dcache-probe -r -s -c "$MNT/t" "$MNT/t/a"
+	assertEquals "$(printf '100.0%%\t%d/%d\t%s\n100.0%%\t%d/%d\t%s\n100.0%%\t%d/%d\ttotal' \
+		"$n" "$n" "$MNT/t" 6 6 "$MNT/t/a" $((n + 6)) $((n + 6)))" "$OUT"
+	run dcache-probe -r -c --json "$MNT/t"
+	assertEquals "root total summary" "$(json_types <<<"$OUT" | paste -sd' ')"
+}
+
+. "$SHUNIT2"
