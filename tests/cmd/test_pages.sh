@@ -117,6 +117,7 @@ residency_round() {
 	done <<<"$FILES"
 	j=$SHUNIT_TMPDIR/round.json
 	dcache-probe --pages --json "$MNT"/k/* >"$j"
+	json_log dcache-probe "$j"
 	while IFS=$'\t' read -r name size ranges want; do
 		[ -n "$name" ] || continue
 		f=$MNT/k/$name
@@ -184,6 +185,7 @@ test_pages_run_leaves_a_cold_tree_as_found() {
 	want=$(fincore -n -r -o PAGES "$MNT/t/a/f1")
 	r0=$(loop_reads)
 	dcache-probe -r --no-perturb --pages --json "$MNT/t" >"$j"
+	json_log dcache-probe "$j"
 	r1=$(loop_reads)
 	after=$(probe_all)
 	assertEquals "no probe result changed" "$before" "$after"

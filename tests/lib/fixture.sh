@@ -19,9 +19,9 @@ export LC_ALL=C.UTF-8
 export PATH="$DCP_BIN:/usr/bin:$PATH"
 
 # Every JSON record the suites see, for cmd/schema: the stdout of each
-# --json run of the four commands (through run, runf, or a bare command name
-# with stdout a regular file) is appended to JSON_LOG/SUITE.COMMAND.jsonl
-# under the build directory.  Set DCP_JSON_LOG= (empty) to log nothing.
+# --json run of the four commands through run or runf (and json_log called
+# after a run by hand) is appended to JSON_LOG/SUITE.COMMAND.jsonl under the
+# build directory.  Set DCP_JSON_LOG= (empty) to log nothing.
 DCP_JSON_LOG=${DCP_JSON_LOG-${DCP_BUILD:+$DCP_BUILD/json-log}}
 DCP_JSON_SUITE=$(basename "$0" .sh)
 
@@ -194,26 +194,6 @@ json_log() {
 		tail -c +$((${3:-0} + 1)) "$2" >>"$DCP_JSON_LOG/$DCP_JSON_SUITE.$1.jsonl"
 }
 
-# The four commands by their bare names, as the suites call them: with
-# --json and stdout a regular file, what the run adds to it is logged.
-json_logged() {
-	local name=$1 off rc
-	shift
-	if [ -z "$DCP_JSON_LOG" ] || [[ " $* " != *" --json "* ]] || [ ! -f /proc/self/fd/1 ]; then
-		"$DCP_BIN/$name" "$@"
-		return
-	fi
-	{ off=$(stat -L -c %s /proc/self/fd/9); } 9>&1
-	"$DCP_BIN/$name" "$@"
-	rc=$?
-	json_log "$name" /proc/self/fd/9 "$off" 9>&1
-	return $rc
-}
-cachedopen() { json_logged cachedopen "$@"; }
-dcache-probe() { json_logged dcache-probe "$@"; }
-warm() { json_logged warm "$@"; }
-uring-open() { json_logged uring-open "$@"; }
-
 # run CMD... - run a command, keeping its stdout in $OUT, stderr in $ERR and
 # exit status in $RC, whatever it does.  JSON records are logged (json_log).
 run() {
@@ -223,10 +203,7 @@ run() {
 	# command's first descriptor is 3 as in a fresh shell.
 	"$@" >"$o" 2>"$e" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
 	RC=$?
-	case $1 in
-	cachedopen | dcache-probe | warm | uring-open) ;; # logged itself (json_logged)
-	*) json_log "$(json_log_name "$@")" "$o" ;;
-	esac
+	json_log "$(json_log_name "$@")" "$o"
 	OUT=$(cat "$o")
 	ERR=$(cat "$e")
 	rm -f "$o" "$e"
