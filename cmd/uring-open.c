@@ -40,6 +40,7 @@ static struct env {
 };
 
 static struct dcp_opts o; /* the shared options (lib/opts.c) */
+static unsigned long long input_errors; /* bad records of the lists */
 static struct dcp_buf qbuf; /* a name quoted for a message */
 
 const char *argp_program_version = "uring-open (dcprobe) " DCP_VERSION;
@@ -465,7 +466,7 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 
 static int status_of(const struct totals *t)
 {
-	if (t->failed || t->disagree || t->pages.failed)
+	if (t->failed || t->disagree || t->pages.failed || input_errors)
 		return DCP_EXIT_ERROR;
 	return t->cold ? DCP_EXIT_COLD : DCP_EXIT_OK;
 }
@@ -530,16 +531,16 @@ static int keep_path(const char *path, void *ctx)
 	return 0;
 }
 
-/* Every path, read before anything is timed; a bad list is an error (2). */
+/*
+ * Every path, read before anything is timed.  Bad records are said and
+ * skipped, as in every command: the others are opened, and the exit
+ * status is 2 (input_errors).
+ */
 static void read_paths(void)
 {
-	unsigned long long errors = 0;
-
-	dcp_opts_each_path(&o, keep_path, NULL, &errors);
-	if (errors)
-		exit(DCP_EXIT_ERROR);
+	dcp_opts_each_path(&o, keep_path, NULL, &input_errors);
 	if (!env.npaths)
-		error(DCP_EXIT_ERROR, 0, "%s", DCP_MSG_EMPTY_LIST);
+		exit(DCP_EXIT_ERROR); /* each list said why */
 }
 
 static int bench(void)
@@ -604,7 +605,7 @@ static int bench(void)
 		dcp_buf_count(&err, disagree, "open", "opens");
 		dcp_buf_puts(&err, ": the kernel's trace and the ring disagree\n");
 	}
-	if (b.failed || disagree)
+	if (b.failed || disagree || input_errors)
 		status = DCP_EXIT_ERROR;
 	else if (b.missed || (b.punted && !dcp_uring_forced_async(&env.how)))
 		status = DCP_EXIT_COLD;

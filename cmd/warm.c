@@ -373,7 +373,7 @@ int main(int argc, char **argv)
 	struct dcp_warm_stats st;
 	struct dcp_progress *prog = NULL;
 	struct dcp_buf *mainbuf;
-	struct dcp_mounts *mounts = NULL;
+	static struct dcp_mounts *mounts; /* static: reachable until exit */
 	unsigned long long bad_input_n = 0;
 	double secs, rate;
 	int ret, status;

@@ -138,8 +138,8 @@ static const struct row table[] = {
 
 static struct argp_option options[NROWS + 1];
 static struct dcp_opts *opts;
-static enum dcp_follow follow_default;
-static struct dcp_buf qbuf; /* an argument quoted for a message */
+static char *default_fstypes; /* what the default --exclude-fstype list points into */
+static struct dcp_buf qbuf;   /* an argument quoted for a message */
 
 static const char *quoted(const char *s)
 {
@@ -209,8 +209,11 @@ static void parse_fstypes(struct argp_state *state, struct dcp_opts *o, const ch
 		while (o->fstypes && o->fstypes[n])
 			n++;
 	}
-	if (strcmp(arg, "none") == 0 || !*arg)
-		return; /* the copy is never freed: it would be the list's */
+	if (strcmp(arg, "none") == 0 || !*arg) {
+		free(copy);
+		return;
+	}
+	/* The list points into COPY: both live until exit. */
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
 		o->fstypes = push(state, o->fstypes, &n, sizeof(char *), &t);
 }
@@ -260,9 +263,6 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	struct dcp_opts *o = opts;
 
 	switch (key) {
-	case ARGP_KEY_INIT:
-		o->follow = follow_default;
-		break;
 	case 'h':
 		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
 		break;
@@ -363,10 +363,12 @@ const struct argp *dcp_opts_argp(struct dcp_opts *o, unsigned set, enum dcp_foll
 
 	*o = (struct dcp_opts){ .set = set, .max_depth = -1, .follow = follow };
 	if (set & DCP_OPTS_WALK) {
-		char *def = strdup(DEFAULT_EXCLUDE_FSTYPE), *save = NULL;
+		char *save = NULL;
 		size_t k = 0;
 
-		for (char *t = def ? strtok_r(def, ",", &save) : NULL; t;
+		free(default_fstypes);
+		default_fstypes = strdup(DEFAULT_EXCLUDE_FSTYPE);
+		for (char *t = default_fstypes ? strtok_r(default_fstypes, ",", &save) : NULL; t;
 		     t = strtok_r(NULL, ",", &save)) {
 			char **v = realloc(o->fstypes, (k + 2) * sizeof(*v));
 
@@ -389,7 +391,6 @@ const struct argp *dcp_opts_argp(struct dcp_opts *o, unsigned set, enum dcp_foll
 	}
 	options[n] = (struct argp_option){ 0 };
 	opts = o;
-	follow_default = follow;
 	return &shared;
 }
 

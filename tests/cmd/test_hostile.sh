@@ -181,7 +181,7 @@ test_dcache_probe_hostile_tree() {
 	done
 	# Hostile paths as arguments and from a NUL-separated list.
 	find "$H" -print0 >"$RELY_TMP/list0"
-	runf dcache-probe -0 --files0-from "$RELY_TMP/list0" --json
+	runf dcache-probe --files0-from "$RELY_TMP/list0" --json
 	clean_output "dcache-probe --from (NUL)"
 	assertEquals "dcache-probe --from (NUL): every path round-trips" "" "$(paths_check json "$OUTF" "$H")"
 }

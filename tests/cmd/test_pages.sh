@@ -290,7 +290,7 @@ test_min_resident_verdict() {
 
 test_per_root_totals_and_prometheus() {
 	cat "$MNT/t/a/f1" "$MNT/t/b/f1" >/dev/null
-	run dcache-probe -r --pages --json "$MNT/t/a" "$MNT/t/b"
+	run dcache-probe -r --only=error --pages --json "$MNT/t/a" "$MNT/t/b"
 	json_types <<<"$OUT" >/dev/null || fail "not JSON Lines"
 	assertEquals "root_data root_data summary" "$(json_types <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')"
 	assertEquals "5 4 9" "$(json_get '"%d %d %d" % (objs[0]["data"]["resident"], objs[1]["data"]["resident"], objs[2]["data"]["resident"])' <<<"$OUT")"

@@ -356,10 +356,10 @@ test_trace_instance_removed_on_signal() {
 	assertFalse "the instance is gone" "[ -d '$TRACEFS/instances/dcprobe-$pid' ]"
 }
 
-# A path longer than PATH_MAX in a --bench list fails while the kernel
+# A path longer than PATH_MAX given to --bench fails while the kernel
 # reads its SQE, which ends that submit early: it is one failed open and
 # the rest are measured (it used to end the run: "io_uring: Input/output
-# error", no results).
+# error", no results).  In a list it is a bad record, as in every command.
 test_bench_over_long_path() {
 	local l=$SHUNIT_TMPDIR/long d
 	python3 -c '
@@ -372,10 +372,21 @@ with open(sys.argv[2], "w") as f:
 	for d in "" "--direct" "--depth 1"; do
 		# shellcheck disable=SC2086
 		run uring-open --bench --from="$l" $d --json
-		assertEquals "--bench --from=$d: exit 2 for the failed opens ($ERR)" 2 "$RC"
-		assertContains "--bench --from=$d: the reason" "$ERR" "File name too long (and 1 more failed opens)"
-		assertNotContains "--bench --from=$d: the run goes on" "$ERR" "Input/output error"
-		assertEquals "--bench --from=$d: every path measured, two failed" "200 2" \
+		assertEquals "--bench $d: exit 2 for the bad records ($ERR)" 2 "$RC"
+		assertContains "--bench $d: the reason" "$ERR" "record 2: the path is longer than PATH_MAX (4096 bytes)"
+		assertContains "--bench $d: the reason" "$ERR" "record 78: the path is longer than PATH_MAX (4096 bytes)"
+		assertNotContains "--bench $d: the run goes on" "$ERR" "Input/output error"
+		assertEquals "--bench $d: the other paths are measured" "198 0 2" \
+			"$(json_get 'objs[0]["opens"], objs[0]["failed"], objs[1]["status"]' <<<"$OUT" | tr -d '(),')"
+	done
+	local long
+	long=/$(printf 'x%.0s' $(seq 5000))
+	for d in "" "--direct" "--depth 1"; do
+		# shellcheck disable=SC2086
+		run uring-open --bench $d --json "$MNT/d/file" "$long" "$MNT/d/file" "$long" "$MNT/d/file"
+		assertEquals "--bench $d, arguments: exit 2 for the failed opens ($ERR)" 2 "$RC"
+		assertContains "--bench $d: the reason" "$ERR" "File name too long (and 1 more failed opens)"
+		assertEquals "--bench $d: every path measured, two failed" "5 2" \
 			"$(json_get 'objs[0]["opens"], objs[0]["failed"]' <<<"$OUT" | tr -d '(),')"
 	done
 }
@@ -536,8 +547,9 @@ test_usage_errors() {
 	assertEquals 64 "$RC"
 	run uring-open --depth 5000 --bench --from=/dev/null
 	assertEquals 64 "$RC"
-	run uring-open --bench --from=/dev/null /
-	assertEquals 64 "$RC"
+	run uring-open --bench /
+	assertEquals "the old --bench LIST form" 64 "$RC"
+	assertContains "$ERR" "the old --bench LIST is --bench --from=LIST"
 	run uring-open --bench --from=/dev/null -n 2
 	assertEquals 64 "$RC"
 	run uring-open -q --json /
@@ -580,7 +592,7 @@ test_completion() {
 			COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
 			_uring_open 2>/dev/null; echo "${COMPREPLY[*]}"' _ "$bc" "$DCP_SRC/completions/uring-open" "$@"
 	}
-	assertEquals "--flags" "$(complete_words uring-open --fl)"
+	assertEquals "--flags=" "$(complete_words uring-open --fl)"
 	assertEquals "--direct" "$(complete_words uring-open --dir)"
 	assertEquals "rdonly,nonblock rdonly,nofollow rdonly,noctty rdonly,noatime" \
 		"$(complete_words uring-open --flags rdonly,no)"

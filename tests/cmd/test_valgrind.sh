@@ -114,7 +114,7 @@ test_warm_under_valgrind() {
 	vg 0 warm -r --json "$T"
 	vg 0 warm -r --prometheus "$T"
 	vg 0 warm --from "$MNT/list"
-	vg 0 warm --null --from - <"$MNT/list0"
+	vg 0 warm -0 -v --files0-from=- <"$MNT/list0"
 	vg 2 warm "$T/absent"
 	vg 3 warm -r --check "$T"
 	vg 64 warm --bogus

@@ -134,7 +134,7 @@ test_a_path_warms_its_whole_chain() {
 	assertFalse "cold before" "cached $MNT/a"
 	run warm "$MNT/a/b/c/file"
 	assertEquals 0 "$RC"
-	assertContains "$ERR" "1 entries, 0 errors"
+	assertContains "$ERR" "1 entry, 0 errors"
 	for p in "$MNT/a" "$MNT/a/b" "$MNT/a/b/c" "$MNT/a/b/c/file"; do
 		assertTrue "$p is cached" "cached '$p'"
 	done
@@ -223,21 +223,21 @@ test_unreadable_lists() {
 	chmod 0755 "$SHUNIT_TMPDIR"
 	run as_nobody "$DCP_BIN/warm" --from "$SHUNIT_TMPDIR/list" --from "$MNT/nolist" "$MNT/tree/d1"
 	assertEquals "exit 2: $ERR" 2 "$RC"
-	assertContains "$ERR" "warm: $SHUNIT_TMPDIR/list: cannot read list: Permission denied"
-	assertContains "$ERR" "warm: $MNT/nolist: cannot read list: No such file or directory"
-	assertContains "$ERR" "1 entries, 2 errors"
+	assertContains "$ERR" "warm: cannot read $SHUNIT_TMPDIR/list: Permission denied"
+	assertContains "$ERR" "warm: cannot read $MNT/nolist: No such file or directory"
+	assertContains "$ERR" "1 entry, 2 errors"
 	assertTrue "the argument was warmed" "cached $MNT/tree/d1"
 }
 
 test_from_stdin_nul_with_newline_names() {
 	printf '%s\0' "$MNT/$NL" "$MNT/tree/d3/f07.txt" >"$SHUNIT_TMPDIR/in"
-	run warm --null --from - <"$SHUNIT_TMPDIR/in"
+	run warm --files0-from=- <"$SHUNIT_TMPDIR/in"
 	assertEquals "exit status: $ERR" 0 "$RC"
 	assertContains "$ERR" "2 entries, 0 errors"
 	assertTrue "the name with a newline is cached" "cached '$MNT/$NL'"
 	assertTrue "cached $MNT/tree/d3/f07.txt"
 	assertFalse "the others are not" "cached $MNT/tree/d3/f08.txt"
-	# The same list without --null names two files that do not exist.
+	# The same list read as lines names two files that do not exist.
 	run warm --from - <<<"$MNT/$NL"
 	assertEquals 2 "$RC"
 	assertContains "$ERR" "$MNT/new: No such file or directory"
@@ -245,7 +245,7 @@ test_from_stdin_nul_with_newline_names() {
 	printf '%s\n%s\0x\n' "$MNT/a/other" "$MNT/a" >"$SHUNIT_TMPDIR/in"
 	run warm --from - <"$SHUNIT_TMPDIR/in"
 	assertEquals 2 "$RC"
-	assertContains "$ERR" "-: record 2 contains a NUL byte (use --null)"
+	assertContains "$ERR" "standard input: record 2: a path contains a NUL byte (use --files0-from)"
 	assertTrue "cached $MNT/a/other"
 	# -r over a list: each path is a tree.
 	run warm -r --from - <<<"$MNT/tree/x"
@@ -276,7 +276,7 @@ test_max_depth() {
 	assertEquals 171 "$(json_get 'objs[-1]["entries"]' <<<"$OUT")"
 	run warm -r --max-depth 0 "$MNT/a"
 	assertEquals 0 "$RC"
-	assertContains "$ERR" "1 entries"
+	assertContains "$ERR" "1 entry"
 	assertFalse "cached $MNT/a/b"
 }
 
@@ -410,7 +410,7 @@ test_quiet_and_progress() {
 	# Under ThreadSanitizer the progress thread's timed wait never times
 	# out here (no tick in 1.2 s; cause not found, see tests/README.md).
 	if ! grep -q '^DCP_SANITIZE:[A-Z]*=thread$' "$DCP_BUILD/CMakeCache.txt" 2>/dev/null; then
-		assertContains "$ERR" $'\r\033[Kwarm: 1 entries, 0 errors, '
+		assertContains "$ERR" $'\r\033[Kwarm: 1 entry, 0 errors, '
 		assertContains "the summary follows a cleared line" "$ERR" $'\r\033[Kwarm: 2 entries, 0 errors in'
 	fi
 	run warm --progress --no-progress --from - < <(echo "$MNT/a"; sleep 1.2)
@@ -437,7 +437,7 @@ test_usage_errors() {
 	assertEquals 64 "$RC"
 	assertContains "$ERR" "no PATH given"
 	for bad in "-j 0" "-j 1025" "-j x" "--max-depth -1 -r" "--max-depth x -r" \
-		"-x" "--max-depth 1" "--exclude x" "--null" "--json --prometheus" \
+		"-x" "--exclude x" "--json -0" "--json --prometheus" \
 		"-v --prometheus" "--bogus"; do
 		# shellcheck disable=SC2086
 		run warm $bad /
