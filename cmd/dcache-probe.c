@@ -74,7 +74,7 @@ static const char doc[] =
 "  dcache-probe -r --per-dir=1 /srv         # which subtrees are cold\n"
 "  dcache-probe -r --no-perturb /srv        # measure, leave the cache as found\n"
 "  dcache-probe -rq --min-cached 95 /srv/app && echo warm\n"
-"  dcache-probe -r -0 --only=miss /srv | xargs -0 warm\n"
+"  dcache-probe -r -0 --only=miss /srv | xargs -0r warm\n"
 "  dcache-probe -r -s --prometheus /srv > /var/lib/node_exporter/dcache.prom\n"
 "  dcache-probe -r -s --pages /srv/app      # and how much of its data is in memory\n"
 "\v"
@@ -370,7 +370,8 @@ static struct pages_series pdirs, pmounts;
 
 /* Keep a copy of C labelled VALUE (which must outlive the run). */
 static void pages_keep_series(struct pages_series *s, const char *value, size_t len,
-			      const char *fstype, const struct dcp_pages_counts *c)
+			      const char *fstype, const uint64_t *mnt_id,
+			      const struct dcp_pages_counts *c)
 {
 	struct dcp_pages_counts *copy;
 
@@ -387,7 +388,8 @@ static void pages_keep_series(struct pages_series *s, const char *value, size_t 
 	if (!copy)
 		return;
 	*copy = *c;
-	s->v[s->n++] = (struct dcp_pages_series){ value, len, fstype, copy };
+	s->v[s->n++] = (struct dcp_pages_series){ value, len, fstype, copy, mnt_id != NULL,
+						  mnt_id ? *mnt_id : 0 };
 }
 
 static void pages_json_entry(struct worker *w)
@@ -703,7 +705,7 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 	memcpy(p, path, pathlen + 1);
 	run.dirs[run.ndirs++] = (struct dcp_pr_prom_series){ .path = p, .pathlen = pathlen, .c = c };
 	if (env.pages)
-		pages_keep_series(&pdirs, p, pathlen, NULL, &ds->pown);
+		pages_keep_series(&pdirs, p, pathlen, NULL, NULL, &ds->pown);
 }
 
 /* ---- progress ---- */
@@ -934,7 +936,7 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 		struct dcp_pages_counts zero = { 0 }, *pc = pages_of_mount(rows[k].id);
 
 		pages_keep_series(&pmounts, ser[k].path, ser[k].pathlen, ser[k].fstype,
-				  pc ? pc : &zero);
+				  &rows[k].id, pc ? pc : &zero);
 	}
 	return;
 oom:
@@ -1006,20 +1008,20 @@ static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
 	}
 }
 
-/* The run's data totals: in the JSON summary, a text line, or metrics. */
-static void pages_total(struct dcp_buf *out, struct dcp_buf *err,
+/* The run's data totals: in the JSON summary, a text line, or metrics in M. */
+static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_prom *m,
 			const struct dcp_pages_counts *pt)
 {
-	struct dcp_buf m = DCP_BUF_INIT;
+	struct dcp_buf j = DCP_BUF_INIT;
 
 	if (o.quiet)
 		return;
 	if (o.json) {
-		dcp_pages_json_counts(&m, pt, env.min_resident);
-		if (!m.oom)
-			dcp_pages_json_insert(out, m.data, m.len);
-		dcp_buf_free(&m);
-	} else if (o.prometheus) {
+		dcp_pages_json_counts(&j, pt, env.min_resident);
+		if (!j.oom)
+			dcp_pages_json_insert(out, j.data, j.len);
+		dcp_buf_free(&j);
+	} else if (m) {
 		struct dcp_pages_series *ser = NULL;
 		size_t n = 0;
 
@@ -1029,20 +1031,16 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err,
 			struct rootrec *rr = root_rec(i);
 
 			ser[n++] = (struct dcp_pages_series){ rr->path, strlen(rr->path), NULL,
-							      &rr->pc };
+							      &rr->pc, false, 0 };
 		}
 		if (ser)
-			dcp_pages_prometheus(out, "dcache_probe_data", "root", ser, n);
+			dcp_pages_prometheus(m, DCP_PAGES_PROM_ROOT, ser, n);
 		else
-			dcp_pages_prometheus(out, "dcache_probe_data", "root",
+			dcp_pages_prometheus(m, DCP_PAGES_PROM_ROOT,
 					     &(struct dcp_pages_series){ .c = pt }, 1);
 		free(ser);
-		if (pmounts.n)
-			dcp_pages_prometheus(out, "dcache_probe_mount_data", "mountpoint",
-					     pmounts.v, pmounts.n);
-		if (pdirs.n)
-			dcp_pages_prometheus(out, "dcache_probe_dir_data", "path", pdirs.v,
-					     pdirs.n);
+		dcp_pages_prometheus(m, DCP_PAGES_PROM_MOUNT, pmounts.v, pmounts.n);
+		dcp_pages_prometheus(m, DCP_PAGES_PROM_DIR, pdirs.v, pdirs.n);
 	} else if (stderr_summary()) {
 		dcp_buf_printf(err, "%s: ", program_invocation_name);
 		dcp_pages_text_counts(err, pt);
@@ -1054,6 +1052,7 @@ int main(int argc, char **argv)
 	/* Static: what they own stays reachable until exit. */
 	static struct dcp_buf out = DCP_BUF_INIT, err = DCP_BUF_INIT;
 	static struct dcp_pr_prom prom;
+	struct dcp_prom *metrics = NULL;
 	static struct worker single;
 	struct dcp_pr_counts tot = { 0 };
 	struct dcp_pages_counts ptot = { 0 };
@@ -1176,13 +1175,12 @@ int main(int argc, char **argv)
 		pages_roots(&out, &err);
 	}
 	if (o.prometheus) {
-		struct timespec now;
-
-		clock_gettime(CLOCK_REALTIME, &now);
+		metrics = dcp_prom_new("dcache-probe");
+		if (!metrics)
+			error(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
 		prom.duration_s = (double)(dcp_now_ns() - run.t0) / 1e9;
-		prom.timestamp_s = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 		prom.status = status;
-		dcp_pr_prometheus(&out, &prom);
+		dcp_pr_prometheus(metrics, &prom);
 	} else if (o.json) {
 		size_t at = out.len;
 
@@ -1201,7 +1199,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (env.pages)
-		pages_total(&out, &err, &ptot);
+		pages_total(&out, &err, metrics, &ptot);
+	if (metrics && dcp_prom_write(metrics, &out) < 0)
+		error(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
+	dcp_prom_free(metrics);
 	flush_buf(&out);
 	werr = atomic_load(&run.write_err);
 	if (!werr && close(STDOUT_FILENO) < 0 && errno != EBADF)

@@ -369,58 +369,6 @@ static void summary_json(struct dcp_buf *b, const struct dcp_warm_stats *st,
 		       secs, rate, jobs, status);
 }
 
-static void prom_metric(struct dcp_buf *b, const char *name, const char *help,
-			int decimals, double v)
-{
-	dcp_buf_printf(b, "# HELP dcprobe_warm_%s %s\n# TYPE dcprobe_warm_%s gauge\n",
-		       name, help, name);
-	dcp_buf_printf(b, "dcprobe_warm_%s %.*f\n", name, decimals, v);
-}
-
-static void summary_prom(struct dcp_buf *b, const struct dcp_warm_stats *st, double secs)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	prom_metric(b, "entries", "Entries looked up by the last warm run.", 0,
-		    (double)st->entries);
-	prom_metric(b, "errors", "Paths and directories that failed in the last warm run.",
-		    0, (double)st->errors);
-	if (env.flags & DCP_WARM_CHECK) {
-		prom_metric(b, "cold_entries",
-			    "Entries that missed the dentry cache before the last warm run.",
-			    0, (double)st->cold);
-		prom_metric(b, "cached_entries",
-			    "Entries served from the dentry cache after the last warm run.",
-			    0, (double)st->cached_after);
-		prom_metric(b, "still_miss_entries",
-			    "Entries that still missed the dentry cache after the last warm run.",
-			    0, (double)st->still_miss);
-	}
-	if (env.flags & DCP_WARM_PAGES) {
-		prom_metric(b, "data_bytes", "Bytes of file data read by the last warm run.", 0,
-			    (double)atomic_load(&env.pages.bytes));
-		prom_metric(b, "data_files", "Regular files read by the last warm run.", 0,
-			    (double)atomic_load(&env.pages.files));
-		prom_metric(b, "data_left_out_files",
-			    "Files left out (in part) by --max-bytes or --max-file-size.", 0,
-			    (double)atomic_load(&env.pages.skipped));
-	}
-	if ((env.flags & DCP_WARM_PAGES) && (env.flags & DCP_WARM_CHECK)) {
-		prom_metric(b, "data_pages", "Pages spanned by the files read.", 0,
-			    (double)atomic_load(&env.pages.pages));
-		prom_metric(b, "data_resident_pages_before",
-			    "Of those, pages in the page cache before the run.", 0,
-			    (double)atomic_load(&env.pages.resident_before));
-		prom_metric(b, "data_resident_pages_after",
-			    "Of those, pages in the page cache after the run.", 0,
-			    (double)atomic_load(&env.pages.resident_after));
-	}
-	prom_metric(b, "duration_seconds", "Wall time of the last warm run.", 6, secs);
-	prom_metric(b, "last_run_timestamp_seconds", "When the last warm run ended.", 3,
-		    (double)now.tv_sec + (double)now.tv_nsec / 1e9);
-}
-
 int main(int argc, char **argv)
 {
 	struct dcp_warm_opts opts;
@@ -469,6 +417,8 @@ int main(int argc, char **argv)
 		env.pages.max_bytes = dcp_pages_default_max_bytes();
 	if (o.verbose)
 		env.flags |= DCP_WARM_REPORT_ALL;
+	if (o.prometheus)
+		env.flags |= DCP_WARM_ROOT_STATS; /* per root with -r */
 
 	opts = (struct dcp_warm_opts){
 		.flags = env.flags,
@@ -504,8 +454,7 @@ int main(int argc, char **argv)
 		progress_shown = false;
 		pthread_mutex_unlock(&err_mu);
 	}
-	dcp_warm_finish(run, &st);
-	run = NULL;
+	dcp_warm_snapshot(run, &st);
 	if (ret == -ECANCELED && atomic_load(&out_failed))
 		ret = 0; /* we stopped it: "write error" below says why */
 	if (ret < 0)
@@ -527,8 +476,16 @@ int main(int argc, char **argv)
 		summary_json(mainbuf, &st, secs, rate, st.jobs, status);
 	if (o.json && (env.flags & DCP_WARM_PAGES))
 		pages_json(mainbuf);
-	else if (o.prometheus)
-		summary_prom(mainbuf, &st, secs);
+	else if (o.prometheus) {
+		struct dcp_prom *m = dcp_prom_new("warm");
+
+		if (!m || dcp_warm_prometheus(m, run, &st, status) < 0 ||
+		    dcp_prom_write(m, mainbuf) < 0)
+			error(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
+		dcp_prom_free(m);
+	}
+	dcp_warm_finish(run, NULL);
+	run = NULL;
 	flush_out(mainbuf);
 	if (!o.json && !o.quiet)
 		summary_text(&st, secs, rate);

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "dcp_prom.h"
 #include "dcp_report.h"
 
 /* How residency was measured. */
@@ -232,17 +233,27 @@ struct dcp_pages_series {
 	size_t len;
 	const char *fstype; /* adds fstype="..." when not NULL */
 	const struct dcp_pages_counts *c;
+	bool has_mnt_id;    /* adds mount_id="N" (two mounts never share a series) */
+	uint64_t mnt_id;
+};
+
+/* Which series dcp_pages_prometheus() writes. */
+enum dcp_pages_prom_scope {
+	DCP_PAGES_PROM_ROOT,  /* dcprobe_data_*{[root]} */
+	DCP_PAGES_PROM_MOUNT, /* dcprobe_mount_data_*{mountpoint,fstype,mount_id} */
+	DCP_PAGES_PROM_DIR,   /* dcprobe_dir_data_*{path} (--per-dir) */
 };
 
 /*
- * dcp_pages_prometheus - three gauge families, with HELP and TYPE lines,
- * one sample set per series, labelled LABEL="value" (no label for a series
+ * dcp_pages_prometheus - three gauge families into M (dcp_prom.h), one
+ * sample set per series, labelled as SCOPE says (no root label for a series
  * without a value):
  *   PREFIX_pages{...,kind="total|resident|dirty|writeback|recently_evicted"}
  *   PREFIX_files{...,state="measured|unknown|error"}
  *   PREFIX_resident_ratio{...}  0..1
+ * PREFIX is dcprobe_data, dcprobe_mount_data or dcprobe_dir_data.
  */
-void dcp_pages_prometheus(struct dcp_buf *b, const char *prefix, const char *label,
+void dcp_pages_prometheus(struct dcp_prom *m, enum dcp_pages_prom_scope scope,
 			  const struct dcp_pages_series *s, size_t n);
 
 /* ---- warming ---- */

@@ -16,6 +16,7 @@
 #include "dcp_explain.h"
 #include "dcp_mounts.h"
 #include "dcp_probe.h"
+#include "dcp_prom.h"
 #include "dcp_report.h"
 
 /* Output formats of the per-path, per-directory and per-mount records. */
@@ -197,31 +198,35 @@ struct dcp_pr_prom_series {
 /* What dcp_pr_prometheus() writes. */
 struct dcp_pr_prom {
 	const struct dcp_pr_prom_series *roots; /* label root="..."; with NROOTS 0 */
-	size_t nroots;				/* the run's TOTAL has no label */
+	size_t nroots;				/* the run's TOTAL has no root label */
 	const struct dcp_pr_counts *total;
-	const struct dcp_pr_prom_series *mounts; /* label mountpoint, fstype */
+	const struct dcp_pr_prom_series *mounts; /* label mountpoint, fstype, mount_id */
 	size_t nmounts;
 	const struct dcp_pr_prom_series *dirs; /* label path */
 	size_t ndirs;
+	bool states_unknown; /* no paths were probed (warm without --check):
+			      * no dcprobe_paths, dcprobe_cached_ratio */
+	bool no_unvisited;   /* the command never leaves a directory unvisited
+			      * on purpose (warm): no dcprobe_not_visited_dirs */
 	double duration_s;
-	double timestamp_s; /* wall clock at the end of the run */
 	int status;	    /* the run's exit status */
 };
 
 /*
- * dcp_pr_prometheus - node_exporter textfile-collector metrics (text
- * exposition format 0.0.4), every family with HELP and TYPE lines:
- *   dcache_probe_paths{[root=...,]state=...}           gauge
- *   dcache_probe_cached_ratio{[root=...]}              gauge 0..1
- *   dcache_probe_not_visited_dirs{[root=...]}          gauge
- *   dcache_probe_complete{[root=...]}                  1, or 0 if dirs were not visited
- *   dcache_probe_walk_errors{[root=...]}               gauge
- *   dcache_probe_mount_paths{mountpoint,fstype,state}  gauge (--per-mount)
- *   dcache_probe_mount_resolve_cached{mountpoint,fstype} 1 can succeed, 0 flagged
- *   dcache_probe_dir_paths{path,state}                 gauge (--per-dir)
- *   dcache_probe_duration_seconds, dcache_probe_exit_status,
- *   dcache_probe_last_run_timestamp_seconds            gauge
+ * dcp_pr_prometheus - the shared metric families of dcache-probe and warm
+ * into M (dcp_prom.h: every series also has command="..."), all gauges:
+ *   dcprobe_paths{[root,]state}                 paths by probe state
+ *   dcprobe_cached_ratio{[root]}                0..1
+ *   dcprobe_not_visited_dirs{[root]}            directories not listed
+ *   dcprobe_complete{[root]}                    1, or 0 if dirs were not visited
+ *   dcprobe_walk_errors{[root]}                 directories not opened or listed
+ *   dcprobe_mount_paths{mountpoint,fstype,mount_id,state}      (--per-mount)
+ *   dcprobe_mount_resolve_cached{mountpoint,fstype,mount_id}   1 can succeed, 0 flagged
+ *   dcprobe_dir_paths{path,state}               (--per-dir)
+ *   dcprobe_duration_seconds, dcprobe_exit_status,
+ *   dcprobe_last_run_timestamp_seconds          (dcp_prom_run())
+ * A root or directory given twice is one series: the first one's counts.
  */
-void dcp_pr_prometheus(struct dcp_buf *b, const struct dcp_pr_prom *p);
+void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p);
 
 #endif

@@ -22,6 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dcp_probe.h"
+#include "dcp_prom.h"
+
 struct dcp_warm;
 struct dcp_opts;
 struct dcp_mounts;
@@ -36,6 +39,8 @@ enum {
 	DCP_WARM_REPORT_ALL = 1 << 5,	/* call report() for every entry */
 	DCP_WARM_PAGES = 1 << 6,	/* also read regular files' data into the
 					 * page cache, within opts.pages (dcp_pages.h) */
+	DCP_WARM_ROOT_STATS = 1 << 7,	/* with DCP_WARM_RECURSIVE: keep counts per
+					 * root too (dcp_warm_root()) */
 };
 
 /* What an event is about. */
@@ -58,6 +63,8 @@ struct dcp_warm_event {
 	unsigned char type; /* DT_* as listed; DT_UNKNOWN for paths given */
 	int depth;	   /* 0 for a path given */
 	unsigned worker;   /* index of the calling thread */
+	size_t root;	   /* DCP_WARM_RECURSIVE: index of the tree's root, in
+			    * the order added; 0 for lists */
 };
 
 struct dcp_pages_budget;
@@ -90,12 +97,14 @@ struct dcp_warm_opts {
 struct dcp_warm_stats {
 	uint64_t entries;	/* entries warmed (stat'ed or opened) */
 	uint64_t errors;	/* failed stats, failed probes, unreadable directories */
+	uint64_t walk_errors;	/* of those, directories not opened or listed */
 	/* DCP_WARM_CHECK only: */
 	uint64_t cold;		/* missed the cache before (EAGAIN) */
 	uint64_t cached_before; /* cached or negative before */
 	uint64_t cached_after;	/* cached or negative after */
 	uint64_t newly_warmed;	/* missed before, cached after */
 	uint64_t still_miss;	/* still EAGAIN after the stat */
+	uint64_t after[DCP_NSTATES]; /* entries by probe state after the stat */
 	uint64_t elapsed_ns;	/* since dcp_warm_new() */
 	unsigned jobs;		/* lookups in flight: -j, or fewer when the
 				 * walker lacked descriptors for that many */
@@ -153,11 +162,40 @@ void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st);
 int dcp_warm_wait(struct dcp_warm *w);
 
 /*
+ * dcp_warm_nroots - with DCP_WARM_ROOT_STATS, the number of trees added;
+ * else 0.
+ */
+size_t dcp_warm_nroots(const struct dcp_warm *w);
+
+/*
+ * dcp_warm_root - after dcp_warm_wait(), the counts of the tree with index
+ * I (dcp_warm_nroots()) in *ST (elapsed_ns and jobs zero); returns its path
+ * as added (valid until dcp_warm_finish()), or NULL for no such tree.
+ */
+const char *dcp_warm_root(const struct dcp_warm *w, size_t i, struct dcp_warm_stats *st);
+
+/*
  * dcp_warm_finish - dcp_warm_wait() if not done yet, store the final counts
  * in *ST (if not NULL) and free the run.  Returns 0, or the -errno of a
  * failure of the engine itself (not of a path: those are counted as errors
  * and reported).
  */
 int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st);
+
+/*
+ * dcp_warm_prometheus - after dcp_warm_wait(), the run's metrics into M
+ * (dcp_prom.h), TOTAL its final counts and STATUS its exit status: the
+ * families shared with dcache-probe (dcp_pr_prometheus(): dcprobe_paths by
+ * state after warming, only with DCP_WARM_CHECK; dcprobe_complete,
+ * dcprobe_walk_errors, the run's duration, status and time), per root with
+ * DCP_WARM_ROOT_STATS, else for the whole run; then warm's own:
+ *   dcprobe_warm_entries, dcprobe_warm_errors{[root]}
+ *   dcprobe_warm_cold_entries, dcprobe_warm_newly_warmed_entries{[root]} (check)
+ *   dcprobe_warm_data_read_bytes, _read_files, _left_out_files (pages)
+ *   dcprobe_warm_data_pages{kind="total|resident_before|resident_after"} (pages, check)
+ * Returns 0 or -ENOMEM.
+ */
+int dcp_warm_prometheus(struct dcp_prom *m, const struct dcp_warm *w,
+			const struct dcp_warm_stats *total, int status);
 
 #endif

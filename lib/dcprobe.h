@@ -28,6 +28,7 @@
 #include "dcp_uring.h"	      /* one io_uring open: inline or punted */
 #include "dcp_trace.h"	      /* io_uring tracepoints from tracefs */
 #include "dcp_report.h"	      /* buffers, quoting, JSON, Prometheus labels */
+#include "dcp_prom.h"	      /* the Prometheus exposition of every command */
 #include "dcp_probe_report.h" /* dcache-probe's output formats */
 #include "dcp_latency.h"      /* min/median/p99/max */
 #include "dcp_pathlist.h"     /* paths from a file or stdin */

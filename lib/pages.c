@@ -676,74 +676,62 @@ void dcp_pages_devtab_free(struct dcp_pages_devtab *t)
 
 /* ---- Prometheus ---- */
 
-static void prom_labels(struct dcp_buf *b, const char *label, const struct dcp_pages_series *s,
+static void prom_labels(struct dcp_prom *m, const char *label, const struct dcp_pages_series *s,
 			const char *k, const char *v)
 {
-	bool any = false;
+	if (s->value)
+		dcp_prom_label(m, label, s->value, s->len);
+	if (s->fstype)
+		dcp_prom_labelz(m, "fstype", s->fstype);
+	if (s->has_mnt_id) {
+		char id[32];
 
-	if (s->value) {
-		dcp_buf_printf(b, "{%s=\"", label);
-		dcp_buf_prom_label(b, s->value, s->len);
-		dcp_buf_putc(b, '"');
-		any = true;
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)s->mnt_id);
+		dcp_prom_labelz(m, "mount_id", id);
 	}
-	if (s->fstype) {
-		dcp_buf_puts(b, any ? ",fstype=\"" : "{fstype=\"");
-		dcp_buf_prom_label(b, s->fstype, strlen(s->fstype));
-		dcp_buf_putc(b, '"');
-		any = true;
-	}
-	if (k) {
-		dcp_buf_printf(b, "%s%s=\"%s\"", any ? "," : "{", k, v);
-		any = true;
-	}
-	if (any)
-		dcp_buf_putc(b, '}');
+	if (k)
+		dcp_prom_labelz(m, k, v);
 }
 
-static void prom_head(struct dcp_buf *b, const char *prefix, const char *name, const char *help)
-{
-	dcp_buf_printf(b, "# HELP %s_%s %s\n# TYPE %s_%s gauge\n", prefix, name, help, prefix, name);
-}
-
-void dcp_pages_prometheus(struct dcp_buf *b, const char *prefix, const char *label,
+void dcp_pages_prometheus(struct dcp_prom *m, enum dcp_pages_prom_scope scope,
 			  const struct dcp_pages_series *s, size_t n)
 {
 	static const char *const kinds[] = { "total", "resident", "dirty", "writeback",
 					     "recently_evicted" };
 	static const char *const states[] = { "measured", "unknown", "error" };
+	/* Family names are kept by the writer: static strings. */
+	static const char *const names[][4] = {
+		[DCP_PAGES_PROM_ROOT] = { "root", "dcprobe_data_pages", "dcprobe_data_files",
+					  "dcprobe_data_resident_ratio" },
+		[DCP_PAGES_PROM_MOUNT] = { "mountpoint", "dcprobe_mount_data_pages",
+					   "dcprobe_mount_data_files",
+					   "dcprobe_mount_data_resident_ratio" },
+		[DCP_PAGES_PROM_DIR] = { "path", "dcprobe_dir_data_pages", "dcprobe_dir_data_files",
+					 "dcprobe_dir_data_resident_ratio" },
+	};
+	const char *const *nm = names[scope];
 
-	prom_head(b, prefix, "pages",
-		  "Pages of regular files whose dentry was cached: spanned, and in the page cache.");
 	for (size_t i = 0; i < n; i++) {
 		const struct dcp_pages_counts *c = s[i].c;
 		uint64_t v[] = { c->pages, c->resident, c->dirty, c->writeback,
 				 c->recently_evicted };
+		uint64_t f[] = { c->files, c->unknown, c->failed };
 
 		for (size_t k = 0; k < 5; k++) {
-			dcp_buf_printf(b, "%s_pages", prefix);
-			prom_labels(b, label, &s[i], "kind", kinds[k]);
-			dcp_buf_printf(b, " %llu\n", (unsigned long long)v[k]);
+			dcp_prom_start(m, nm[1],
+				       "Pages of regular files whose dentry was cached: spanned, and in the page cache.");
+			prom_labels(m, nm[0], &s[i], "kind", kinds[k]);
+			dcp_prom_u64(m, v[k]);
 		}
-	}
-	prom_head(b, prefix, "files",
-		  "Regular files by data residency: measured, unknown (lookup missed, or on FUSE or a network filesystem), error.");
-	for (size_t i = 0; i < n; i++) {
-		const struct dcp_pages_counts *c = s[i].c;
-		uint64_t v[] = { c->files, c->unknown, c->failed };
-
 		for (size_t k = 0; k < 3; k++) {
-			dcp_buf_printf(b, "%s_files", prefix);
-			prom_labels(b, label, &s[i], "state", states[k]);
-			dcp_buf_printf(b, " %llu\n", (unsigned long long)v[k]);
+			dcp_prom_start(m, nm[2],
+				       "Regular files by data residency: measured, unknown (lookup missed, or on FUSE or a network filesystem), error.");
+			prom_labels(m, nm[0], &s[i], "state", states[k]);
+			dcp_prom_u64(m, f[k]);
 		}
-	}
-	prom_head(b, prefix, "resident_ratio",
-		  "Share of the measured files' pages that are in the page cache.");
-	for (size_t i = 0; i < n; i++) {
-		dcp_buf_printf(b, "%s_resident_ratio", prefix);
-		prom_labels(b, label, &s[i], NULL, NULL);
-		dcp_buf_printf(b, " %.6g\n", dcp_pages_resident_pct(s[i].c) / 100.0);
+		dcp_prom_start(m, nm[3], "Share of the measured files' pages that are in the page cache.");
+		prom_labels(m, nm[0], &s[i], NULL, NULL);
+		dcp_prom_value(m, dcp_pages_resident_pct(c) / 100.0, -1);
 	}
 }
 

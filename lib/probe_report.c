@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/sysmacros.h>
@@ -367,144 +368,85 @@ void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
 	dcp_buf_free(&q);
 }
 
-/* ---- Prometheus text exposition format ---- */
+/* ---- Prometheus text exposition format (dcp_prom.h) ---- */
 
-static void prom_family(struct dcp_buf *b, const char *name, const char *help)
-{
-	dcp_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-}
-
-static void prom_label(struct dcp_buf *b, const char *name, const char *v, size_t n,
-		       bool *first)
-{
-	dcp_buf_puts(b, *first ? "{" : ",");
-	*first = false;
-	dcp_buf_puts(b, name);
-	dcp_buf_puts(b, "=\"");
-	dcp_buf_prom_label(b, v, n);
-	dcp_buf_putc(b, '"');
-}
-
-/* The labels of series S (root, mount or dir), without the closing brace. */
-static bool prom_series_labels(struct dcp_buf *b, const char *pathlabel,
+/* The labels of series S (root, mount or dir); none for the run's total. */
+static void prom_series_labels(struct dcp_prom *m, const char *pathlabel,
 			       const struct dcp_pr_prom_series *s)
 {
-	bool first = true;
+	if (!s)
+		return;
+	dcp_prom_label(m, pathlabel, s->path, s->pathlen);
+	if (s->fstype)
+		dcp_prom_labelz(m, "fstype", s->fstype);
+	if (s->has_mnt_id) {
+		char id[32];
 
-	if (s) {
-		prom_label(b, pathlabel, s->path, s->pathlen, &first);
-		if (s->fstype)
-			prom_label(b, "fstype", s->fstype, strlen(s->fstype), &first);
-		if (s->has_mnt_id) {
-			char id[32];
-			int n = snprintf(id, sizeof(id), "%llu", (unsigned long long)s->mnt_id);
-
-			prom_label(b, "mount_id", id, (size_t)n, &first);
-		}
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)s->mnt_id);
+		dcp_prom_labelz(m, "mount_id", id);
 	}
-	return first;
 }
 
-static void prom_close(struct dcp_buf *b, bool first)
-{
-	if (!first)
-		dcp_buf_putc(b, '}');
-}
-
-static void prom_states(struct dcp_buf *b, const char *name, const char *pathlabel,
-			const struct dcp_pr_prom_series *s, const struct dcp_pr_counts *c)
+static void prom_states(struct dcp_prom *m, const char *name, const char *help,
+			const char *pathlabel, const struct dcp_pr_prom_series *s,
+			const struct dcp_pr_counts *c)
 {
 	for (int st = 0; st < DCP_NSTATES; st++) {
-		bool first;
-
-		dcp_buf_puts(b, name);
-		first = prom_series_labels(b, pathlabel, s);
-		prom_label(b, "state", dcp_state_name(st), strlen(dcp_state_name(st)), &first);
-		prom_close(b, first);
-		dcp_buf_printf(b, " %llu\n", c->n[st]);
+		dcp_prom_start(m, name, help);
+		prom_series_labels(m, pathlabel, s);
+		dcp_prom_labelz(m, "state", dcp_state_name(st));
+		dcp_prom_u64(m, c->n[st]);
 	}
 }
 
-static void prom_value(struct dcp_buf *b, const char *name, const char *pathlabel,
-		       const struct dcp_pr_prom_series *s, bool ratio, double v)
+static void prom_value(struct dcp_prom *m, const char *name, const char *help,
+		       const char *pathlabel, const struct dcp_pr_prom_series *s, bool ratio,
+		       double v)
 {
-	dcp_buf_puts(b, name);
-	prom_close(b, prom_series_labels(b, pathlabel, s));
-	if (ratio)
-		dcp_buf_printf(b, " %.6g\n", v);
-	else
-		dcp_buf_printf(b, " %.0f\n", v);
+	dcp_prom_start(m, name, help);
+	prom_series_labels(m, pathlabel, s);
+	dcp_prom_value(m, v, ratio ? -1 : 0);
 }
 
-/* Per-root series, or one unlabelled series for the whole run. */
-static size_t nseries(const struct dcp_pr_prom *p)
+void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p)
 {
-	return p->nroots ? p->nroots : 1;
-}
+	size_t n = p->nroots ? p->nroots : 1;
 
-static const struct dcp_pr_prom_series *series_at(const struct dcp_pr_prom *p, size_t i)
-{
-	return p->nroots ? &p->roots[i] : NULL;
-}
+	/* Per-root series, or one series without a root for the whole run. */
+	for (size_t i = 0; i < n; i++) {
+		const struct dcp_pr_prom_series *s = p->nroots ? &p->roots[i] : NULL;
+		const struct dcp_pr_counts *c = p->nroots ? p->roots[i].c : p->total;
 
-static const struct dcp_pr_counts *counts_at(const struct dcp_pr_prom *p, size_t i)
-{
-	return p->nroots ? p->roots[i].c : p->total;
-}
-
-void dcp_pr_prometheus(struct dcp_buf *b, const struct dcp_pr_prom *p)
-{
-	prom_family(b, "dcache_probe_paths",
-		    "Paths probed with openat2 RESOLVE_CACHED, by residency state.");
-	for (size_t i = 0; i < nseries(p); i++)
-		prom_states(b, "dcache_probe_paths", "root", series_at(p, i), counts_at(p, i));
-	prom_family(b, "dcache_probe_cached_ratio",
-		    "Share of probed paths resolved from the dentry cache (cached or negative).");
-	for (size_t i = 0; i < nseries(p); i++)
-		prom_value(b, "dcache_probe_cached_ratio", "root", series_at(p, i), true,
-			   dcp_pr_cached_pct(counts_at(p, i)) / 100.0);
-	prom_family(b, "dcache_probe_not_visited_dirs",
-		    "Directories not listed (--no-perturb): what they hold is unknown.");
-	for (size_t i = 0; i < nseries(p); i++)
-		prom_value(b, "dcache_probe_not_visited_dirs", "root", series_at(p, i), false,
-			   (double)counts_at(p, i)->not_visited);
-	prom_family(b, "dcache_probe_complete",
-		    "1 if every directory below the root was visited, 0 if what some hold is unknown.");
-	for (size_t i = 0; i < nseries(p); i++)
-		prom_value(b, "dcache_probe_complete", "root", series_at(p, i), false,
-			   dcp_pr_complete(counts_at(p, i)) ? 1.0 : 0.0);
-	prom_family(b, "dcache_probe_walk_errors",
-		    "Directories that could not be opened or listed.");
-	for (size_t i = 0; i < nseries(p); i++)
-		prom_value(b, "dcache_probe_walk_errors", "root", series_at(p, i), false,
-			   (double)counts_at(p, i)->walk_errors);
-	if (p->nmounts) {
-		prom_family(b, "dcache_probe_mount_paths",
-			    "Paths probed per mount, by residency state.");
-		for (size_t i = 0; i < p->nmounts; i++)
-			prom_states(b, "dcache_probe_mount_paths", "mountpoint",
-				    &p->mounts[i], p->mounts[i].c);
-		prom_family(b, "dcache_probe_mount_resolve_cached",
-			    "1 if RESOLVE_CACHED lookups can succeed on the mount's filesystem type, "
-			    "0 if they can miss although cached.");
-		for (size_t i = 0; i < p->nmounts; i++)
-			prom_value(b, "dcache_probe_mount_resolve_cached", "mountpoint",
-				   &p->mounts[i], false,
-				   dcp_fs_flagged(p->mounts[i].fstype) ? 0.0 : 1.0);
+		if (!p->states_unknown) {
+			prom_states(m, "dcprobe_paths",
+				    "Paths probed with openat2 RESOLVE_CACHED, by residency state "
+				    "(warm: after warming).", "root", s, c);
+			prom_value(m, "dcprobe_cached_ratio",
+				   "Share of probed paths resolved from the dentry cache (cached or negative).",
+				   "root", s, true, dcp_pr_cached_pct(c) / 100.0);
+		}
+		if (!p->no_unvisited)
+			prom_value(m, "dcprobe_not_visited_dirs",
+				   "Directories not listed (--no-perturb): what they hold is unknown.",
+				   "root", s, false, (double)c->not_visited);
+		prom_value(m, "dcprobe_complete",
+			   "1 if every directory below the root was visited, 0 if what some hold is unknown.",
+			   "root", s, false, dcp_pr_complete(c) ? 1.0 : 0.0);
+		prom_value(m, "dcprobe_walk_errors", "Directories that could not be opened or listed.",
+			   "root", s, false, (double)c->walk_errors);
 	}
-	if (p->ndirs) {
-		prom_family(b, "dcache_probe_dir_paths",
-			    "Paths probed below a directory (--per-dir), by residency state.");
-		for (size_t i = 0; i < p->ndirs; i++)
-			prom_states(b, "dcache_probe_dir_paths", "path", &p->dirs[i],
-				    p->dirs[i].c);
+	for (size_t i = 0; i < p->nmounts; i++) {
+		prom_states(m, "dcprobe_mount_paths", "Paths probed per mount, by residency state.",
+			    "mountpoint", &p->mounts[i], p->mounts[i].c);
+		prom_value(m, "dcprobe_mount_resolve_cached",
+			   "1 if RESOLVE_CACHED lookups can succeed on the mount's filesystem type, "
+			   "0 if they can miss although cached.",
+			   "mountpoint", &p->mounts[i], false,
+			   dcp_fs_flagged(p->mounts[i].fstype) ? 0.0 : 1.0);
 	}
-	prom_family(b, "dcache_probe_duration_seconds", "Wall time of the run.");
-	dcp_buf_printf(b, "dcache_probe_duration_seconds %.6f\n", p->duration_s);
-	prom_family(b, "dcache_probe_exit_status",
-		    "Exit status of the run (0 cached, 1 cold, 2 error).");
-	dcp_buf_printf(b, "dcache_probe_exit_status %d\n", p->status);
-	prom_family(b, "dcache_probe_last_run_timestamp_seconds",
-		    "Unix time at the end of the run.");
-	dcp_buf_printf(b, "dcache_probe_last_run_timestamp_seconds %.3f\n", p->timestamp_s);
+	for (size_t i = 0; i < p->ndirs; i++)
+		prom_states(m, "dcprobe_dir_paths",
+			    "Paths probed below a directory (--per-dir), by residency state.", "path",
+			    &p->dirs[i], p->dirs[i].c);
+	dcp_prom_run(m, p->duration_s, p->status);
 }

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +24,7 @@
 #include "dcp_opts.h"
 #include "dcp_pages.h"
 #include "dcp_probe.h"
+#include "dcp_probe_report.h"
 #include "dcp_report.h"
 #include "dcp_util.h"
 #include "dcp_walk.h"
@@ -39,13 +41,31 @@
 #define WARM_MAX_THREADS 1024
 #define WARM_QUEUE 1024 /* paths queued for the list pool */
 
-/* Counters of one worker: a single writer, read by snapshots. */
+enum { S_ENTRIES, S_ERRORS, S_COLD, S_CACHED_BEFORE, S_CACHED_AFTER,
+       S_NEWLY, S_STILL_MISS, S_WALK_ERRORS, S_AFTER, /* + dcp_state */
+       S_N = S_AFTER + DCP_NSTATES };
+
+/*
+ * Counters of one worker: a single writer, read by snapshots.  With
+ * DCP_WARM_ROOT_STATS the worker also sums what it counts for one root in
+ * ACC, and adds that to the root's counters when it moves to another root
+ * (and at the end): a big tree's root is not a cache line every thread
+ * writes to.
+ */
 struct wstats {
-	_Atomic uint64_t n[7];
+	_Atomic uint64_t n[S_N];
+	bool acc_on;
+	size_t acc_root;
+	uint64_t acc[S_N];
 } __attribute__((aligned(64)));
 
-enum { S_ENTRIES, S_ERRORS, S_COLD, S_CACHED_BEFORE, S_CACHED_AFTER,
-       S_NEWLY, S_STILL_MISS };
+/* Per-root counts (DCP_WARM_ROOT_STATS), in chunks that never move. */
+#define ROOT_CHUNK 1024
+#define ROOT_CHUNKS 65536
+struct wroot {
+	char *path;
+	_Atomic uint64_t n[S_N];
+};
 
 struct dcp_warm {
 	struct dcp_warm_opts opts;
@@ -60,6 +80,8 @@ struct dcp_warm {
 			      * progress timer snapshots concurrently) */
 	int wait_ret;
 	uint64_t elapsed_ns;
+	struct wroot **rchunks;	 /* DCP_WARM_ROOT_STATS: ROOT_CHUNKS pointers */
+	size_t nroots;
 
 	/* recursive: the walker, and the stat pool its visitor feeds */
 	struct dcp_walk *walk;
@@ -113,6 +135,7 @@ struct batch {
 	struct batch *next;
 	struct sdir *dir;
 	int depth;
+	size_t root;	  /* of the directory: every entry's */
 	unsigned n;
 	struct bent ent[BATCH];
 	struct dcp_buf paths;
@@ -139,12 +162,39 @@ unsigned dcp_warm_default_threads(void)
 	return WARM_DEFAULT_THREADS;
 }
 
-static inline void bump(struct wstats *s, int i)
+static struct wroot *root_at(const struct dcp_warm *w, size_t i)
+{
+	struct wroot *chunk = w->rchunks && i / ROOT_CHUNK < ROOT_CHUNKS ?
+				      w->rchunks[i / ROOT_CHUNK] : NULL;
+
+	return chunk ? &chunk[i % ROOT_CHUNK] : NULL;
+}
+
+/* Add a worker's sums for its current root to the root's counters. */
+static void root_flush(struct dcp_warm *w, struct wstats *s)
+{
+	struct wroot *r = s->acc_on ? root_at(w, s->acc_root) : NULL;
+
+	for (int i = 0; r && i < S_N; i++)
+		if (s->acc[i])
+			atomic_fetch_add_explicit(&r->n[i], s->acc[i], memory_order_relaxed);
+	memset(s->acc, 0, sizeof(s->acc));
+	s->acc_on = false;
+}
+
+static inline void bump_root(struct dcp_warm *w, struct wstats *s, size_t root, int i)
 {
 	/* One writer per counter: a relaxed load and store, no locked add. */
 	atomic_store_explicit(&s->n[i],
 			      atomic_load_explicit(&s->n[i], memory_order_relaxed) + 1,
 			      memory_order_relaxed);
+	if (!w->rchunks)
+		return;
+	if (s->acc_on && s->acc_root != root)
+		root_flush(w, s);
+	s->acc_on = true;
+	s->acc_root = root;
+	s->acc[i]++;
 }
 
 /*
@@ -175,6 +225,7 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 	struct wstats *s = &w->ws[ev->worker];
 	unsigned fl = w->opts.flags;
 	bool tell = fl & DCP_WARM_REPORT_ALL;
+#define bump(s, i) bump_root(w, s, ev->root, i)
 
 	bump(s, S_ENTRIES);
 	if (ev->err || ev->probe_err) {
@@ -197,7 +248,9 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 			bump(s, S_STILL_MISS);
 			tell = true;
 		}
+		bump(s, S_AFTER + (int)dcp_state_of_errno(ev->after));
 	}
+#undef bump
 	if (tell && w->opts.report)
 		w->opts.report(ev, w->opts.arg);
 }
@@ -342,6 +395,7 @@ static bool pending_add(struct dcp_warm *w, const struct dcp_entry *e)
 			return false;
 		p->b->dir = p->sd;
 		p->b->depth = e->depth;
+		p->b->root = e->root;
 		atomic_fetch_add(&p->sd->refs, 1);
 	}
 	b = p->b;
@@ -395,6 +449,7 @@ static void *pool_worker(void *arg)
 			struct dcp_warm_event ev = {
 				.path = path, .pathlen = be->pathlen, .op = DCP_WARM_OP_STAT,
 				.type = be->type, .depth = b->depth, .worker = index,
+				.root = b->root,
 			};
 
 			warm_entry(w, &ev, b->dir->fd, path + be->pathlen - be->namelen,
@@ -416,7 +471,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 		     (w->opts.max_depth < 0 || e->depth < w->opts.max_depth);
 	struct dcp_warm_event ev = {
 		.path = e->path, .pathlen = e->pathlen, .op = DCP_WARM_OP_STAT,
-		.type = e->type, .depth = e->depth, .worker = e->worker,
+		.type = e->type, .depth = e->depth, .worker = e->worker, .root = e->root,
 	};
 	bool isdir = true;
 
@@ -458,6 +513,7 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 	struct dcp_warm_event ev = {
 		.path = e->path, .pathlen = e->pathlen, .op = DCP_WARM_OP_DIR,
 		.err = err, .type = e->type, .depth = e->depth, .worker = e->worker,
+		.root = e->root,
 	};
 
 	/*
@@ -470,7 +526,8 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 
 		warm_one(AT_FDCWD, e->path, false, &isdir);
 	}
-	bump(s, S_ERRORS);
+	bump_root(w, s, e->root, S_ERRORS);
+	bump_root(w, s, e->root, S_WALK_ERRORS);
 	if (w->opts.report)
 		w->opts.report(&ev, w->opts.arg);
 }
@@ -586,6 +643,12 @@ static void warm_free(struct dcp_warm *w)
 		pthread_cond_destroy(&w->not_full);
 		free(w->tids);
 	}
+	for (size_t c = 0; w->rchunks && c < ROOT_CHUNKS && w->rchunks[c]; c++) {
+		for (size_t i = 0; i < ROOT_CHUNK; i++)
+			free(w->rchunks[c][i].path);
+		free(w->rchunks[c]);
+	}
+	free(w->rchunks);
 	free(w->ws);
 	free(w);
 }
@@ -603,6 +666,13 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 	w->filtering = opts->filter && dcp_opts_filtering(opts->filter);
 	w->nthreads = threads;
 	w->t0 = dcp_now_ns();
+	if ((opts->flags & DCP_WARM_ROOT_STATS) && (opts->flags & DCP_WARM_RECURSIVE)) {
+		w->rchunks = calloc(ROOT_CHUNKS, sizeof(*w->rchunks));
+		if (!w->rchunks) {
+			free(w);
+			return -ENOMEM;
+		}
+	}
 
 	if (opts->flags & DCP_WARM_RECURSIVE) {
 		struct dcp_walk_opts wo = {
@@ -636,6 +706,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		wo.fds_extra = WARM_DUPS_EXTRA;
 		ret = dcp_walk_new(&wo, &w->walk);
 		if (ret < 0) {
+			free(w->rchunks);
 			free(w);
 			return ret;
 		}
@@ -698,10 +769,33 @@ int dcp_warm_add(struct dcp_warm *w, const char *path)
 	if (w->failed || w->waited || atomic_load(&w->cancelled))
 		return -ECANCELED;
 	if (w->walk) {
-		int ret = dcp_walk_add(w->walk, path);
+		struct wroot *r = NULL;
+		int ret;
 
+		/* The root's record exists before the walker can see the root. */
+		if (w->rchunks) {
+			size_t c = w->nroots / ROOT_CHUNK;
+
+			if (c >= ROOT_CHUNKS)
+				return -E2BIG;
+			if (!w->rchunks[c])
+				w->rchunks[c] = calloc(ROOT_CHUNK, sizeof(struct wroot));
+			if (!w->rchunks[c])
+				return -ENOMEM;
+			r = root_at(w, w->nroots);
+			r->path = strdup(path);
+			if (!r->path)
+				return -ENOMEM;
+		}
+		ret = dcp_walk_add(w->walk, path);
 		if (ret < 0 && ret != -ENOMEM)
 			w->failed = ret;
+		if (r && ret < 0) {
+			free(r->path);
+			r->path = NULL;
+		} else if (r) {
+			w->nroots++;
+		}
 		return ret;
 	}
 	copy = strdup(path);
@@ -727,25 +821,51 @@ unsigned dcp_warm_threads(const struct dcp_warm *w)
 	return w->nthreads;
 }
 
-void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st)
+static void stats_of(const uint64_t *n, struct dcp_warm_stats *st)
 {
-	uint64_t n[7] = { 0 };
-
-	for (unsigned t = 0; t < w->nthreads; t++)
-		for (int i = 0; i < 7; i++)
-			n[i] += atomic_load_explicit(&w->ws[t].n[i], memory_order_relaxed);
 	*st = (struct dcp_warm_stats){
 		.entries = n[S_ENTRIES],
 		.errors = n[S_ERRORS],
+		.walk_errors = n[S_WALK_ERRORS],
 		.cold = n[S_COLD],
 		.cached_before = n[S_CACHED_BEFORE],
 		.cached_after = n[S_CACHED_AFTER],
 		.newly_warmed = n[S_NEWLY],
 		.still_miss = n[S_STILL_MISS],
-		.elapsed_ns = atomic_load_explicit(&w->waited, memory_order_acquire) ?
-				      w->elapsed_ns : dcp_now_ns() - w->t0,
-		.jobs = w->walkers ? w->walkers : w->nthreads,
 	};
+	for (int i = 0; i < DCP_NSTATES; i++)
+		st->after[i] = n[S_AFTER + i];
+}
+
+void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st)
+{
+	uint64_t n[S_N] = { 0 };
+
+	for (unsigned t = 0; t < w->nthreads; t++)
+		for (int i = 0; i < S_N; i++)
+			n[i] += atomic_load_explicit(&w->ws[t].n[i], memory_order_relaxed);
+	stats_of(n, st);
+	st->elapsed_ns = atomic_load_explicit(&w->waited, memory_order_acquire) ?
+				 w->elapsed_ns : dcp_now_ns() - w->t0;
+	st->jobs = w->walkers ? w->walkers : w->nthreads;
+}
+
+size_t dcp_warm_nroots(const struct dcp_warm *w)
+{
+	return w->rchunks ? w->nroots : 0;
+}
+
+const char *dcp_warm_root(const struct dcp_warm *w, size_t i, struct dcp_warm_stats *st)
+{
+	const struct wroot *r = i < dcp_warm_nroots(w) ? root_at(w, i) : NULL;
+	uint64_t n[S_N];
+
+	if (!r)
+		return NULL;
+	for (int k = 0; k < S_N; k++)
+		n[k] = atomic_load_explicit(&r->n[k], memory_order_relaxed);
+	stats_of(n, st);
+	return r->path;
 }
 
 int dcp_warm_wait(struct dcp_warm *w)
@@ -770,6 +890,9 @@ int dcp_warm_wait(struct dcp_warm *w)
 	}
 	if (!ret && atomic_load(&w->cancelled))
 		ret = -ECANCELED;
+	/* Every thread is gone: their sums per root are final. */
+	for (unsigned t = 0; w->rchunks && t < w->nthreads; t++)
+		root_flush(w, &w->ws[t]);
 	w->elapsed_ns = dcp_now_ns() - w->t0;
 	w->wait_ret = ret;
 	atomic_store_explicit(&w->waited, true, memory_order_release);
@@ -784,4 +907,114 @@ int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st)
 		dcp_warm_snapshot(w, st);
 	warm_free(w);
 	return ret;
+}
+
+/* --- metrics ----------------------------------------------------------- */
+
+static void warm_counts(const struct dcp_warm_stats *st, struct dcp_pr_counts *c)
+{
+	*c = (struct dcp_pr_counts){ .walk_errors = st->walk_errors };
+	for (int i = 0; i < DCP_NSTATES; i++)
+		c->n[i] = st->after[i];
+}
+
+/* warm's own families for one series (a root, or the run without a root). */
+static void warm_own(struct dcp_prom *m, unsigned fl, const char *root,
+		     const struct dcp_warm_stats *st)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+		bool check;
+	} fam[] = {
+		{ "dcprobe_warm_entries", "Entries looked up (warmed) by warm.",
+		  offsetof(struct dcp_warm_stats, entries), false },
+		{ "dcprobe_warm_errors",
+		  "Entries and directories that failed in warm (stat, probe, listing).",
+		  offsetof(struct dcp_warm_stats, errors), false },
+		{ "dcprobe_warm_cold_entries", "Entries that missed the dentry cache before warm.",
+		  offsetof(struct dcp_warm_stats, cold), true },
+		{ "dcprobe_warm_newly_warmed_entries",
+		  "Entries that missed before warm and were cached after.",
+		  offsetof(struct dcp_warm_stats, newly_warmed), true },
+	};
+
+	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
+		if (fam[i].check && !(fl & DCP_WARM_CHECK))
+			continue;
+		dcp_prom_start(m, fam[i].name, fam[i].help);
+		if (root)
+			dcp_prom_labelz(m, "root", root);
+		dcp_prom_u64(m, *(const uint64_t *)((const char *)st + fam[i].off));
+	}
+}
+
+static void prom_data(struct dcp_prom *m, unsigned fl, const struct dcp_pages_budget *p)
+{
+	static const char *const kinds[] = { "total", "resident_before", "resident_after" };
+	uint64_t pages[] = { atomic_load(&p->pages), atomic_load(&p->resident_before),
+			     atomic_load(&p->resident_after) };
+
+	dcp_prom_start(m, "dcprobe_warm_data_read_bytes", "Bytes of file data read by warm --pages.");
+	dcp_prom_u64(m, atomic_load(&p->bytes));
+	dcp_prom_start(m, "dcprobe_warm_data_read_files", "Regular files read by warm --pages.");
+	dcp_prom_u64(m, atomic_load(&p->files));
+	dcp_prom_start(m, "dcprobe_warm_data_left_out_files",
+		       "Files left out (in part) by --max-bytes or --max-file-size.");
+	dcp_prom_u64(m, atomic_load(&p->skipped));
+	if (!(fl & DCP_WARM_CHECK))
+		return;
+	for (int k = 0; k < 3; k++) {
+		dcp_prom_start(m, "dcprobe_warm_data_pages",
+			       "Pages spanned by the files read, and of those in the page cache before and after warm.");
+		dcp_prom_labelz(m, "kind", kinds[k]);
+		dcp_prom_u64(m, pages[k]);
+	}
+}
+
+int dcp_warm_prometheus(struct dcp_prom *m, const struct dcp_warm *w,
+			const struct dcp_warm_stats *total, int status)
+{
+	unsigned fl = w->opts.flags;
+	size_t n = dcp_warm_nroots(w);
+	struct dcp_pr_counts tc, *rc = NULL;
+	struct dcp_warm_stats *rs = NULL;
+	struct dcp_pr_prom_series *ser = NULL;
+	struct dcp_pr_prom p;
+
+	if (n) {
+		rc = calloc(n, sizeof(*rc));
+		rs = calloc(n, sizeof(*rs));
+		ser = calloc(n, sizeof(*ser));
+		if (!rc || !rs || !ser) {
+			free(rc);
+			free(rs);
+			free(ser);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *path = dcp_warm_root(w, i, &rs[i]);
+
+		warm_counts(&rs[i], &rc[i]);
+		ser[i] = (struct dcp_pr_prom_series){ .path = path, .pathlen = strlen(path),
+						      .c = &rc[i] };
+	}
+	warm_counts(total, &tc);
+	p = (struct dcp_pr_prom){
+		.roots = ser, .nroots = n, .total = &tc,
+		.states_unknown = !(fl & DCP_WARM_CHECK), .no_unvisited = true,
+		.duration_s = (double)total->elapsed_ns / 1e9, .status = status,
+	};
+	dcp_pr_prometheus(m, &p);
+	for (size_t i = 0; i < n; i++)
+		warm_own(m, fl, ser[i].path, &rs[i]);
+	if (!n)
+		warm_own(m, fl, NULL, total);
+	if ((fl & DCP_WARM_PAGES) && w->opts.pages)
+		prom_data(m, fl, w->opts.pages);
+	free(rc);
+	free(rs);
+	free(ser);
+	return 0;
 }

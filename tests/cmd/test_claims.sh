@@ -200,8 +200,8 @@ test_unvisited_directories_fail_the_verdict() {
 	assertEquals "False" "$(json_get 'objs[-1]["complete"]' <<<"$OUT")"
 	assertEquals "miss" "$(json_get '[o["reason"] for o in objs if o["type"] == "unvisited"][0]' <<<"$OUT")"
 	run dcache-probe -r --no-perturb --prometheus "$MNT/big"
-	assertContains "$OUT" "dcache_probe_complete{root=\"$MNT/big\"} 0"
-	assertContains "$OUT" "dcache_probe_exit_status 1"
+	assertContains "$OUT" "dcprobe_complete{command=\"dcache-probe\",root=\"$MNT/big\"} 0"
+	assertContains "$OUT" 'dcprobe_exit_status{command="dcache-probe"} 1'
 	# The README recipe now decides to warm, and warming makes it all cached.
 	dcache-probe -rq --no-perturb --min-cached 95 "$MNT/big" || warm -rq "$MNT/big"
 	run "$OPROBE" - <"$SHUNIT_TMPDIR/paths"
@@ -222,8 +222,8 @@ test_a_missing_tree_is_an_error() {
 	assertEquals "dcache-probe -r" 2 "$RC"
 	run dcache-probe -r --prometheus "$MNT/t/absent"
 	assertEquals 2 "$RC"
-	assertContains "$OUT" "dcache_probe_exit_status 2"
-	assertContains "$OUT" "dcache_probe_walk_errors{root=\"$MNT/t/absent\"} 1"
+	assertContains "$OUT" 'dcprobe_exit_status{command="dcache-probe"} 2'
+	assertContains "$OUT" "dcprobe_walk_errors{command=\"dcache-probe\",root=\"$MNT/t/absent\"} 1"
 	run warm -r "$MNT/t/absent"
 	assertEquals "warm -r" 2 "$RC"
 	assertContains "$ERR" "No such file or directory"

@@ -325,7 +325,7 @@ test_prometheus_series_unique() {
 	run dcache-probe -r -H --per-mount --prometheus "/proc/$p1/cwd" "/proc/$p2/cwd"
 	kill "$p1" "$p2"
 	wait "$p1" "$p2" 2>/dev/null
-	assertEquals "two detached mounts: both unknown ($OUT)" 8 "$(grep -c '^dcache_probe_mount_paths{mountpoint="?"' <<<"$OUT")"
+	assertEquals "two detached mounts: both unknown ($OUT)" 8 "$(grep -c '^dcprobe_mount_paths{command="dcache-probe",mountpoint="?"' <<<"$OUT")"
 	prom_check <<<"$OUT" || fail "mountpoint=\"?\" twice: $(grep 'mountpoint="?"' <<<"$OUT" | head -8)"
 	rm -rf "$MNT/pu"
 }
@@ -377,16 +377,17 @@ test_prometheus() {
 	run dcache-probe -r --prometheus --per-dir=0 "$MNT/t" "$hostile"
 	assertEquals 1 "$RC"
 	prom_check <<<"$OUT" || fail "bad exposition format"
-	assertEquals "9 6 1" "$(prom_check "dcache_probe_paths{root=\"$MNT/t\",state=\"cached\"}" \
-		"dcache_probe_paths{root=\"$MNT/t\",state=\"miss\"}" dcache_probe_exit_status <<<"$OUT" | xargs)"
+	assertEquals "9 6 1" "$(prom_check "dcprobe_paths{command=\"dcache-probe\",root=\"$MNT/t\",state=\"cached\"}" \
+		"dcprobe_paths{command=\"dcache-probe\",root=\"$MNT/t\",state=\"miss\"}" \
+		'dcprobe_exit_status{command="dcache-probe"}' <<<"$OUT" | xargs)"
 	assertContains "a label value is escaped" "$OUT" "root=\"$MNT/names/q\\\"b\\\\\\\\s\""
-	assertContains "$OUT" "dcache_probe_dir_paths{path=\"$MNT/t\",state=\"miss\"} 6"
-	assertContains "$OUT" "# TYPE dcache_probe_paths gauge"
+	assertContains "$OUT" "dcprobe_dir_paths{command=\"dcache-probe\",path=\"$MNT/t\",state=\"miss\"} 6"
+	assertContains "$OUT" "# TYPE dcprobe_paths gauge"
 	run dcache-probe --prometheus --per-mount "$MNT/t/a/f1"
 	prom_check <<<"$OUT" || fail "bad exposition format"
-	assertEquals "1" "$(prom_check "dcache_probe_mount_resolve_cached{mountpoint=\"$MNT\",fstype=\"ext4\",mount_id=\"$(awk -v m="$MNT" '$5 == m {print $1}' /proc/self/mountinfo)\"}" <<<"$OUT")"
+	assertEquals "1" "$(prom_check "dcprobe_mount_resolve_cached{command=\"dcache-probe\",mountpoint=\"$MNT\",fstype=\"ext4\",mount_id=\"$(awk -v m="$MNT" '$5 == m {print $1}' /proc/self/mountinfo)\"}" <<<"$OUT")"
 	assertEquals "without -r the run is one unlabelled series" "1" \
-		"$(prom_check 'dcache_probe_paths{state="cached"}' <<<"$OUT")"
+		"$(prom_check 'dcprobe_paths{command="dcache-probe",state="cached"}' <<<"$OUT")"
 	rm -rf "$MNT/names/q\"b\\s"
 }
 

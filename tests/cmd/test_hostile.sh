@@ -157,19 +157,26 @@ test_dcache_probe_hostile_tree() {
 	assertEquals "dcache-probe -0: every path, raw" "" "$(paths_check nul "$OUTF" "$H")"
 	runf dcache-probe -r --prometheus "$H"
 	clean_output "dcache-probe --prometheus"
+	assertTrue "dcache-probe --prometheus: promtool and no duplicate series" "prom_check <'$OUTF' >/dev/null"
 	runf dcache-probe -r -L "$H"
 	assertEquals "dcache-probe -L: loops are errors" 2 "$RC"
 	clean_output "dcache-probe -L"
 	# Tables and metrics name hostile directories and roots too.
 	local opts
 	for opts in "--per-dir" "--per-dir --json" "--per-mount" "--per-mount --json" \
-		"--prometheus $H/dir*" "-s" "--only=miss,error"; do
+		"--prometheus $H/dir*" "--prometheus --per-dir --per-mount $H/dir* $H/dir* $H" \
+		"-s" "--only=miss,error"; do
 		# shellcheck disable=SC2086
 		runf dcache-probe -r $opts "$H"
 		assertNotEquals "dcache-probe $opts: no hang" 124 "$RC"
 		clean_output "dcache-probe $opts"
-		case $opts in *--json*)
+		case $opts in
+		*--json*)
 			assertEquals "dcache-probe $opts: JSON" "" "$(json_lines_check "$OUTF")" ;;
+		*--prometheus*)
+			# Roots and directories given twice: still no duplicate series.
+			assertTrue "dcache-probe $opts: promtool and no duplicate series" \
+				"prom_check <'$OUTF' >/dev/null" ;;
 		esac
 	done
 	# Hostile paths as arguments and from a NUL-separated list.
@@ -194,6 +201,15 @@ test_warm_hostile_tree() {
 	clean_output "warm -L"
 	runf warm -r --prometheus "$H" "$H/dir"*
 	clean_output "warm --prometheus"
+	assertTrue "warm --prometheus: promtool and no duplicate series" "prom_check <'$OUTF' >/dev/null"
+	# Every hostile directory a root, each given twice, with --check.
+	runf warm -r --check --prometheus "$H/dir"* "$H" "$H/dir"* "$H"
+	clean_output "warm --check --prometheus"
+	assertTrue "warm --check --prometheus, roots twice: promtool and no duplicate series" \
+		"prom_check <'$OUTF' >/dev/null"
+	local roots=("$H/dir"*)
+	assertEquals "warm --prometheus: one series per distinct root" \
+		"$((${#roots[@]} + 1))" "$(grep -c '^dcprobe_warm_entries{' "$OUTF")"
 	find "$H" -print0 >"$RELY_TMP/list0"
 	runf warm -v --files0-from "$RELY_TMP/list0"
 	assertNotEquals "warm --from (NUL): no hang" 124 "$RC"

@@ -79,6 +79,7 @@ test_every_command_installs_with_its_page_and_completion() {
 	done
 	assertTrue "dcprobe.7 once dcache-probe exists" \
 		"[ ! -x '$DCP_BUILD/bin/dcache-probe' ] || [ -f '$ROOT/share/man/man7/dcprobe.7' ]"
+	assertTrue "the JSON Schema of dcprobe.7" "[ -f '$ROOT/share/doc/dcprobe/dcprobe.schema.json' ]"
 	assertTrue "library" "[ -f '$ROOT/$LIBDIR/libdcprobe.a' ]"
 	assertTrue "header" "[ -f '$ROOT/include/dcprobe/dcprobe.h' ]"
 	assertTrue "pkg-config file" "[ -f '$ROOT/$LIBDIR/pkgconfig/dcprobe.pc' ]"

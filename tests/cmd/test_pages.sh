@@ -117,6 +117,7 @@ residency_round() {
 	done <<<"$FILES"
 	j=$SHUNIT_TMPDIR/round.json
 	dcache-probe --pages --json "$MNT"/k/* >"$j"
+	json_log dcache-probe "$j"
 	while IFS=$'\t' read -r name size ranges want; do
 		[ -n "$name" ] || continue
 		f=$MNT/k/$name
@@ -184,6 +185,7 @@ test_pages_run_leaves_a_cold_tree_as_found() {
 	want=$(fincore -n -r -o PAGES "$MNT/t/a/f1")
 	r0=$(loop_reads)
 	dcache-probe -r --no-perturb --pages --json "$MNT/t" >"$j"
+	json_log dcache-probe "$j"
 	r1=$(loop_reads)
 	after=$(probe_all)
 	assertEquals "no probe result changed" "$before" "$after"
@@ -300,9 +302,9 @@ test_per_root_totals_and_prometheus() {
 	assertContains "$ERR" "$MNT/t/b: data: 4/"
 	run dcache-probe -r --pages --prometheus "$MNT/t/a" "$MNT/t/b"
 	assertEquals "f1 measured, f2 f3 unknown" "5 4 5 unknown:2" \
-		"$(prom_check "dcache_probe_data_pages{root=\"$MNT/t/a\",kind=\"resident\"}" \
-			"dcache_probe_data_pages{root=\"$MNT/t/b\",kind=\"resident\"}" \
-			"dcache_probe_data_pages{root=\"$MNT/t/a\",kind=\"total\"}" <<<"$OUT" | tr '\n' ' ')unknown:$(prom_check "dcache_probe_data_files{root=\"$MNT/t/b\",state=\"unknown\"}" <<<"$OUT")"
+		"$(prom_check "dcprobe_data_pages{command=\"dcache-probe\",root=\"$MNT/t/a\",kind=\"resident\"}" \
+			"dcprobe_data_pages{command=\"dcache-probe\",root=\"$MNT/t/b\",kind=\"resident\"}" \
+			"dcprobe_data_pages{command=\"dcache-probe\",root=\"$MNT/t/a\",kind=\"total\"}" <<<"$OUT" | tr '\n' ' ')unknown:$(prom_check "dcprobe_data_files{command=\"dcache-probe\",root=\"$MNT/t/b\",state=\"unknown\"}" <<<"$OUT")"
 }
 
 test_mincore_fallback_and_no_method() {
@@ -442,9 +444,9 @@ test_per_dir_and_per_mount_tables() {
 	assertContains "per mount" "$OUT" "$(printf 'ext4\t 50.0%%\t5/10\t%s' "$MNT")"
 	run dcache-probe -r --pages --per-dir=1 --per-mount --prometheus "$MNT/t"
 	prom_check <<<"$OUT" >/dev/null || fail "bad exposition format"
-	assertEquals "5 16 5" "$(prom_check "dcache_probe_dir_data_pages{path=\"$MNT/t/a\",kind=\"resident\"}" \
-		"dcache_probe_dir_data_pages{path=\"$MNT/t/a\",kind=\"total\"}" \
-		"dcache_probe_mount_data_pages{mountpoint=\"$MNT\",fstype=\"ext4\",kind=\"resident\"}" <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')"
+	assertEquals "5 16 5" "$(prom_check "dcprobe_dir_data_pages{command=\"dcache-probe\",path=\"$MNT/t/a\",kind=\"resident\"}" \
+		"dcprobe_dir_data_pages{command=\"dcache-probe\",path=\"$MNT/t/a\",kind=\"total\"}" \
+		"dcprobe_mount_data_pages{command=\"dcache-probe\",mountpoint=\"$MNT\",fstype=\"ext4\",mount_id=\"$(awk -v m="$MNT" '$5 == m {print $1}' /proc/self/mountinfo)\",kind=\"resident\"}" <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')"
 	run dcache-probe --pages --per-dir=1 --json "$MNT/t"
 	assertEquals "5 16" "$(json_get '[ "%d %d" % (o["data"]["resident"], o["data"]["pages"]) for o in objs if o["type"] == "dir" and o["path"].endswith("/t/a")][0]' <<<"$OUT")"
 }

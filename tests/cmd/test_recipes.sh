@@ -142,7 +142,7 @@ test_systemd_unit() {
 }
 
 test_node_exporter_cron_line() {
-	local line cmd
+	local line cmd shim="$SHUNIT_TMPDIR/shim2"
 	line=$(recipe 3)
 	assertEquals "a cron.d line" "*/5 * * * * root" "$(echo "$line" | cut -d' ' -f1-6)"
 	cmd=$(echo "$line" | cut -d' ' -f7- | local_paths)
@@ -150,13 +150,28 @@ test_node_exporter_cron_line() {
 	run sh -c "$cmd"
 	assertTrue "dcache.prom published" "[ -s '$TEXTFILE/dcache.prom' ]"
 	assertFalse "no .new left behind" "[ -e '$TEXTFILE/dcache.prom.new' ]"
-	# Exposition format: HELP/TYPE comments, then NAME{labels} VALUE.
-	run awk '/^# (HELP|TYPE) / {next}
-		!/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-0-9.e+]+$/ {print "bad: " $0; bad = 1}
-		END {exit bad}' "$TEXTFILE/dcache.prom"
-	assertEquals "valid exposition lines: $OUT" 0 "$RC"
+	assertTrue "promtool accepts it, no duplicate series" "prom_check <'$TEXTFILE/dcache.prom' >/dev/null"
+	assertEquals "status 1 published" 1 \
+		"$(prom_check 'dcprobe_exit_status{command="dcache-probe"}' <"$TEXTFILE/dcache.prom")"
 	assertTrue "a cold ratio below 1" \
-		"grep -q '^dcache_probe_cached_ratio{root=\"$APP\"} 0' '$TEXTFILE/dcache.prom'"
+		"grep -q '^dcprobe_cached_ratio{command=\"dcache-probe\",root=\"$APP\"} 0' '$TEXTFILE/dcache.prom'"
+	# Warm: status 0 replaces it.
+	run warm -r -q "$APP"
+	run sh -c "$cmd"
+	assertEquals "status 0 published" 0 \
+		"$(prom_check 'dcprobe_exit_status{command="dcache-probe"}' <"$TEXTFILE/dcache.prom")"
+	# An error (every directory listing fails with EIO): status 2 is
+	# published too, so monitoring sees it instead of the last run's metrics.
+	mkdir -p "$shim"
+	printf '#!/bin/sh\nexec "%s" getdents64=EIO -- "%s/dcache-probe" "$@"\n' \
+		"$DCP_BUILD/tests/faultinject" "$DCP_BIN" >"$shim/dcache-probe"
+	chmod +x "$shim/dcache-probe"
+	# The recipe names the command by its full path (or by PATH).
+	run env PATH="$shim:$PATH" sh -c "${cmd//$DCP_BIN\/dcache-probe/$shim/dcache-probe}"
+	assertFalse "no .new left behind" "[ -e '$TEXTFILE/dcache.prom.new' ]"
+	assertTrue "promtool accepts it" "prom_check <'$TEXTFILE/dcache.prom' >/dev/null"
+	assertEquals "status 2 published" "2 1" "$(prom_check 'dcprobe_exit_status{command="dcache-probe"}' \
+		"dcprobe_walk_errors{command=\"dcache-probe\",root=\"$APP\"}" <"$TEXTFILE/dcache.prom" | xargs)"
 }
 
 test_uring_bench_recipe() {

@@ -232,6 +232,7 @@ test_own_tracer_agrees() {
 	for i in $(seq 1 80 | shuf -n 20); do stat "$MNT/many/f$i" >/dev/null; done
 	t=$(mktemp)
 	uring-open --json "$MNT"/many/f{1..80} "$MNT"/many/f{1..20} >"$t"
+	json_log uring-open "$t"
 	python3 -c '
 import re, sys
 for line in open(sys.argv[1]):

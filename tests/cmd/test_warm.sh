@@ -365,20 +365,34 @@ test_json() {
 }
 
 test_prometheus() {
-	run warm -r --check --prometheus "$MNT/tree"
+	local t="$MNT/tree" w='command="warm"'
+	# The tree given twice: one series per root (the first), checked by
+	# promtool and for duplicates.
+	run warm -r --check --prometheus "$t" "$MNT/a" "$t"
 	assertEquals 0 "$RC"
-	local bad
-	bad=$(grep -vE '^# (HELP|TYPE) dcprobe_warm_[a-z_]+ .+$|^dcprobe_warm_[a-z_]+ [0-9]+(\.[0-9]+)?$' <<<"$OUT")
-	assertEquals "every line is a metric or its HELP/TYPE" "" "$bad"
-	assertContains "$OUT" "dcprobe_warm_entries 173"
-	assertContains "$OUT" "dcprobe_warm_errors 0"
-	assertContains "$OUT" "dcprobe_warm_cold_entries 173"
-	assertContains "$OUT" "dcprobe_warm_still_miss_entries 0"
-	assertContains "$OUT" "dcprobe_warm_duration_seconds "
-	assertContains "$OUT" "dcprobe_warm_last_run_timestamp_seconds "
-	assertContains "the text summary still goes to stderr" "$ERR" "173 entries"
-	run warm --prometheus "$MNT/a"
+	prom_check <<<"$OUT" >/dev/null || fail "bad exposition format: $OUT"
+	assertEquals "173 0 173 0 0 173 0 1 0" "$(prom_check "dcprobe_warm_entries{$w,root=\"$t\"}" \
+		"dcprobe_warm_errors{$w,root=\"$t\"}" "dcprobe_warm_cold_entries{$w,root=\"$t\"}" \
+		"dcprobe_walk_errors{$w,root=\"$t\"}" "dcprobe_paths{$w,root=\"$t\",state=\"miss\"}" \
+		"dcprobe_paths{$w,root=\"$t\",state=\"cached\"}" "dcprobe_exit_status{$w}" \
+		"dcprobe_complete{$w,root=\"$t\"}" "dcprobe_paths{$w,root=\"$MNT/a\",state=\"miss\"}" \
+		<<<"$OUT" | xargs)"
+	assertEquals "one series per root" 1 "$(grep -c "^dcprobe_warm_entries{$w,root=\"$t\"}" <<<"$OUT")"
+	assertEquals "HELP once per family" 1 "$(grep -c '^# HELP dcprobe_warm_entries ' <<<"$OUT")"
+	assertContains "$OUT" "dcprobe_duration_seconds{$w} "
+	assertContains "$OUT" "dcprobe_last_run_timestamp_seconds{$w} "
+	assertContains "the text summary still goes to stderr" "$ERR" "entries"
+	# Without -r: one series for the run, no root label; no check metrics.
+	run warm --prometheus "$MNT/a" "$MNT/a"
+	prom_check <<<"$OUT" >/dev/null || fail "bad exposition format: $OUT"
+	assertEquals "2 0" "$(prom_check "dcprobe_warm_entries{$w}" "dcprobe_exit_status{$w}" <<<"$OUT" | xargs)"
 	assertNotContains "no check metrics without --check" "$OUT" "cold_entries"
+	assertNotContains "no probe states without --check" "$OUT" "dcprobe_paths"
+	# An error is published too: status 2 in the metrics.
+	run warm -r --prometheus "$MNT/absent" "$t"
+	assertEquals 2 "$RC"
+	prom_check <<<"$OUT" >/dev/null || fail "bad exposition format: $OUT"
+	assertEquals "2 1" "$(prom_check "dcprobe_exit_status{$w}" "dcprobe_warm_errors{$w,root=\"$MNT/absent\"}" <<<"$OUT" | xargs)"
 }
 
 test_quiet_and_progress() {

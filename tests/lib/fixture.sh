@@ -18,6 +18,13 @@ export LC_ALL=C.UTF-8
 # and the reliability suites start python for every walk.
 export PATH="$DCP_BIN:/usr/bin:$PATH"
 
+# Every JSON record the suites see, for cmd/schema: the stdout of each
+# --json run of the four commands through run or runf (and json_log called
+# after a run by hand) is appended to JSON_LOG/SUITE.COMMAND.jsonl under the
+# build directory.  Set DCP_JSON_LOG= (empty) to log nothing.
+DCP_JSON_LOG=${DCP_JSON_LOG-${DCP_BUILD:+$DCP_BUILD/json-log}}
+DCP_JSON_SUITE=$(basename "$0" .sh)
+
 # Set by fixture_require in the parent shell, inherited by the suite it runs.
 FIXTURE_ROOT=${FIXTURE_ROOT:-}
 # Sourced without arguments, this file sees the script's own: keep them for
@@ -43,6 +50,8 @@ fixture_require() {
 	# this shell, which cleans up once the child is gone, however it ended.
 	if [ -z "${DCP_FIXTURE_CHILD:-}" ]; then
 		local rc
+		# This run's records replace the last run's.
+		[ -z "$DCP_JSON_LOG" ] || rm -f "$DCP_JSON_LOG/$DCP_JSON_SUITE".*.jsonl
 		FIXTURE_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-fixture.XXXXXX") || exit 2
 		chmod 0755 "$FIXTURE_ROOT"   # unprivileged tests walk through it
 		trap 'fixture_cleanup' EXIT
@@ -94,10 +103,25 @@ fixture_cold_busy() {
 	fixture_cold "$dir"
 }
 
-# The exposition format, line by line: HELP and TYPE before every family,
-# well-formed names, escaped label values, numeric values.
+# The exposition format of stdin: first Prometheus's own parser and linter
+# (promtool check metrics: one HELP and TYPE per family, escapes, UTF-8,
+# metric names), which does not look for duplicate series; then, line by
+# line: HELP and TYPE before every family, well-formed names, escaped label
+# values, numeric values, and no series twice, by its decoded label values.
+# Prints the values of the series named as arguments (exact text).
 prom_check() {
-	python3 -c '
+	local text
+	text=$(cat; echo x) # keep trailing newlines
+	text=${text%x}
+	if ! command -v promtool >/dev/null; then
+		echo "prom_check: promtool not found (Debian package prometheus)" >&2
+		return 1
+	fi
+	printf '%s' "$text" | promtool check metrics >&2 || {
+		echo "prom_check: promtool check metrics failed" >&2
+		return 1
+	}
+	printf '%s' "$text" | python3 -c '
 import re, sys
 name = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 label = r"[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\n]|\\[\\\"n])*\""
@@ -147,8 +171,31 @@ fixture_cleanup() {
 	FIXTURE_ROOT=
 }
 
+# json_log_name ARGS... - the command of a command line that runs one of the
+# four with --json (the first of its words named like one, as in
+# "timeout 60 warm -r --json DIR" or "as_nobody $DCP_BIN/warm --json ..."),
+# or nothing.
+json_log_name() {
+	local a name= json=
+	for a; do
+		case ${a##*/} in
+		cachedopen | dcache-probe | warm | uring-open) name=${name:-${a##*/}} ;;
+		--json) json=1 ;;
+		esac
+	done
+	[ -n "$name" ] && [ -n "$json" ] && printf '%s\n' "$name"
+}
+
+# json_log NAME FILE [OFFSET] - append FILE's bytes from OFFSET (0) to the
+# log of command NAME.
+json_log() {
+	[ -n "$DCP_JSON_LOG" ] && [ -n "$1" ] || return 0
+	mkdir -p "$DCP_JSON_LOG" &&
+		tail -c +$((${3:-0} + 1)) "$2" >>"$DCP_JSON_LOG/$DCP_JSON_SUITE.$1.jsonl"
+}
+
 # run CMD... - run a command, keeping its stdout in $OUT, stderr in $ERR and
-# exit status in $RC, whatever it does.
+# exit status in $RC, whatever it does.  JSON records are logged (json_log).
 run() {
 	local o e
 	o=$(mktemp) e=$(mktemp)
@@ -156,6 +203,7 @@ run() {
 	# command's first descriptor is 3 as in a fresh shell.
 	"$@" >"$o" 2>"$e" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
 	RC=$?
+	json_log "$(json_log_name "$@")" "$o"
 	OUT=$(cat "$o")
 	ERR=$(cat "$e")
 	rm -f "$o" "$e"

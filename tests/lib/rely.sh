@@ -34,6 +34,7 @@ runf() {
 	fi
 	"${pre[@]}" timeout -k 10 "$RELY_TIMEOUT" "$@" >"$OUTF" 2>"$ERRF" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
 	RC=$?
+	json_log "$(json_log_name "$@")" "$OUTF"
 	OUT=$(tr -d '\0' <"$OUTF")
 	ERR=$(cat "$ERRF")
 }

@@ -94,20 +94,42 @@ int main(void)
 			   "\"status\":1}\n");
 	dcp_buf_reset(&b);
 
-	struct dcp_pr_prom_series root = { .path = "/a\"b", .pathlen = 4, .c = &c };
-	struct dcp_pr_prom p = { .roots = &root, .nroots = 1, .total = &c, .status = 1 };
-	dcp_pr_prometheus(&b, &p);
+	/*
+	 * Prometheus: one family once, command label first, a root given
+	 * twice is one series (the first one's counts), hostile names escaped.
+	 */
+	struct dcp_pr_counts c2 = c;
+	c2.n[DCP_MISS] = 99;
+	struct dcp_pr_prom_series roots[] = {
+		{ .path = "/a\"b", .pathlen = 4, .c = &c },
+		{ .path = "/n\nl\\\xff", .pathlen = 6, .c = &c },
+		{ .path = "/a\"b", .pathlen = 4, .c = &c2 },
+	};
+	struct dcp_pr_prom p = { .roots = roots, .nroots = 3, .total = &c, .status = 1 };
+	struct dcp_prom *m = dcp_prom_new("dcache-probe");
+	CHECK(m != NULL);
+	dcp_pr_prometheus(m, &p);
+	dcp_pr_prometheus(m, &p); /* everything again: nothing new */
+	CHECK_INT(dcp_prom_write(m, &b), 0);
+	dcp_prom_free(m);
 	str(&b);
-	CHECK(strstr(b.data, "# HELP dcache_probe_paths ") != NULL);
-	CHECK(strstr(b.data, "# TYPE dcache_probe_paths gauge\n") != NULL);
-	CHECK(strstr(b.data, "dcache_probe_paths{root=\"/a\\\"b\",state=\"miss\"} 3\n") != NULL);
-	CHECK(strstr(b.data, "dcache_probe_cached_ratio{root=\"/a\\\"b\"} 0.75\n") != NULL);
-	CHECK(strstr(b.data, "dcache_probe_exit_status 1\n") != NULL);
-	CHECK(strstr(b.data, "dcache_probe_mount_paths") == NULL);
+	CHECK(strstr(b.data, "# HELP dcprobe_paths ") != NULL);
+	CHECK(strstr(strstr(b.data, "# HELP dcprobe_paths ") + 1, "# HELP dcprobe_paths ") == NULL);
+	CHECK(strstr(b.data, "# TYPE dcprobe_paths gauge\n") != NULL);
+	CHECK(strstr(b.data, "dcprobe_paths{command=\"dcache-probe\",root=\"/a\\\"b\",state=\"miss\"} 3\n") != NULL);
+	CHECK(strstr(b.data, "state=\"miss\"} 99\n") == NULL);
+	CHECK(strstr(b.data, "dcprobe_paths{command=\"dcache-probe\",root=\"/n\\nl\\\\\\\\\\\\xff\",state=\"miss\"} 3\n") != NULL);
+	CHECK(strstr(b.data, "dcprobe_cached_ratio{command=\"dcache-probe\",root=\"/a\\\"b\"} 0.75\n") != NULL);
+	CHECK(strstr(b.data, "dcprobe_exit_status{command=\"dcache-probe\"} 1\n") != NULL);
+	CHECK(strstr(strstr(b.data, "dcprobe_exit_status{") + 1, "dcprobe_exit_status{") == NULL);
+	CHECK(strstr(b.data, "dcprobe_mount_paths") == NULL);
 	dcp_buf_reset(&b);
 	p.nroots = 0;
-	dcp_pr_prometheus(&b, &p);
-	CHECK(strstr(str(&b), "dcache_probe_paths{state=\"cached\"} 8\n") != NULL);
+	m = dcp_prom_new("warm");
+	dcp_pr_prometheus(m, &p);
+	dcp_prom_write(m, &b);
+	dcp_prom_free(m);
+	CHECK(strstr(str(&b), "dcprobe_paths{command=\"warm\",state=\"cached\"} 8\n") != NULL);
 	dcp_buf_reset(&b);
 
 	/* Per-device tables: get adds, merge sums. */

@@ -207,6 +207,60 @@ int main(void)
 		chmod(b, 0755);
 		free(s.big);
 	}
+	/*
+	 * Counts per root (DCP_WARM_ROOT_STATS, for the metrics): each tree's
+	 * own, the big directory's entries through the stat pool included; a
+	 * tree given twice is counted twice, once per index; the metrics
+	 * write it once.
+	 */
+	{
+		struct dcp_warm_opts o = {
+			.flags = DCP_WARM_RECURSIVE | DCP_WARM_CHECK | DCP_WARM_ROOT_STATS,
+			.threads = 4, .max_depth = -1,
+		};
+		struct dcp_warm_stats r[4], tot;
+		struct dcp_warm *w;
+		const char *p[4];
+
+		CHECK_INT(dcp_warm_new(&o, &w), 0);
+		CHECK_INT(dcp_warm_add(w, big), 0);
+		CHECK_INT(dcp_warm_add(w, a), 0);
+		CHECK_INT(dcp_warm_add(w, big), 0);
+		CHECK_INT(dcp_warm_add(w, missing), 0);
+		CHECK_INT(dcp_warm_wait(w), 0);
+		dcp_warm_snapshot(w, &tot);
+		CHECK_INT(dcp_warm_nroots(w), 4);
+		for (int i = 0; i < 4; i++)
+			p[i] = dcp_warm_root(w, i, &r[i]);
+		CHECK(dcp_warm_root(w, 4, &r[0]) == NULL);
+		CHECK_STR(p[0], big);
+		CHECK_STR(p[1], a);
+		CHECK_STR(p[2], big);
+		CHECK_INT(r[0].entries, 1 + BIG);
+		CHECK_INT(r[2].entries, 1 + BIG);
+		CHECK_INT(r[1].entries, 1 + 1 + 1 + 1);
+		CHECK_INT(r[3].entries, 1);
+		CHECK_INT(r[3].errors, 1);
+		CHECK_INT(r[0].after[DCP_CACHED], 1 + BIG);
+		CHECK_INT(tot.entries, r[0].entries + r[1].entries + r[2].entries + r[3].entries);
+		CHECK_INT(tot.after[DCP_CACHED] + tot.after[DCP_NEGATIVE], tot.cached_after);
+
+		struct dcp_prom *m = dcp_prom_new("warm");
+		struct dcp_buf b = DCP_BUF_INIT;
+		char want[PATH_MAX + 128];
+
+		CHECK_INT(dcp_warm_prometheus(m, w, &tot, 2), 0);
+		CHECK_INT(dcp_prom_write(m, &b), 0);
+		dcp_buf_putc(&b, '\0');
+		snprintf(want, sizeof(want), "dcprobe_warm_entries{command=\"warm\",root=\"%s\"} %d\n",
+			 big, 1 + BIG);
+		CHECK(strstr(b.data, want) != NULL);
+		CHECK(strstr(strstr(b.data, want) + 1, want) == NULL); /* once */
+		CHECK(strstr(b.data, "dcprobe_exit_status{command=\"warm\"} 2\n") != NULL);
+		dcp_buf_free(&b);
+		dcp_prom_free(m);
+		CHECK_INT(dcp_warm_finish(w, NULL), 0);
+	}
 	/* Bad options. */
 	{
 		struct dcp_warm_opts o = { .threads = 5000, .max_depth = -1 };
