@@ -213,6 +213,42 @@ static void json_event(struct dcp_buf *b, const struct dcp_warm_event *ev)
 	dcp_buf_puts(b, "}\n");
 }
 
+/*
+ * The -s line of one PATH (or with PATH NULL the -c total), as du -s:
+ *   text: ENTRIES\tERRORS\tPATH, with --check ENTRIES\tERRORS\tCOLD\tSTILL\tPATH
+ *   JSON: {"type":"root","path":...,"entries":N,"errors":N,...}, "total"
+ */
+static void summary_row(struct dcp_buf *b, const char *path, size_t len,
+			const struct dcp_warm_stats *st)
+{
+	bool check = env.flags & DCP_WARM_CHECK;
+
+	if (o.json) {
+		dcp_buf_puts(b, path ? "{\"type\":\"root\",\"path\":" : "{\"type\":\"total\"");
+		if (path)
+			dcp_buf_json_str(b, path, len);
+		dcp_buf_printf(b, ",\"entries\":%llu,\"errors\":%llu",
+			       (unsigned long long)st->entries, (unsigned long long)st->errors);
+		if (check)
+			dcp_buf_printf(b, ",\"cold\":%llu,\"cached_before\":%llu,"
+				       "\"cached_after\":%llu,\"newly_warmed\":%llu,"
+				       "\"still_miss\":%llu",
+				       (unsigned long long)st->cold,
+				       (unsigned long long)st->cached_before,
+				       (unsigned long long)st->cached_after,
+				       (unsigned long long)st->newly_warmed,
+				       (unsigned long long)st->still_miss);
+		dcp_buf_puts(b, "}\n");
+		return;
+	}
+	dcp_buf_printf(b, "%llu\t%llu\t", (unsigned long long)st->entries,
+		       (unsigned long long)st->errors);
+	if (check)
+		dcp_buf_printf(b, "%llu\t%llu\t", (unsigned long long)st->cold,
+			       (unsigned long long)st->still_miss);
+	dcp_pr_path(b, fmt, path ? path : "total", path ? len : 5);
+}
+
 /* Called on the engine's threads: errors, still-missing entries, -v. */
 static void report(const struct dcp_warm_event *ev, void *arg)
 {
@@ -220,6 +256,19 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 	bool check = env.flags & DCP_WARM_CHECK;
 
 	(void)arg;
+	if (o.summary && !o.recursive && ev->op == DCP_WARM_OP_STAT && !o.quiet &&
+	    !o.prometheus) {
+		struct dcp_warm_stats one = {
+			.entries = 1, .errors = ev->err || ev->probe_err,
+			.cold = ev->before == -EAGAIN,
+			.cached_before = ev->before == 0 || ev->before == -ENOENT,
+			.cached_after = ev->after == 0 || ev->after == -ENOENT,
+			.newly_warmed = ev->before == -EAGAIN && ev->after == 0,
+			.still_miss = ev->after == -EAGAIN,
+		};
+
+		summary_row(b, ev->path, ev->pathlen, &one);
+	}
 	if (o.json) {
 		if (ev->err || ev->probe_err || o.verbose || (check && ev->after == -EAGAIN))
 			json_event(b, ev);
@@ -381,8 +430,8 @@ int main(int argc, char **argv)
 	int ret, status;
 
 	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_WALK | DCP_OPTS_INPUT | DCP_OPTS_NUL |
-					  DCP_OPTS_PROM | DCP_OPTS_PROGRESS | DCP_OPTS_VERBOSE,
-					  DCP_FOLLOW_NONE);
+					  DCP_OPTS_PROM | DCP_OPTS_PROGRESS | DCP_OPTS_VERBOSE |
+					  DCP_OPTS_SUMMARY, DCP_FOLLOW_NONE);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
@@ -415,9 +464,10 @@ int main(int argc, char **argv)
 	}
 	if ((env.flags & DCP_WARM_PAGES) && !env.pages.max_bytes)
 		env.pages.max_bytes = dcp_pages_default_max_bytes();
-	if (o.verbose)
+	/* -s without -r: a line per path, from its own event. */
+	if (o.verbose || (o.summary && !o.recursive))
 		env.flags |= DCP_WARM_REPORT_ALL;
-	if (o.prometheus)
+	if (o.prometheus || o.summary)
 		env.flags |= DCP_WARM_ROOT_STATS; /* per root with -r */
 
 	opts = (struct dcp_warm_opts){
@@ -472,6 +522,17 @@ int main(int argc, char **argv)
 	else
 		status = DCP_EXIT_OK;
 
+	if (o.summary && !o.quiet && !o.prometheus) {
+		for (size_t i = 0; o.recursive && i < dcp_warm_nroots(run); i++) {
+			struct dcp_warm_stats rs;
+			const char *path = dcp_warm_root(run, i, &rs);
+
+			if (path)
+				summary_row(mainbuf, path, strlen(path), &rs);
+		}
+		if (o.total)
+			summary_row(mainbuf, NULL, 0, &st);
+	}
 	if (o.json)
 		summary_json(mainbuf, &st, secs, rate, st.jobs, status);
 	if (o.json && (env.flags & DCP_WARM_PAGES))
@@ -487,14 +548,19 @@ int main(int argc, char **argv)
 	dcp_warm_finish(run, NULL);
 	run = NULL;
 	flush_out(mainbuf);
-	if (!o.json && !o.quiet)
+	/*
+	 * The summary on stderr: not in the machine formats, not under -q;
+	 * under -s (whose lines say it all) only for a person at a terminal.
+	 */
+	if (!o.json && !o.prometheus && !o.quiet && (!o.summary || isatty(STDERR_FILENO))) {
 		summary_text(&st, secs, rate);
-	if (!o.json && !o.quiet && (env.flags & DCP_WARM_PAGES)) {
-		struct dcp_buf pb = DCP_BUF_INIT;
+		if (env.flags & DCP_WARM_PAGES) {
+			struct dcp_buf pb = DCP_BUF_INIT;
 
-		pages_text(&pb);
-		say(&pb);
-		dcp_buf_free(&pb);
+			pages_text(&pb);
+			say(&pb);
+			dcp_buf_free(&pb);
+		}
 	}
 
 	if (out_err || (close(STDOUT_FILENO) < 0 && errno != EBADF)) {

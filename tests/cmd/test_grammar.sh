@@ -339,6 +339,18 @@ test_summary_per_root_and_total() {
 		"$n" "$n" "$MNT/t" 6 6 "$MNT/t/a" $((n + 6)) $((n + 6)))" "$OUT"
 	run dcache-probe -r -c --json "$MNT/t"
 	assertEquals "root total summary" "$(json_types <<<"$OUT" | paste -sd' ')"
+	# warm: the same lines, with warm's figures (entries looked up, errors).
+	run warm -r -s -c "$MNT/t" "$MNT/t/a" "$MNT/nope"
+	# Lines come as the trees finish; the total is last.
+	assertEquals "warm -s -c" "$(printf '%d\t0\t%s\n6\t0\t%s\n1\t1\t%s' \
+		"$n" "$MNT/t" "$MNT/t/a" "$MNT/nope" | sort)" "$(sed '$d' <<<"$OUT" | sort)"
+	assertEquals "warm -c: the total" "$(printf '%d\t1\ttotal' $((n + 7)))" "$(tail -n1 <<<"$OUT")"
+	assertEquals "warm: an error too" 2 "$RC"
+	run warm -s "$MNT/t/x.c" "$MNT/t/a"
+	assertEquals "warm -s without -r: a line per path" "$(printf '1\t0\t%s\n1\t0\t%s' "$MNT/t/a" "$MNT/t/x.c")" "$(sort -t$'\t' -k3 <<<"$OUT")"
+	assertEquals "warm -s: no summary on stderr when it is not a terminal" "" "$ERR"
+	run warm -r -c --json --check "$MNT/t"
+	assertEquals "root total summary" "$(json_types <<<"$OUT" | paste -sd' ')"
 }
 
 . "$SHUNIT2"
