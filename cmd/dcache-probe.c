@@ -75,7 +75,7 @@ static const char doc[] =
 "  dcache-probe -r --no-perturb /srv        # measure, leave the cache as found\n"
 "  dcache-probe -rq --min-cached 95 /srv/app && echo warm\n"
 "  dcache-probe -r -0 --only=miss /srv | xargs -0r warm\n"
-"  dcache-probe -r -s --prometheus /srv > /var/lib/node_exporter/dcache.prom\n"
+"  dcache-probe -r --prometheus /srv        # metrics; for cron see dcprobe(7)\n"
 "  dcache-probe -r -s --pages /srv/app      # and how much of its data is in memory\n"
 "\v"
 "Opening a directory to list it puts that directory's own dentry in the cache\n"

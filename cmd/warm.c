@@ -53,7 +53,7 @@ static const char doc[] =
 "  warm -r -x --check /srv/app         # and say how cold it was\n"
 "  find /srv -newer /srv/.stamp -print0 | warm --files0-from=-\n"
 "  warm -r -j 64 --exclude '*.pyc' /opt/venv\n"
-"  warm -r --prometheus /srv > /var/lib/node_exporter/warm.prom\n"
+"  warm -r --prometheus /srv               # metrics; for cron see dcprobe(7)\n"
 "  warm -r --pages --max-bytes 2G --check /srv/db   # data too, at most 2 GiB";
 
 static const char args_doc[] = "[PATH...]";
