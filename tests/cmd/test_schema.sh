@@ -102,6 +102,9 @@ cachedopen	{"type":"open","path":"/a","state":"negative","fd":-1,"errno":"ENOENT
 cachedopen	{"type":"summary","paths":1,"cached":1,"negative":0,"miss":0,"error":0,"status":0}	{"type":"summary","paths":"1","cached":1,"negative":0,"miss":0,"error":0,"status":0}
 uring-open	{"type":"summary","opens":3,"status":1}	{"type":"summary","opens":3,"status":1,"bench":true}
 uring-open	{"type":"bench","mode":"async","direct":false,"depth":8,"opens":3,"inline":0,"punted":3,"eagain":0,"failed":0,"exact":true,"elapsed_ns":5,"elapsed_ms":0.000005,"cpu_ms":0.1}	{"type":"bench","mode":"sync","direct":false,"depth":8,"opens":3,"inline":0,"punted":3,"eagain":0,"failed":0,"exact":true,"elapsed_ns":5,"elapsed_ms":0.000005,"cpu_ms":0.1}
+cachedopen	{"type":"open","path":"/a","state":"miss","fd":-1,"errno":"EAGAIN","message":"x","first_miss":"/a","reason":"pseudo"}	{"type":"open","path":"/a","state":"miss","fd":-1,"errno":"EAGAIN","message":"x","first_miss":"/a","reason":"cold"}
+dcache-probe	{"type":"entry","path":"/a/l/f","state":"miss","kind":"file","depth":2,"first_miss":"/a/l","reason":"symlink","link":"/a/l","link_reason":"not-cached"}	{"type":"entry","path":"/a/l/f","state":"miss","kind":"file","depth":2,"first_miss":"/a/l","reason":"symlink","link":"/a/l"}
+warm	{"type":"root","path":"/a","entries":3,"errors":0}	{"type":"root","path":"/a","entries":3}
 EOF_RECORDS
 	# A log with one bad line among good ones fails as a whole, and says which.
 	local log=$RELY_TMP/mut.dcache-probe.jsonl
