@@ -416,12 +416,12 @@ static const char *list_name(struct dcp_buf *b, const char *file)
 	return strcmp(file, "-") == 0 ? "standard input" : dcp_quoted(b, file);
 }
 
-static void input_error(const struct dcp_opts *o, unsigned long long *errors, const char *file,
-			size_t record, int err, const char *what)
+/* Said under -q too: an error is not a result. */
+static void input_error(unsigned long long *errors, const char *file, size_t record, int err,
+			const char *what)
 {
 	struct dcp_buf b = DCP_BUF_INIT;
 
-	(void)o; /* said under -q too: an error is not a result */
 	(*errors)++;
 	if (record)
 		error(0, err, "%s: record %zu%s%s", list_name(&b, file), record, what ? ": " : "",
@@ -450,25 +450,25 @@ int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, vo
 
 		ret = dcp_pathlist_open(in->file, in->nul, &pl);
 		if (ret < 0) {
-			input_error(o, errors, in->file, 0, -ret, NULL);
+			input_error(errors, in->file, 0, -ret, NULL);
 			continue;
 		}
 		while ((ret = dcp_pathlist_next(pl, &p, &len)) != 0) {
 			size_t rec = dcp_pathlist_record(pl);
 
 			if (ret == -EINVAL || ret == -ENODATA) {
-				input_error(o, errors, in->file, rec, 0, ret == -EINVAL ?
+				input_error(errors, in->file, rec, 0, ret == -EINVAL ?
 					    "a path contains a NUL byte (use --files0-from)" :
 					    DCP_MSG_EMPTY_PATH);
 				continue;
 			}
 			if (ret < 0) {
 				/* Unreadable (EISDIR for a directory): the rest is lost. */
-				input_error(o, errors, in->file, 0, -ret, NULL);
+				input_error(errors, in->file, 0, -ret, NULL);
 				break;
 			}
 			if (len >= PATH_MAX) {
-				input_error(o, errors, in->file, rec, 0,
+				input_error(errors, in->file, rec, 0,
 					    "the path is longer than PATH_MAX (4096 bytes)");
 				continue;
 			}
@@ -479,7 +479,7 @@ int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, vo
 			}
 		}
 		if (ret == 0 && !dcp_pathlist_paths(pl))
-			input_error(o, errors, in->file, 0, 0, ": " DCP_MSG_EMPTY_LIST);
+			input_error(errors, in->file, 0, 0, ": " DCP_MSG_EMPTY_LIST);
 		dcp_pathlist_close(pl);
 	}
 	return 0;
