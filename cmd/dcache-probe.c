@@ -217,9 +217,8 @@ static const struct argp argp = {
 struct worker {
 	struct dcp_buf out;
 	struct dcp_pr_counts c;
-	struct dcp_pr_devtab devs; /* --per-mount, by mount ID */
+	struct dcp_pr_devtab devs; /* --per-mount, by mount ID (with --pages data) */
 	struct dcp_pages_counts pc; /* --pages */
-	struct dcp_pages_devtab pdevs; /* --pages --per-mount, by mount ID */
 	uint64_t safe_mnt;	    /* --pages: the last mount looked at, and */
 	int safe;		    /* whether files on it may be opened: 1 yes, 2 no, 0 not known */
 	int pret;		    /* --pages: the entry being recorded */
@@ -404,8 +403,8 @@ static void pages_json_entry(struct worker *w)
 
 /* Count one probe result, and print it when asked. */
 static void record(struct worker *w, const char *path, size_t len, int ret,
-		   unsigned char type, int depth, struct dcp_pr_counts *dirc, uint64_t mnt,
-		   const struct dcp_why_info *why)
+		   unsigned char type, int depth, struct dcp_pr_counts *dirc,
+		   struct dcp_pr_counts *mntc, const struct dcp_why_info *why)
 {
 	enum dcp_state st = dcp_state_of_errno(ret);
 
@@ -417,13 +416,10 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 		if (why)
 			dirc->why[why->why]++;
 	}
-	if (env.per_mount) {
-		struct dcp_pr_counts *dc = dcp_pr_devtab_get(&w->devs, mnt);
-
-		if (dc)
-			dc->n[st]++;
-		if (dc && why)
-			dc->why[why->why]++;
+	if (mntc) {
+		mntc->n[st]++;
+		if (why)
+			mntc->why[why->why]++;
 	}
 	atomic_store_explicit(&w->seen, atomic_load_explicit(&w->seen, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
@@ -521,6 +517,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	struct rootrec *rr = NULL;
 	struct dcp_why_info why;
 	uint64_t mnt = 0;
+	struct dcp_pr_devcount *mrow; /* --per-mount: the row of the entry's mount */
 	int ret;
 
 	(void)arg;
@@ -555,6 +552,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	}
 	if (filtered && !dcp_opts_match(&o, e))
 		goto walk_on; /* --type, --name, --mindepth: not counted */
+	mrow = env.per_mount ? dcp_pr_devtab_row(&w->devs, mnt) : NULL;
 	if (env.pages) {
 		w->pret = measure_pages(w, e, st, follow, &w->pg);
 		dcp_pages_count(&w->pc, w->pret, &w->pg);
@@ -562,15 +560,11 @@ static int visit(const struct dcp_entry *e, void *arg)
 			dcp_pages_count(&ds->pown, w->pret, &w->pg);
 		else if (rr)
 			dcp_pages_count(&rr->pc, w->pret, &w->pg);
-		if (env.per_mount) {
-			struct dcp_pages_counts *pd = dcp_pages_devtab_get(&w->pdevs, mnt);
-
-			if (pd)
-				dcp_pages_count(pd, w->pret, &w->pg);
-		}
+		if (mrow)
+			dcp_pages_count(&mrow->pc, w->pret, &w->pg);
 	}
 	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
-	       mnt, run.explain && st == DCP_MISS ? &why : NULL);
+	       mrow ? &mrow->c : NULL, run.explain && st == DCP_MISS ? &why : NULL);
 	if (!o.recursive && o.summary && !o.quiet && !o.prometheus) {
 		struct dcp_pr_counts one = { 0 };
 		size_t row = w->out.len;
@@ -841,31 +835,10 @@ static int run_walk(void)
 struct mountrow {
 	uint64_t id;
 	struct dcp_pr_counts c;
+	struct dcp_pages_counts pc; /* --pages */
 	struct dcp_mount mt;
 	bool found;
 };
-
-/* --pages: the data counts of mount ID, from every worker. */
-static struct dcp_pages_counts *pages_of_mount(uint64_t id)
-{
-	static struct dcp_pages_devtab all;
-	static bool merged;
-
-	if (!merged) {
-		merged = true;
-		for (unsigned i = 0; i < run.nw; i++)
-			dcp_pages_devtab_merge(&all, &run.w[i].pdevs);
-	}
-	return dcp_pages_devtab_get(&all, id);
-}
-
-/* --pages: the data columns of the --per-mount row of mount ID. */
-static void pages_mount_row(struct dcp_buf *out, size_t row, uint64_t id)
-{
-	struct dcp_pages_counts zero = { 0 }, *c = pages_of_mount(id);
-
-	dcp_pages_table_row(out, row, run.fmt == DCP_PR_JSON, c ? c : &zero);
-}
 
 static int cmp_mountrow(const void *a, const void *b)
 {
@@ -896,6 +869,7 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 	for (size_t k = 0; k < n; k++) {
 		rows[k].id = all.v[k].id;
 		rows[k].c = all.v[k].c;
+		rows[k].pc = all.v[k].pc;
 		rows[k].found = dcp_mounts_by_id(run.mounts, rows[k].id, &rows[k].mt) == 0;
 	}
 	dcp_pr_devtab_free(&all);
@@ -910,7 +884,7 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 			if (o.explain)
 				dcp_why_table_row(out, row, run.fmt == DCP_PR_JSON, rows[k].c.why);
 			if (env.pages)
-				pages_mount_row(out, row, rows[k].id);
+				dcp_pages_table_row(out, row, run.fmt == DCP_PR_JSON, &rows[k].pc);
 		}
 		free(rows);
 		return;
@@ -932,12 +906,9 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 	}
 	prom->mounts = ser;
 	prom->nmounts = n;
-	for (size_t k = 0; env.pages && k < n; k++) {
-		struct dcp_pages_counts zero = { 0 }, *pc = pages_of_mount(rows[k].id);
-
+	for (size_t k = 0; env.pages && k < n; k++)
 		pages_keep_series(&pmounts, ser[k].path, ser[k].pathlen, ser[k].fstype,
-				  &rows[k].id, pc ? pc : &zero);
-	}
+				  &rows[k].id, &rows[k].pc);
 	return;
 oom:
 	dcp_pr_devtab_free(&all);

@@ -209,24 +209,6 @@ int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len);
 void dcp_pages_table_row(struct dcp_buf *b, size_t from, bool json,
 			 const struct dcp_pages_counts *c);
 
-/* Counts per mount (a mount ID, or a device number), for --per-mount.  Zero it to start. */
-struct dcp_pages_devtab {
-	struct dcp_pages_devcount {
-		uint64_t key;
-		struct dcp_pages_counts c;
-	} *v;
-	size_t n, cap;
-};
-
-/* dcp_pages_devtab_get - the counts of KEY, added (zeroed) if new; NULL without memory. */
-struct dcp_pages_counts *dcp_pages_devtab_get(struct dcp_pages_devtab *t, uint64_t key);
-
-/* dcp_pages_devtab_merge - add FROM into INTO.  Returns 0 or -ENOMEM. */
-int dcp_pages_devtab_merge(struct dcp_pages_devtab *into, const struct dcp_pages_devtab *from);
-
-/* dcp_pages_devtab_free - release the table and zero it. */
-void dcp_pages_devtab_free(struct dcp_pages_devtab *t);
-
 /* One labelled set of counts for dcp_pages_prometheus(). */
 struct dcp_pages_series {
 	const char *value;  /* the label's value (root, mount point, directory); NULL: none */

@@ -15,6 +15,7 @@
 
 #include "dcp_explain.h"
 #include "dcp_mounts.h"
+#include "dcp_pages.h"
 #include "dcp_probe.h"
 #include "dcp_prom.h"
 #include "dcp_report.h"
@@ -139,6 +140,7 @@ void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mo
 struct dcp_pr_devcount {
 	uint64_t id;
 	struct dcp_pr_counts c;
+	struct dcp_pages_counts pc; /* --pages */
 };
 
 /* A small table of them: one per thread, merged at the end.  Zero it to start. */
@@ -148,12 +150,15 @@ struct dcp_pr_devtab {
 };
 
 /*
- * dcp_pr_devtab_get - the counts of mount ID, added (zeroed) if new.
+ * dcp_pr_devtab_row - the row of mount ID, added (zeroed) if new.
  * Returns NULL when memory runs out.
  */
+struct dcp_pr_devcount *dcp_pr_devtab_row(struct dcp_pr_devtab *t, uint64_t id);
+
+/* dcp_pr_devtab_get - the probe counts of that row, or NULL. */
 struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, uint64_t id);
 
-/* dcp_pr_devtab_merge - add FROM's counts into INTO.  Returns 0 or -ENOMEM. */
+/* dcp_pr_devtab_merge - add FROM's counts (both kinds) into INTO.  Returns 0 or -ENOMEM. */
 int dcp_pr_devtab_merge(struct dcp_pr_devtab *into, const struct dcp_pr_devtab *from);
 
 /* dcp_pr_devtab_free - release the table's memory and zero it. */

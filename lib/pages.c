@@ -638,42 +638,6 @@ void dcp_pages_table_row(struct dcp_buf *b, size_t from, bool json,
 	dcp_buf_free(&m);
 }
 
-struct dcp_pages_counts *dcp_pages_devtab_get(struct dcp_pages_devtab *t, uint64_t key)
-{
-	for (size_t i = t->n; i > 0; i--)
-		if (t->v[i - 1].key == key)
-			return &t->v[i - 1].c;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 8;
-		struct dcp_pages_devcount *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
-	t->v[t->n] = (struct dcp_pages_devcount){ .key = key };
-	return &t->v[t->n++].c;
-}
-
-int dcp_pages_devtab_merge(struct dcp_pages_devtab *into, const struct dcp_pages_devtab *from)
-{
-	for (size_t i = 0; i < from->n; i++) {
-		struct dcp_pages_counts *c = dcp_pages_devtab_get(into, from->v[i].key);
-
-		if (!c)
-			return -ENOMEM;
-		dcp_pages_counts_add(c, &from->v[i].c);
-	}
-	return 0;
-}
-
-void dcp_pages_devtab_free(struct dcp_pages_devtab *t)
-{
-	free(t->v);
-	*t = (struct dcp_pages_devtab){ 0 };
-}
-
 /* ---- Prometheus ---- */
 
 static void prom_labels(struct dcp_prom *m, const char *label, const struct dcp_pages_series *s,

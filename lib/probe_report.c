@@ -295,14 +295,14 @@ void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,
 
 /* ---- per-device counts ---- */
 
-struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, uint64_t id)
+struct dcp_pr_devcount *dcp_pr_devtab_row(struct dcp_pr_devtab *t, uint64_t id)
 {
 	if (t->n && t->v[t->last].id == id)
-		return &t->v[t->last].c;
+		return &t->v[t->last];
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->v[i].id == id) {
 			t->last = i;
-			return &t->v[i].c;
+			return &t->v[i];
 		}
 	}
 	if (t->n == t->cap) {
@@ -316,17 +316,25 @@ struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, uint64_t id)
 	}
 	t->v[t->n] = (struct dcp_pr_devcount){ .id = id };
 	t->last = t->n++;
-	return &t->v[t->last].c;
+	return &t->v[t->last];
+}
+
+struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, uint64_t id)
+{
+	struct dcp_pr_devcount *row = dcp_pr_devtab_row(t, id);
+
+	return row ? &row->c : NULL;
 }
 
 int dcp_pr_devtab_merge(struct dcp_pr_devtab *into, const struct dcp_pr_devtab *from)
 {
 	for (size_t i = 0; i < from->n; i++) {
-		struct dcp_pr_counts *c = dcp_pr_devtab_get(into, from->v[i].id);
+		struct dcp_pr_devcount *row = dcp_pr_devtab_row(into, from->v[i].id);
 
-		if (!c)
+		if (!row)
 			return -ENOMEM;
-		dcp_pr_counts_add(c, &from->v[i].c);
+		dcp_pr_counts_add(&row->c, &from->v[i].c);
+		dcp_pages_counts_add(&row->pc, &from->v[i].pc);
 	}
 	return 0;
 }
