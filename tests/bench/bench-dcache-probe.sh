@@ -13,6 +13,7 @@ set -u
 tree=${1:-/usr}
 runs=${2:-7}
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
 dp=${DCACHE_PROBE:-$here/build/bin/dcache-probe}
 [ -x "$dp" ] || dp=$(command -v dcache-probe) || { echo "dcache-probe not built" >&2; exit 2; }
 gtime=/usr/bin/time
@@ -30,7 +31,6 @@ command -v fdfind >/dev/null && add "fdfind -u" "fdfind -u . $tree"
 du -sx "$tree" >/dev/null 2>&1
 for c in "${cmds[@]}"; do $c >/dev/null 2>&1; done
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A wall rss cpu walls rsss cpus
 tmp=$(mktemp)
@@ -56,7 +56,8 @@ for i in "${!cmds[@]}"; do
 	cpu[$i]=$(tr ' ' '\n' <<<"${cpus[$i]}" | grep . | median)
 done
 
-entries=$("$dp" -r -s -x "$tree" 2>&1 >/dev/null | grep -o '^[^:]*: [0-9]* paths' | grep -o '[0-9]*')
+# -s: "PCT%<TAB>CACHED/TOTAL<TAB>TREE" on stdout, as du -s.
+entries=$("$dp" -r -s -x "$tree" 2>/dev/null | cut -f2 | cut -d/ -f2 | grep -o '^[0-9]*')
 printf 'tree %s, %s entries, %d runs each, median; %s CPUs\n' "$tree" "${entries:-?}" "$runs" "$(nproc)"
 printf '%-24s %10s %8s %10s %8s %12s %8s\n' command wall_ms x_find cpu_ms x_find peak_rss_kb x_find
 for i in "${!cmds[@]}"; do

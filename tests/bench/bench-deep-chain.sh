@@ -17,6 +17,7 @@ shift
 depths=("$@")
 [ ${#depths[@]} -gt 0 ] || depths=(1000 4000 16000)
 here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
 dp=${DCACHE_PROBE:-$here/build/bin/dcache-probe}
 [ -x "$dp" ] || dp=$(command -v dcache-probe) || { echo "dcache-probe not built" >&2; exit 2; }
 wm=${WARM:-$here/build/bin/warm}
@@ -36,7 +37,6 @@ run_cmd() { # INDEX TREE
 	4) du -s "$2" ;;
 	esac >/dev/null 2>&1
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A med
 for d in "${depths[@]}"; do

@@ -16,6 +16,7 @@
 # Not a test: it gates nothing.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/lib.sh"
 DIRS=${1:-1000}
 FILES=${2:-100}
 RUNS=${RUNS:-5}
@@ -54,7 +55,6 @@ ms() { # "WALL_MS CPU_MS" of one run (CPU: user + system, all threads)
 	t=$({ time "$@" >/dev/null 2>&1; } 2>&1)
 	awk '{ printf "%d %d\n", $1 * 1000, ($2 + $3) * 1000 }' <<<"$t"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 shape cold
 total=$("$DP" -r "$mnt/t" 2>&1 >/dev/null | grep -o '[0-9]* paths' | grep -o '[0-9]*')

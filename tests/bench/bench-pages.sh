@@ -24,6 +24,7 @@
 # disturbs everything else running on it.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 ROOT=${1:-/usr/share}
 PROBE=${2:-/usr}
 RUNS=${RUNS:-5}
@@ -37,22 +38,8 @@ die() { echo "bench-pages: $*" >&2; exit 1; }
 command -v vmtouch >/dev/null || die "vmtouch is not installed (apt-get install vmtouch)"
 command -v fincore >/dev/null || die "fincore (util-linux) is not installed"
 
-tmp=$(mktemp -d /tmp/bench-pages.XXXXXX) || exit 1
-MNTDIR=${MNTDIR:-/mnt}
-[ -d "$MNTDIR" ] && [ -w "$MNTDIR" ] || MNTDIR=$tmp
-mnt=$(mktemp -d "$MNTDIR/bench-pages.XXXXXX") || exit 1
-loopdev=
-cleanup() {
-	if [ -n "$loopdev" ]; then
-		umount "$mnt" 2>/dev/null
-		losetup -d "$loopdev" 2>/dev/null
-	fi
-	rmdir "$mnt" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+bench_scratch bench-pages
 
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 declare -A times
 ms_of() { # CMD... - run it, print its wall time in ms

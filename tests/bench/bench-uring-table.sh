@@ -18,6 +18,7 @@
 # the CPU time of the process (its io-wq worker threads included).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$(dirname "$0")/lib.sh"
 build=${1:-$here/../../build}
 export DCP_BIN=$(cd "$build/bin" && pwd) || exit 2
 export DCP_TESTS=$here/..
@@ -54,7 +55,6 @@ select_share() {
 	shuf -n $(( (FILES * $1 + 50) / 100 )) --random-source=<(yes) "$work/list"
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # run MODE SHARE - one cold run; prints elapsed ms and checks the counts.
 run() {

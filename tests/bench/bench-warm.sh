@@ -20,6 +20,7 @@
 # the ratios depend on it (the queue depth of the device above all).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 ROOT=${1:-/usr}
 RUNS=${RUNS:-3}
 JOBS=${JOBS:-32}
@@ -31,20 +32,7 @@ die() { echo "bench-warm: $*" >&2; exit 1; }
 [ -x "$WARM" ] || die "no warm binary at $WARM (build first, or set WARM=)"
 FD=$(command -v fdfind || command -v fd) || die "fd (fdfind) is not installed"
 
-tmp=$(mktemp -d /tmp/bench-warm.XXXXXX) || exit 1
-MNTDIR=${MNTDIR:-/mnt}
-[ -d "$MNTDIR" ] && [ -w "$MNTDIR" ] || MNTDIR=$tmp
-mnt=$(mktemp -d "$MNTDIR/bench-warm.XXXXXX") || exit 1
-loopdev=
-cleanup() {
-	if [ -n "$loopdev" ]; then
-		umount "$mnt" 2>/dev/null
-		losetup -d "$loopdev" 2>/dev/null
-	fi
-	rmdir "$mnt" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+bench_scratch bench-warm
 
 if [ "$COLD" = remount ]; then
 	inodes=$(find "$ROOT" -xdev | wc -l)
@@ -117,7 +105,6 @@ for (( r = 1; r <= RUNS; r++ )); do
 	echo "run $r done"
 done
 
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 echo "== median wall time (ms), and ratio of warm's median to each"
 du_ms=$(median <<<"${times[du -sx]}")
