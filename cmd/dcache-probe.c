@@ -249,6 +249,8 @@ struct rootrec {
 	char *path;
 	struct dcp_pr_counts c;
 	struct dcp_pages_counts pc; /* --pages */
+	size_t same_as;		    /* an alias of root SAME_AS - 1 (0: none) */
+	bool reported;		    /* false: an earlier root has its name */
 };
 
 static struct {
@@ -264,6 +266,7 @@ static struct {
 	size_t ndirs, dircap;
 	struct rootrec *roots[ROOT_CHUNKS]; /* chunks of ROOT_CHUNK */
 	size_t nroots;		   /* written by the main thread only */
+	size_t nroots_added;	   /* roots handed to the walker */
 	struct dcp_mounts *mounts;
 	struct dcp_explain *explain; /* --explain */
 	unsigned long long input_errors;
@@ -404,18 +407,21 @@ static void pages_json_entry(struct worker *w)
 /* Count one probe result, and print it when asked. */
 static void record(struct worker *w, const char *path, size_t len, int ret,
 		   unsigned char type, int depth, struct dcp_pr_counts *dirc,
-		   struct dcp_pr_counts *mntc, const struct dcp_why_info *why)
+		   struct dcp_pr_counts *mntc, const struct dcp_why_info *why, bool again)
 {
 	enum dcp_state st = dcp_state_of_errno(ret);
 
-	w->c.n[st]++;
-	if (why)
-		w->c.why[why->why]++;
 	if (dirc) {
 		dirc->n[st]++;
 		if (why)
 			dirc->why[why->why]++;
 	}
+	/* Reached from another root too: counted there, printed there. */
+	if (again)
+		return;
+	w->c.n[st]++;
+	if (why)
+		w->c.why[why->why]++;
 	if (mntc) {
 		mntc->n[st]++;
 		if (why)
@@ -552,10 +558,11 @@ static int visit(const struct dcp_entry *e, void *arg)
 	}
 	if (filtered && !dcp_opts_match(&o, e))
 		goto walk_on; /* --type, --name, --mindepth: not counted */
-	mrow = env.per_mount ? dcp_pr_devtab_row(&w->devs, mnt) : NULL;
+	mrow = env.per_mount && !e->again ? dcp_pr_devtab_row(&w->devs, mnt) : NULL;
 	if (env.pages) {
 		w->pret = measure_pages(w, e, st, follow, &w->pg);
-		dcp_pages_count(&w->pc, w->pret, &w->pg);
+		if (!e->again)
+			dcp_pages_count(&w->pc, w->pret, &w->pg);
 		if (ds)
 			dcp_pages_count(&ds->pown, w->pret, &w->pg);
 		else if (rr)
@@ -564,7 +571,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 			dcp_pages_count(&mrow->pc, w->pret, &w->pg);
 	}
 	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
-	       mrow ? &mrow->c : NULL, run.explain && st == DCP_MISS ? &why : NULL);
+	       mrow ? &mrow->c : NULL, run.explain && st == DCP_MISS ? &why : NULL, e->again);
 	if (!o.recursive && o.summary && !o.quiet && !o.prometheus) {
 		struct dcp_pr_counts one = { 0 };
 		size_t row = w->out.len;
@@ -594,11 +601,13 @@ walk_on:
 	if (env.no_perturb && (st != DCP_CACHED || e->inner != 0)) {
 		if (!ds)
 			dcp_explain_root_done(run.explain, e->root);
-		w->c.not_visited++;
 		if (ds)
 			ds->own.not_visited++;
 		else if (rr)
 			rr->c.not_visited++;
+		if (e->again)
+			return DCP_WALK_PRUNE;
+		w->c.not_visited++;
 		if (shown_bit(ONLY_UNVISITED)) {
 			dcp_pr_unvisited(&w->out, run.fmt, e->path, e->pathlen, ret, e->depth);
 			if (w->out.len >= FLUSH_AT)
@@ -623,12 +632,14 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 	struct rootrec *rr = e->dir ? NULL : root_rec(e->root);
 
 	(void)arg;
-	w->c.walk_errors++;
 	/* Siblings may fail on several threads at once: count atomically. */
 	if (ds)
 		__atomic_fetch_add(&ds->own.walk_errors, 1, __ATOMIC_RELAXED);
 	else if (rr)
 		__atomic_fetch_add(&rr->c.walk_errors, 1, __ATOMIC_RELAXED);
+	if (e->again)
+		return; /* said by the walk of the root that met it first */
+	w->c.walk_errors++;
 	if (run.fmt == DCP_PR_JSON) {
 		dcp_pr_walk_error(&w->out, run.fmt, e->path, e->pathlen, err);
 	} else {
@@ -666,7 +677,8 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 		if (rr)
 			dcp_pages_counts_add(&rr->pc, &ds->pown);
 	}
-	if (env.per_dir < 0 || d->depth > env.per_dir || o.quiet)
+	/* A directory listed again from another root has its row already. */
+	if (env.per_dir < 0 || d->depth > env.per_dir || o.quiet || d->again)
 		return;
 	if (!o.prometheus) {
 		size_t row = run.dirbuf.len;
@@ -776,7 +788,54 @@ static int walk_one(const char *path, void *ctx)
 		error(0, -ret, "cannot keep the metrics of more roots");
 		return ret;
 	}
+	/*
+	 * --explain: a root that misses is explained now, before the walk
+	 * of another root can warm a prefix of it (the walker gathers the
+	 * roots of a recursive walk: no worker runs yet).  Its visit
+	 * recalls this explanation.
+	 */
+	if (run.explain) {
+		struct dcp_entry e = {
+			.dirfd = AT_FDCWD, .name = path, .path = path, .pathlen = strlen(path),
+			.type = DT_UNKNOWN, .root = run.nroots_added,
+			.probe = dcp_probe_at(AT_FDCWD, path, follows(0) ? DCP_FOLLOW : 0),
+		};
+		struct dcp_why_info why;
+
+		if (e.probe == -EAGAIN)
+			dcp_explain_entry(run.explain, &e, follows(0) ? DCP_FOLLOW : 0, &why);
+	}
+	run.nroots_added++;
 	return dcp_walk_add(ctx, path);
+}
+
+/* Root ROOT is the tree of the earlier root SAME_AS (dcp_walk_opts.alias). */
+static void root_alias(size_t root, size_t same_as, void *arg)
+{
+	struct rootrec *rr = root_rec(root);
+
+	(void)arg;
+	if (rr)
+		rr->same_as = same_as + 1;
+}
+
+/*
+ * After the walk: an alias shows its twin's figures; a root given again
+ * by the same name is reported once, at its first place (as du -s).
+ */
+static void roots_settle(void)
+{
+	for (size_t i = 0; i < run.nroots; i++) {
+		struct rootrec *rr = root_rec(i), *twin;
+
+		rr->reported = true;
+		if (!rr->same_as)
+			continue;
+		twin = root_rec(rr->same_as - 1);
+		rr->c = twin->c;
+		rr->pc = twin->pc;
+		rr->reported = strcmp(rr->path, twin->path) != 0;
+	}
 }
 
 /* Start the progress timer once the workers' counters exist. */
@@ -797,7 +856,8 @@ static int run_walk(void)
 {
 	struct dcp_walk_opts wo = {
 		.flags = env.walk_flags | DCP_WALK_PROBE |
-			 (env.per_dir >= 0 ? DCP_WALK_DONE_PATHS : 0),
+			 (env.per_dir >= 0 ? DCP_WALK_DONE_PATHS : 0) |
+			 (env.no_perturb ? DCP_WALK_NO_PERTURB : 0),
 		.done_path_depth = env.per_dir,
 		.probe_flags = (env.walk_flags & DCP_WALK_FOLLOW) ? DCP_FOLLOW : 0,
 		.threads = o.jobs,
@@ -808,6 +868,7 @@ static int run_walk(void)
 		.error = walk_error,
 		.dir_done = dir_done,
 		.skip_mount = skip_mount,
+		.alias = root_alias,
 	};
 	struct dcp_walk *w;
 	int ret;
@@ -828,7 +889,9 @@ static int run_walk(void)
 	}
 	start_progress();
 	for_each_path(walk_one, w);
-	return dcp_walk_finish(w);
+	ret = dcp_walk_finish(w);
+	roots_settle();
+	return ret;
 }
 
 /* One row of the --per-mount table: one mount (ID), not one device. */
@@ -963,7 +1026,7 @@ static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
 	for (size_t i = 0; i < run.nroots; i++) {
 		struct rootrec *rr = root_rec(i);
 
-		if (!rr)
+		if (!rr || !rr->reported)
 			continue;
 		if (o.json) {
 			dcp_buf_puts(out, "{\"type\":\"root_data\",\"path\":");
@@ -1001,6 +1064,8 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_pro
 		for (size_t i = 0; ser && i < run.nroots; i++) {
 			struct rootrec *rr = root_rec(i);
 
+			if (!rr->reported)
+				continue;
 			ser[n++] = (struct dcp_pages_series){ rr->path, strlen(rr->path), NULL,
 							      &rr->pc, false, 0 };
 		}
@@ -1099,15 +1164,19 @@ int main(int argc, char **argv)
 		struct dcp_pr_prom_series *roots = NULL;
 
 		if (o.recursive && run.nroots) {
+			size_t n = 0;
+
 			roots = calloc(run.nroots, sizeof(*roots));
 			for (size_t i = 0; roots && i < run.nroots; i++) {
 				struct rootrec *rr = root_rec(i);
 
-				roots[i] = (struct dcp_pr_prom_series){
-					.path = rr->path, .pathlen = strlen(rr->path), .c = &rr->c };
+				if (rr->reported)
+					roots[n++] = (struct dcp_pr_prom_series){
+						.path = rr->path, .pathlen = strlen(rr->path),
+						.c = &rr->c };
 			}
 			prom.roots = roots;
-			prom.nroots = roots ? run.nroots : 0;
+			prom.nroots = n;
 		}
 		prom.total = &tot;
 		if (env.per_mount)
@@ -1124,6 +1193,8 @@ int main(int argc, char **argv)
 			struct rootrec *rr = root_rec(i);
 			size_t row = out.len;
 
+			if (!rr->reported)
+				continue;
 			dcp_pr_root(&out, run.fmt, rr->path, strlen(rr->path), &rr->c);
 			if (o.explain)
 				dcp_why_table_row(&out, row, o.json, rr->c.why);

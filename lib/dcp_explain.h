@@ -81,7 +81,9 @@ int dcp_explain_path(struct dcp_explain *x, unsigned worker, const char *path,
  * directory (dcp_dir.cold_top), found without any probe.  A root, or a
  * followed link in a warm directory, is explained as dcp_explain_path().
  * Call it from the visitor, for every missed root (directories below it
- * reuse its explanation, kept until dcp_explain_root_done()).  Strings in *OUT live until the next call for
+ * reuse its explanation, kept until dcp_explain_root_done()); a root
+ * explained before (called for it ahead of the walk, while nothing had
+ * warmed its prefixes) gets that explanation again.  Strings in *OUT live until the next call for
  * e->worker, or as long as E.  Returns 0, -EINVAL (E did not miss), -ENOMEM.
  */
 int dcp_explain_entry(struct dcp_explain *x, const struct dcp_entry *e, unsigned flags,

@@ -40,6 +40,13 @@ struct dcp_dir {
 	 * valid while this directory does (a directory outlives its children).
 	 */
 	const struct dcp_dir *cold_top;
+	/*
+	 * Several roots: this directory was listed before in the run (from
+	 * another root, or through a bind mount or a followed link), so its
+	 * entries are all repeats (dcp_entry.again); a per-directory row
+	 * for it was already due to the first listing.
+	 */
+	bool again;
 	void *data;		      /* opts.dir_data_size bytes, zeroed */
 };
 
@@ -68,6 +75,15 @@ struct dcp_entry {
 			    * it run from the cache for this caller (a POSIX
 			    * ACL not yet loaded fails them for non-owners,
 			    * root included); else equal to PROBE */
+	/*
+	 * Several roots: this entry was (or will be) visited from another
+	 * root as well, and the other visit counts it.  Its PROBE and INNER
+	 * are the one measurement of the run, made before the run touched
+	 * it, whichever root got there first.  Count it for e->root only:
+	 * never in a total, a per-mount row or a printed record (as du -c
+	 * counts an inode once).
+	 */
+	bool again;
 };
 
 /* What the visitor returns. */
@@ -103,6 +119,12 @@ enum {
 	 * print per-directory rows leaves it out and stays linear.
 	 */
 	DCP_WALK_DONE_PATHS = 1 << 6,
+	/*
+	 * The visitor never descends into a directory that was not cached
+	 * (--no-perturb): the walker then opens nothing to learn where a
+	 * cold root lies either.
+	 */
+	DCP_WALK_NO_PERTURB = 1 << 7,
 };
 
 struct dcp_walk_opts {
@@ -152,6 +174,16 @@ struct dcp_walk_opts {
 	 * like a mount point under DCP_WALK_XDEV).  Optional.
 	 */
 	bool (*skip_mount)(uint64_t mnt_id, void *arg);
+	/*
+	 * alias - root ROOT is the same tree as the earlier root SAME_AS (the
+	 * same name, or the same cached directory by another path: "./T",
+	 * a bind mount, a symlink followed under -H or -L; or two cold roots
+	 * that are one directory, which both miss everywhere).  ROOT is not
+	 * walked and not visited: it stands for SAME_AS's figures.  Called
+	 * from dcp_walk_finish() or, for cold roots, from a worker once
+	 * everything warm is walked; never concurrently.  Optional.
+	 */
+	void (*alias)(size_t root, size_t same_as, void *arg);
 	void *arg;
 };
 
@@ -162,8 +194,19 @@ struct dcp_walk_opts {
 int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out);
 
 /*
- * dcp_walk_add - queue one root PATH (copied).  May block while many
- * roots are queued, so that a long path list streams in flat memory.
+ * dcp_walk_add - queue one root PATH (copied).  With max_depth 0 (no
+ * recursion) roots stream: this may block while many are queued, so a
+ * long path list is probed in flat memory.  Otherwise roots are gathered
+ * and walked from dcp_walk_finish(), so that roots that overlap share one
+ * measurement:
+ *  - every root is probed first, before the run opens anything;
+ *  - a root whose probe was cached is placed (device and inode) by opens
+ *    with RESOLVE_CACHED, which warm nothing; one equal to an earlier
+ *    root is an alias (opts.alias) and is not walked;
+ *  - roots whose probe missed are walked last: opening them warms their
+ *    path, which may run through another root's tree;
+ *  - a directory listed a second time takes the first listing's probes,
+ *    and its entries are repeats (dcp_entry.again).
  * Returns 0, or -ECANCELED once the walk was aborted.
  */
 int dcp_walk_add(struct dcp_walk *w, const char *path);

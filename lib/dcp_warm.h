@@ -65,6 +65,8 @@ struct dcp_warm_event {
 	unsigned worker;   /* index of the calling thread */
 	size_t root;	   /* DCP_WARM_RECURSIVE: index of the tree's root, in
 			    * the order added; 0 for lists */
+	bool again;	   /* reached from another root too (dcp_entry.again):
+			    * counted for ROOT only, never reported */
 };
 
 struct dcp_pages_budget;
@@ -170,7 +172,10 @@ size_t dcp_warm_nroots(const struct dcp_warm *w);
 /*
  * dcp_warm_root - after dcp_warm_wait(), the counts of the tree with index
  * I (dcp_warm_nroots()) in *ST (elapsed_ns and jobs zero); returns its path
- * as added (valid until dcp_warm_finish()), or NULL for no such tree.
+ * as added (valid until dcp_warm_finish()), or NULL for no such tree and
+ * for a tree added again by the same name (reported once, at its first
+ * place).  A tree that is an earlier one by another name (dcp_walk_opts
+ * alias) has that tree's counts: each entry was looked up once.
  */
 const char *dcp_warm_root(const struct dcp_warm *w, size_t i, struct dcp_warm_stats *st);
 

@@ -387,16 +387,18 @@ void dcp_explain_root_done(struct dcp_explain *x, size_t root)
 	}
 }
 
+/* The kept explanation of root ROOT into *OUT: 0, -ENOENT (none), -ENOMEM. */
 static int recall_root(struct dcp_explain *x, struct xworker *xw, size_t root,
 		       struct dcp_why_info *out)
 {
-	int ret = 0;
+	int ret = -ENOENT;
 
 	*out = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
 	pthread_mutex_lock(&x->lock);
 	for (const struct rootmemo *m = x->roots[root % ROOT_BUCKETS]; m; m = m->next) {
 		if (m->root != root)
 			continue;
+		ret = 0;
 		out->why = m->why;
 		out->link_why = m->link_why;
 		if (m->first_miss) {
@@ -426,6 +428,10 @@ int dcp_explain_entry(struct dcp_explain *x, const struct dcp_entry *e, unsigned
 	if (e->probe != -EAGAIN)
 		return -EINVAL;
 	if (!d) {
+		/* Explained once, before the walk warmed anything. */
+		ret = recall_root(x, xw, e->root, out);
+		if (ret != -ENOENT)
+			return ret;
 		ret = explain_at(x, xw, e->path, flags, 0, out);
 		return ret < 0 ? ret : memo_root(x, e->root, out);
 	}
@@ -449,7 +455,8 @@ int dcp_explain_entry(struct dcp_explain *x, const struct dcp_entry *e, unsigned
 		out->first_miss = e->path;
 		out->len = (size_t)(end - e->path);
 	} else if (!top->parent) {
-		return recall_root(x, xw, e->root, out);
+		ret = recall_root(x, xw, e->root, out);
+		return ret == -ENOENT ? 0 : ret;
 	} else if (top->link) {
 		out->why = DCP_WHY_SYMLINK;
 		out->link_why = DCP_WHY_UNKNOWN;

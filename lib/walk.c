@@ -26,6 +26,11 @@
  *  - Under DCP_WALK_FOLLOW, a link whose probe was not cached is followed
  *    only after everything else: following warms the target's whole path,
  *    which may hold entries the walk has not probed yet.
+ *  - Several roots of a recursive walk share one measurement per entry
+ *    ("one run, one truth"): they are gathered, probed and placed before
+ *    anything is opened (plan_roots), cold ones are walked last, and every
+ *    listed directory leaves its entries' probes in a table (struct seen)
+ *    that a second listing of the same directory takes instead of probing.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -45,6 +50,10 @@
 #include "dcp_probe.h"
 #include "dcp_report.h"
 #include "dcp_walk.h"
+
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
 
 #define DENTS_BUF (64 * 1024)
 #define MAX_QUEUED_ROOTS 1024
@@ -70,6 +79,7 @@ struct node {
 	bool via_link;	     /* reached by following a symlink */
 	bool cold;	     /* its full path, or lookups inside it, missed */
 	bool deferred;	     /* a link to follow once the rest is walked */
+	bool entry_again;    /* its own entry was a repeat (dcp_entry.again) */
 	struct node *lru_prev, *lru_next; /* parked: fd open, pins == 0 */
 };
 
@@ -77,6 +87,13 @@ struct item {
 	struct item *next;
 	struct node *node; /* a directory to list, or NULL for a root */
 	size_t root;
+	bool planned;	   /* a root probed by plan_roots(): PROBE and INNER */
+	bool again;	   /* a root whose own entry another visit counts */
+	bool claim_late;   /* its parent was cold at plan time: claim it later */
+	int probe, inner;
+	dev_t dev;	   /* a root's identity: plan_roots(), release_cold_roots() */
+	ino_t ino;
+	struct item *alias_next; /* release_cold_roots(): placed cold roots */
 	char path[];	   /* a root's path */
 };
 
@@ -111,6 +128,30 @@ struct ent {
 	int inner;  /* probe of "NAME/." (dcp_entry.inner) */
 	unsigned char type;
 	bool skip;  /* excluded */
+	bool again; /* another visit counts it (dcp_entry.again) */
+};
+
+/*
+ * What the run saw of one directory, by device and inode, when several
+ * roots are walked: the probes of its entries made by its first listing
+ * (by name hash, sorted), and the names that roots claimed (a root's own
+ * entry, counted by the root's visit, lies in its parent directory).
+ */
+enum { SEEN_NEW, SEEN_LISTING, SEEN_DONE };
+struct seen_ent {
+	uint64_t hash;
+	int probe, inner;
+};
+struct seen_dir {
+	struct seen_dir *next; /* hash chain */
+	dev_t dev;
+	ino_t ino;
+	int state;
+	bool entry_counted; /* a visit of its own entry counted it */
+	struct seen_ent *ents;
+	size_t n;
+	uint64_t *claims;
+	size_t nclaims;
 };
 
 struct dcp_walk {
@@ -121,6 +162,15 @@ struct dcp_walk {
 	struct item *stack;	/* directories, depth-first */
 	struct item *deferred;	/* cold links to follow last (DCP_WALK_FOLLOW) */
 	struct item *roots, **roots_tail; /* roots, first come first served */
+	struct item *gathered, **gathered_tail; /* recursive roots, for plan_roots() */
+	size_t ngathered;
+	struct item *cold_roots;	/* roots whose probe missed: walked last */
+	/* Several roots (plan_roots): the directories seen, under lock. */
+	bool multi;
+	bool late;		/* the deferred links and cold roots are out */
+	struct seen_dir **seen;
+	size_t nseen, seencap;
+	pthread_cond_t seen_cv; /* a directory's first listing is done */
 	size_t queued_roots;
 	size_t nroots;
 	unsigned active;	/* workers processing an item */
@@ -346,6 +396,179 @@ static void node_unpin(struct dcp_walk *w, struct node *n)
 {
 	n->pins--;
 	node_settle(w, n);
+}
+
+/* ---- one measurement per entry across roots ------------------------- */
+
+/* FNV-1a over NAME, with a final mix: names within one directory. */
+static uint64_t name_hash(const char *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+static size_t id_slot(dev_t dev, ino_t ino, size_t cap)
+{
+	uint64_t h = ((uint64_t)dev * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)ino;
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return (size_t)(h ^ (h >> 32)) & (cap - 1);
+}
+
+/* The entry of directory DEV:INO, made when absent (NULL: no memory).  Lock held. */
+static struct seen_dir *seen_get(struct dcp_walk *w, dev_t dev, ino_t ino)
+{
+	struct seen_dir *sd;
+	size_t i;
+
+	if (w->seencap) {
+		for (sd = w->seen[id_slot(dev, ino, w->seencap)]; sd; sd = sd->next)
+			if (sd->dev == dev && sd->ino == ino)
+				return sd;
+	}
+	if (w->nseen >= w->seencap / 2) {
+		size_t cap = w->seencap ? 2 * w->seencap : 256;
+		struct seen_dir **t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (i = 0; i < w->seencap; i++) {
+			while ((sd = w->seen[i])) {
+				size_t k = id_slot(sd->dev, sd->ino, cap);
+
+				w->seen[i] = sd->next;
+				sd->next = t[k];
+				t[k] = sd;
+			}
+		}
+		free(w->seen);
+		w->seen = t;
+		w->seencap = cap;
+	}
+	sd = calloc(1, sizeof(*sd));
+	if (!sd)
+		return NULL;
+	sd->dev = dev;
+	sd->ino = ino;
+	i = id_slot(dev, ino, w->seencap);
+	sd->next = w->seen[i];
+	w->seen[i] = sd;
+	w->nseen++;
+	return sd;
+}
+
+static int cmp_seen(const void *a, const void *b)
+{
+	const struct seen_ent *x = a, *y = b;
+
+	return (x->hash > y->hash) - (x->hash < y->hash);
+}
+
+/* The first listing's record of the name with hash H (SEEN_DONE only). */
+static const struct seen_ent *seen_find(const struct seen_dir *sd, uint64_t h)
+{
+	struct seen_ent key = { .hash = h };
+
+	return sd->n ? bsearch(&key, sd->ents, sd->n, sizeof(key), cmp_seen) : NULL;
+}
+
+static bool seen_claimed(const struct seen_dir *sd, uint64_t h)
+{
+	for (size_t i = 0; i < sd->nclaims; i++)
+		if (sd->claims[i] == h)
+			return true;
+	return false;
+}
+
+/*
+ * Several roots: N was just listed and its entries probed.  The first
+ * listing of a directory in the run records its probes; a later one (from
+ * another root, a bind mount, a followed link) takes them instead of its
+ * own, which the first walk's opens may have warmed, and its entries are
+ * repeats.  Entries that roots claimed are repeats too: the root counts
+ * its own entry.  Cold listings record too, for a warm listing of the
+ * same directory by another path, until only cold walks are left.
+ */
+static void seen_share(struct worker *wk, struct node *n)
+{
+	struct dcp_walk *w = wk->w;
+	struct seen_ent *v = NULL;
+	struct seen_dir *sd;
+	size_t m = 0;
+
+	pthread_mutex_lock(&w->lock);
+	sd = seen_get(w, n->pub.dev, n->pub.ino);
+	if (sd && !n->entry_again)
+		sd->entry_counted = true;
+	while (sd && sd->state == SEEN_LISTING)
+		pthread_cond_wait(&w->seen_cv, &w->lock);
+	if (!sd) {
+		w->failure = -ENOMEM;
+	} else if (sd->state == SEEN_NEW) {
+		sd->state = SEEN_LISTING;
+	} else {
+		pthread_mutex_unlock(&w->lock);
+		/* Recorded and never changed once SEEN_DONE: read unlocked. */
+		n->pub.again = true;
+		for (size_t i = 0; i < wk->nents; i++) {
+			struct ent *en = &wk->ents[i];
+			const char *name = wk->names.data + en->off;
+			const struct seen_ent *se = en->skip ? NULL :
+				seen_find(sd, name_hash(name, strlen(name)));
+
+			if (!se)
+				continue; /* new since, or excluded then: its own */
+			en->again = true;
+			en->probe = se->probe;
+			en->inner = se->inner;
+		}
+		return;
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (!sd)
+		return;
+	v = malloc((wk->nents ? wk->nents : 1) * sizeof(*v));
+	for (size_t i = 0; i < wk->nents; i++) {
+		struct ent *en = &wk->ents[i];
+		const char *name = wk->names.data + en->off;
+		uint64_t h;
+
+		if (en->skip)
+			continue;
+		h = name_hash(name, strlen(name));
+		en->again = sd->nclaims && seen_claimed(sd, h);
+		if (v)
+			v[m++] = (struct seen_ent){ h, en->probe, en->inner };
+	}
+	if (m > 1)
+		qsort(v, m, sizeof(*v), cmp_seen);
+	pthread_mutex_lock(&w->lock);
+	sd->ents = v;
+	sd->n = v ? m : 0;
+	sd->state = SEEN_DONE;
+	pthread_cond_broadcast(&w->seen_cv);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void seen_free(struct dcp_walk *w)
+{
+	for (size_t i = 0; i < w->seencap; i++) {
+		struct seen_dir *sd, *next;
+
+		for (sd = w->seen[i]; sd; sd = next) {
+			next = sd->next;
+			free(sd->ents);
+			free(sd->claims);
+			free(sd);
+		}
+	}
+	free(w->seen);
 }
 
 /* ---- nodes and work ------------------------------------------------- */
@@ -697,6 +920,7 @@ static void fill_dir_entry(struct dcp_entry *e, struct worker *wk, struct node *
 		.depth = n->pub.depth,
 		.worker = wk->idx,
 		.root = n->root,
+		.again = n->entry_again,
 	};
 }
 
@@ -879,12 +1103,23 @@ static void list_dir(struct worker *wk, struct node *n)
 			wk->ents[i].skip = excluded(w, name, wk->path.data);
 		}
 	}
-	if ((w->o.flags & DCP_WALK_PROBE) && n->cold) {
-		probe_cold(wk);
-	} else if ((w->o.flags & DCP_WALK_PROBE) && probe_entries(wk, n->fd) < 0) {
+	/*
+	 * Below a cold directory every entry misses, probed or not.  With
+	 * several roots a cold listing still probes, for the record
+	 * (seen_share), while another root may list it warm later.
+	 */
+	bool probe = w->o.flags & DCP_WALK_PROBE;
+	bool measure = probe && (!n->cold ||
+				 (w->multi && !__atomic_load_n(&w->late, __ATOMIC_RELAXED)));
+
+	if (measure && probe_entries(wk, n->fd) < 0) {
 		w->failure = -ENOMEM;
 		wk->nents = 0;
 	}
+	if (w->multi)
+		seen_share(wk, n);
+	if (probe && n->cold)
+		probe_cold(wk);
 
 	wk->nkids = 0;
 	for (size_t i = 0; i < wk->nents && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED); i++) {
@@ -912,6 +1147,7 @@ static void list_dir(struct worker *wk, struct node *n)
 			.root = n->root,
 			.probe = en->probe,
 			.inner = en->inner,
+			.again = en->again,
 		};
 		ret = w->o.visit(&e, w->o.arg);
 		if (ret == DCP_WALK_ABORT) {
@@ -941,6 +1177,7 @@ static void list_dir(struct worker *wk, struct node *n)
 		kid->via_link = !defer && via_link;
 		kid->cold = cold;
 		kid->deferred = defer;
+		kid->entry_again = en->again;
 		kid->pub.pathlen = wk->path.len;
 		kid->pub.probe = en->probe;
 		kid->pub.inner = en->inner;
@@ -959,7 +1196,7 @@ static int queue_kids(struct worker *wk, struct node *n)
 
 	/* Pushed in reverse, so the first entry is listed first (LIFO). */
 	for (size_t i = wk->nkids; i-- > 0;) {
-		struct item *it = malloc(sizeof(*it));
+		struct item *it = calloc(1, sizeof(*it));
 		struct node *kid = wk->kids[i];
 
 		if (!it) {
@@ -1023,19 +1260,30 @@ static void do_dir(struct worker *wk, struct node *n)
 }
 
 /* The probe of "PATH/." for a root: are lookups inside it cached? */
-static int probe_inner(struct worker *wk, const char *path, unsigned flags)
+static int probe_inner(struct dcp_buf *b, const char *path, unsigned flags)
 {
 	int ret;
 
-	dcp_buf_reset(&wk->inames);
-	dcp_buf_puts(&wk->inames, path);
-	dcp_buf_add(&wk->inames, "/.", 3);
-	if (wk->inames.oom)
+	dcp_buf_reset(b);
+	dcp_buf_puts(b, path);
+	dcp_buf_add(b, "/.", 3);
+	if (b->oom)
 		return -ENOMEM;
-	ret = dcp_probe_at(AT_FDCWD, wk->inames.data, flags | DCP_NOTDIR);
+	ret = dcp_probe_at(AT_FDCWD, b->data, flags | DCP_NOTDIR);
 	if (ret == -EAGAIN && !is_dir_at(AT_FDCWD, path, flags & DCP_FOLLOW))
 		ret = 0; /* not a directory: nothing inside */
 	return ret;
+}
+
+/* A root's probes: the path, and inside it when it may be listed. */
+static void probe_root(struct dcp_walk *w, struct dcp_buf *b, const char *path,
+		       int *probe, int *inner)
+{
+	unsigned pf = w->o.probe_flags | (root_follow(w) ? DCP_FOLLOW : 0);
+
+	*probe = *inner = dcp_probe_at(AT_FDCWD, path, pf);
+	if (*probe == 0 && w->o.max_depth != 0)
+		*inner = probe_inner(b, path, pf);
 }
 
 static void do_root(struct worker *wk, struct item *it)
@@ -1053,13 +1301,13 @@ static void do_root(struct worker *wk, struct item *it)
 	struct node *n;
 	int ret;
 
-	if (w->o.flags & DCP_WALK_PROBE) {
-		unsigned pf = w->o.probe_flags | (root_follow(w) ? DCP_FOLLOW : 0);
-
-		e.probe = e.inner = dcp_probe_at(AT_FDCWD, it->path, pf);
-		if (e.probe == 0 && w->o.max_depth != 0)
-			e.inner = probe_inner(wk, it->path, pf);
+	if (it->planned) {
+		e.probe = it->probe; /* made before the run opened anything */
+		e.inner = it->inner;
+	} else if (w->o.flags & DCP_WALK_PROBE) {
+		probe_root(w, &wk->inames, it->path, &e.probe, &e.inner);
 	}
+	e.again = it->again;
 	ret = w->o.visit(&e, w->o.arg);
 
 	if (ret == DCP_WALK_ABORT) {
@@ -1074,6 +1322,7 @@ static void do_root(struct worker *wk, struct item *it)
 		return;
 	}
 	n->root = it->root;
+	n->entry_again = it->again;
 	n->cold = (w->o.flags & DCP_WALK_PROBE) && (e.probe != 0 || e.inner == -EAGAIN);
 	n->pub.pathlen = e.pathlen;
 	n->pub.probe = e.probe;
@@ -1087,6 +1336,231 @@ static void do_root(struct worker *wk, struct item *it)
 		report(w, &e, ret);
 	}
 	finish_dir(wk, n);
+}
+
+/* ---- several roots: planned before anything is opened ---------------- */
+
+/*
+ * A root's own entry lies in its parent directory, where the walk of
+ * another root meets it as well: claim it there, by the last name of the
+ * path as given, so that the root's visit counts it and a listing of the
+ * parent does not.  The parent is opened with RESOLVE_CACHED (which warms
+ * nothing) unless OPEN_COLD; a root whose parent is cold tries again when
+ * only cold walks are left.  Lock held, or no worker has work yet.
+ */
+static void root_claim(struct dcp_walk *w, struct item *it, bool open_cold)
+{
+	const char *p = it->path;
+	size_t len = strlen(p), b, e;
+	struct seen_dir *sd;
+	struct stat st;
+	uint64_t h, *c;
+	char *parent;
+	int fd;
+
+	while (len > 1 && p[len - 1] == '/')
+		len--;
+	for (b = len; b > 0 && p[b - 1] != '/'; b--)
+		;
+	if (len == b || (len - b == 1 && p[b] == '.') ||
+	    (len - b == 2 && p[b] == '.' && p[b + 1] == '.'))
+		return; /* "/", ".", "..": no name in a parent to claim */
+	for (e = b; e > 1 && p[e - 1] == '/'; e--)
+		;
+	parent = b ? strndup(p, e) : strdup(".");
+	if (!parent)
+		return;
+	fd = dcp_openat2(AT_FDCWD, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+			 open_cold ? 0 : RESOLVE_CACHED);
+	free(parent);
+	it->claim_late = fd == -EAGAIN && !open_cold;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	h = name_hash(p + b, len - b);
+	sd = seen_get(w, st.st_dev, st.st_ino);
+	if (!sd)
+		return;
+	if (sd->state == SEEN_DONE ? seen_find(sd, h) != NULL : seen_claimed(sd, h)) {
+		it->again = true; /* listed already, or claimed by another root */
+		return;
+	}
+	c = realloc(sd->claims, (sd->nclaims + 1) * sizeof(*c));
+	if (!c)
+		return;
+	c[sd->nclaims++] = h;
+	sd->claims = c;
+}
+
+/* The root in T (CAP slots) equal to IT, or NULL after adding IT. */
+static struct item *root_map(struct item **t, size_t cap, uint64_t h,
+			     struct item *it, bool by_id)
+{
+	for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		struct item *o = t[i];
+
+		if (!o) {
+			t[i] = it;
+			return NULL;
+		}
+		if (by_id ? o->dev == it->dev && o->ino == it->ino :
+			    strcmp(o->path, it->path) == 0)
+			return o;
+	}
+}
+
+/*
+ * Several roots of a recursive walk (dcp_walk_add): probe every root
+ * before anything is opened; drop a root that names an earlier one again
+ * (the same text, or the same warm directory by another path) as its
+ * alias; place warm roots with RESOLVE_CACHED opens and claim their own
+ * entries; hold back the cold ones, whose opening warms their path, until
+ * everything warm is walked (see worker_main).  Then hand the warm ones to
+ * the workers.  Called by the one thread that adds roots.
+ */
+static void plan_roots(struct dcp_walk *w)
+{
+	struct item *list = w->gathered, *it, *next, *same;
+	struct item *warm = NULL, **wt = &warm, **ct = &w->cold_roots, *dead = NULL;
+	struct item **byname = NULL, **byid = NULL;
+	bool probe = w->o.flags & DCP_WALK_PROBE;
+	size_t n = w->ngathered, cap = 16, nwarm = 0;
+	struct dcp_buf b = DCP_BUF_INIT;
+
+	w->gathered = NULL;
+	w->gathered_tail = &w->gathered;
+	w->ngathered = 0;
+	if (n > 1) {
+		while (cap < 2 * n)
+			cap *= 2;
+		byname = calloc(cap, sizeof(*byname));
+		byid = calloc(cap, sizeof(*byid));
+		w->multi = byname && byid;
+		if (!w->multi)
+			w->failure = -ENOMEM;
+	}
+	for (it = list; it; it = next) {
+		bool cold = false;
+
+		next = it->next;
+		it->next = NULL;
+		if (!w->multi) {
+			*wt = it;
+			wt = &it->next;
+			nwarm++;
+			continue;
+		}
+		if (probe) {
+			it->planned = true;
+			probe_root(w, &b, it->path, &it->probe, &it->inner);
+			cold = it->probe != 0 || it->inner == -EAGAIN;
+		}
+		same = root_map(byname, cap, name_hash(it->path, strlen(it->path)), it, false);
+		if (!same && !cold) {
+			unsigned long long fl = O_PATH | O_CLOEXEC | (root_follow(w) ? 0 : O_NOFOLLOW);
+			int fd = dcp_openat2(AT_FDCWD, it->path, fl, 0, probe ? RESOLVE_CACHED : 0);
+			struct stat st;
+
+			if (fd >= 0 && fstat(fd, &st) == 0) {
+				it->dev = st.st_dev;
+				it->ino = st.st_ino;
+				same = root_map(byid, cap, id_slot(it->dev, it->ino, cap), it, true);
+			} else if (probe) {
+				cold = true; /* not placed without a lookup: last */
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+		if (same) {
+			if (w->o.alias)
+				w->o.alias(it->root, same->root, w->o.arg);
+			it->next = dead; /* byname may point at it: freed below */
+			dead = it;
+			continue;
+		}
+		root_claim(w, it, !probe);
+		if (cold) {
+			*ct = it;
+			ct = &it->next;
+		} else {
+			*wt = it;
+			wt = &it->next;
+			nwarm++;
+		}
+	}
+	free(byname);
+	free(byid);
+	dcp_buf_free(&b);
+	for (; dead; dead = next) {
+		next = dead->next;
+		free(dead);
+	}
+	pthread_mutex_lock(&w->lock);
+	if (warm) {
+		*w->roots_tail = warm;
+		w->roots_tail = wt;
+		w->queued_roots += nwarm;
+	}
+	pthread_cond_broadcast(&w->work);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/*
+ * Everything warm is walked (every worker idle, lock held): the cold
+ * roots go out, after their claims that had to wait for a cold parent.
+ * Opening them warms nothing a walk still has to measure now, so they are
+ * placed too: a cold root that is a directory whose own entry a visit
+ * counted already (the target of a cold symlink followed under -L, a
+ * bind mount of a root) is a repeat; one that is the same directory as an earlier
+ * cold root is its alias (both miss everywhere).  Not under
+ * DCP_WALK_NO_PERTURB, which opens nothing cold.
+ */
+static void release_cold_roots(struct dcp_walk *w)
+{
+	bool open_cold = !(w->o.flags & DCP_WALK_NO_PERTURB);
+	struct item *placed = NULL;
+
+	while (w->cold_roots) {
+		struct item *it = w->cold_roots, *o;
+		struct seen_dir *sd = NULL;
+		struct stat st;
+		int fd = -1;
+
+		w->cold_roots = it->next;
+		it->next = NULL;
+		if (it->claim_late)
+			root_claim(w, it, open_cold);
+		if (open_cold)
+			fd = dcp_openat2(AT_FDCWD, it->path,
+					 O_PATH | O_CLOEXEC | (root_follow(w) ? 0 : O_NOFOLLOW), 0, 0);
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			it->dev = st.st_dev;
+			it->ino = st.st_ino;
+			for (o = placed; o && !(o->dev == it->dev && o->ino == it->ino); o = o->alias_next)
+				;
+			if (o) {
+				close(fd);
+				if (w->o.alias)
+					w->o.alias(it->root, o->root, w->o.arg);
+				free(it);
+				continue;
+			}
+			it->alias_next = placed;
+			placed = it;
+			sd = seen_get(w, it->dev, it->ino);
+			if (sd && sd->entry_counted)
+				it->again = true;
+		}
+		if (fd >= 0)
+			close(fd);
+		*w->roots_tail = it;
+		w->roots_tail = &it->next;
+		w->queued_roots++;
+	}
 }
 
 static void *worker_main(void *arg)
@@ -1111,10 +1585,15 @@ static void *worker_main(void *arg)
 				w->roots_tail = &w->roots;
 			w->queued_roots--;
 			pthread_cond_signal(&w->room);
-		} else if (w->deferred) {
-			/* Everything else is walked: now follow the cold links. */
+		} else if (w->deferred || w->cold_roots) {
+			/*
+			 * Everything else is walked: now follow the cold
+			 * links, and walk the cold roots.
+			 */
 			w->stack = w->deferred;
 			w->deferred = NULL;
+			release_cold_roots(w);
+			__atomic_store_n(&w->late, true, __ATOMIC_RELAXED);
 			pthread_cond_broadcast(&w->work);
 			continue;
 		} else {
@@ -1174,6 +1653,14 @@ static unsigned fd_budget(const struct dcp_walk_opts *o, unsigned *threads)
 	return avail < 2 ? 2 : (unsigned)avail;
 }
 
+static void items_free(struct item *it)
+{
+	for (struct item *next; it; it = next) {
+		next = it->next;
+		free(it);
+	}
+}
+
 static void walk_free(struct dcp_walk *w)
 {
 	for (unsigned i = 0; i < w->nworkers; i++) {
@@ -1192,15 +1679,15 @@ static void walk_free(struct dcp_walk *w)
 		free(wk->flagv);
 		free(wk->resv);
 	}
-	while (w->roots) {
-		struct item *it = w->roots;
-		w->roots = it->next;
-		free(it);
-	}
+	items_free(w->roots);
+	items_free(w->gathered);
+	items_free(w->cold_roots);
+	seen_free(w);
 	dcp_buf_free(&w->donepath);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->room);
+	pthread_cond_destroy(&w->seen_cv);
 	free(w->workers);
 	free(w);
 }
@@ -1236,6 +1723,8 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->room, NULL);
+	pthread_cond_init(&w->seen_cv, NULL);
+	w->gathered_tail = &w->gathered;
 	w->workers = calloc(threads, sizeof(*w->workers));
 	if (!w->workers) {
 		walk_free(w);
@@ -1279,12 +1768,23 @@ unsigned dcp_walk_threads(const struct dcp_walk *w)
 int dcp_walk_add(struct dcp_walk *w, const char *path)
 {
 	size_t len = strlen(path);
-	struct item *it = malloc(sizeof(*it) + len + 1);
+	struct item *it = calloc(1, sizeof(*it) + len + 1);
 
 	if (!it)
 		return -ENOMEM;
 	memcpy(it->path, path, len + 1);
-	it->node = NULL;
+	if (w->o.max_depth != 0) {
+		/* Recursive: gathered for plan_roots(), walked from finish. */
+		if (__atomic_load_n(&w->aborted, __ATOMIC_RELAXED)) {
+			free(it);
+			return -ECANCELED;
+		}
+		it->root = w->nroots++;
+		*w->gathered_tail = it;
+		w->gathered_tail = &it->next;
+		w->ngathered++;
+		return 0;
+	}
 	pthread_mutex_lock(&w->lock);
 	while (w->queued_roots >= MAX_QUEUED_ROOTS && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED))
 		pthread_cond_wait(&w->room, &w->lock);
@@ -1307,6 +1807,8 @@ int dcp_walk_finish(struct dcp_walk *w)
 {
 	int ret;
 
+	if (w->gathered)
+		plan_roots(w);
 	pthread_mutex_lock(&w->lock);
 	w->closing = true;
 	pthread_cond_broadcast(&w->work);

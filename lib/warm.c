@@ -65,6 +65,7 @@ struct wstats {
 struct wroot {
 	char *path;
 	_Atomic uint64_t n[S_N];
+	size_t same_as;	/* an alias of root SAME_AS - 1 (0: none) */
 };
 
 struct dcp_warm {
@@ -129,6 +130,7 @@ struct bent {
 	size_t namelen;
 	int before;	  /* --check: the walker's probe */
 	unsigned char type;
+	bool again;	  /* dcp_entry.again */
 };
 
 struct batch {
@@ -182,12 +184,15 @@ static void root_flush(struct dcp_warm *w, struct wstats *s)
 	s->acc_on = false;
 }
 
-static inline void bump_root(struct dcp_warm *w, struct wstats *s, size_t root, int i)
+/* Count I for ROOT, and in the run's totals unless AGAIN (another root's). */
+static inline void bump_root(struct dcp_warm *w, struct wstats *s, size_t root, int i,
+			     bool again)
 {
 	/* One writer per counter: a relaxed load and store, no locked add. */
-	atomic_store_explicit(&s->n[i],
-			      atomic_load_explicit(&s->n[i], memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	if (!again)
+		atomic_store_explicit(&s->n[i],
+				      atomic_load_explicit(&s->n[i], memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	if (!w->rchunks)
 		return;
 	if (s->acc_on && s->acc_root != root)
@@ -225,7 +230,7 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 	struct wstats *s = &w->ws[ev->worker];
 	unsigned fl = w->opts.flags;
 	bool tell = fl & DCP_WARM_REPORT_ALL;
-#define bump(s, i) bump_root(w, s, ev->root, i)
+#define bump(s, i) bump_root(w, s, ev->root, i, ev->again)
 
 	bump(s, S_ENTRIES);
 	if (ev->err || ev->probe_err) {
@@ -251,7 +256,7 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 		bump(s, S_AFTER + (int)dcp_state_of_errno(ev->after));
 	}
 #undef bump
-	if (tell && w->opts.report)
+	if (tell && w->opts.report && !ev->again)
 		w->opts.report(ev, w->opts.arg);
 }
 
@@ -400,7 +405,8 @@ static bool pending_add(struct dcp_warm *w, const struct dcp_entry *e)
 	}
 	b = p->b;
 	namelen = strlen(e->name);
-	b->ent[b->n] = (struct bent){ b->paths.len, e->pathlen, namelen, e->probe, e->type };
+	b->ent[b->n] = (struct bent){ b->paths.len, e->pathlen, namelen, e->probe, e->type,
+				      e->again };
 	dcp_buf_add(&b->paths, e->path, e->pathlen + 1);
 	if (b->paths.oom) {
 		/* Keep what was queued; this entry is stat'ed here. */
@@ -449,7 +455,7 @@ static void *pool_worker(void *arg)
 			struct dcp_warm_event ev = {
 				.path = path, .pathlen = be->pathlen, .op = DCP_WARM_OP_STAT,
 				.type = be->type, .depth = b->depth, .worker = index,
-				.root = b->root,
+				.root = b->root, .again = be->again,
 			};
 
 			warm_entry(w, &ev, b->dir->fd, path + be->pathlen - be->namelen,
@@ -472,6 +478,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	struct dcp_warm_event ev = {
 		.path = e->path, .pathlen = e->pathlen, .op = DCP_WARM_OP_STAT,
 		.type = e->type, .depth = e->depth, .worker = e->worker, .root = e->root,
+		.again = e->again,
 	};
 	bool isdir = true;
 
@@ -491,12 +498,23 @@ static int visit(const struct dcp_entry *e, void *arg)
 	/*
 	 * A root is stat'ed by its full path: that warms its whole chain.  A
 	 * root that failed or is no directory is not for the walker to open.
+	 * With --check the walker probed every entry, roots included, before
+	 * the run touched it (several roots: before any was opened).
 	 */
-	if (warm_entry(w, &ev, e->dirfd, e->name, follow, !opens, &isdir,
-		       root ? NULL : &e->probe) ||
+	if (warm_entry(w, &ev, e->dirfd, e->name, follow, !opens, &isdir, &e->probe) ||
 	    (root && !isdir))
 		return DCP_WALK_PRUNE;
 	return DCP_WALK_DESCEND;
+}
+
+/* Root ROOT is the tree of root SAME_AS: not walked (dcp_walk_opts.alias). */
+static void root_alias(size_t root, size_t same_as, void *arg)
+{
+	struct dcp_warm *w = arg;
+	struct wroot *r = root_at(w, root);
+
+	if (r)
+		r->same_as = same_as + 1;
 }
 
 static bool skip_mount(uint64_t mnt_id, void *arg)
@@ -513,7 +531,7 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 	struct dcp_warm_event ev = {
 		.path = e->path, .pathlen = e->pathlen, .op = DCP_WARM_OP_DIR,
 		.err = err, .type = e->type, .depth = e->depth, .worker = e->worker,
-		.root = e->root,
+		.root = e->root, .again = e->again,
 	};
 
 	/*
@@ -526,9 +544,9 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 
 		warm_one(AT_FDCWD, e->path, false, &isdir);
 	}
-	bump_root(w, s, e->root, S_ERRORS);
-	bump_root(w, s, e->root, S_WALK_ERRORS);
-	if (w->opts.report)
+	bump_root(w, s, e->root, S_ERRORS, e->again);
+	bump_root(w, s, e->root, S_WALK_ERRORS, e->again);
+	if (w->opts.report && !e->again)
 		w->opts.report(&ev, w->opts.arg);
 }
 
@@ -683,6 +701,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 			.visit = visit,
 			.error = walk_error,
 			.skip_mount = skip_mount,
+			.alias = root_alias,
 			.arg = w,
 		};
 
@@ -858,14 +877,21 @@ size_t dcp_warm_nroots(const struct dcp_warm *w)
 const char *dcp_warm_root(const struct dcp_warm *w, size_t i, struct dcp_warm_stats *st)
 {
 	const struct wroot *r = i < dcp_warm_nroots(w) ? root_at(w, i) : NULL;
+	const char *path = r ? r->path : NULL;
 	uint64_t n[S_N];
 
+	/* An alias: its twin's counts, and nothing if it has the same name. */
+	if (r && r->same_as) {
+		r = root_at(w, r->same_as - 1);
+		if (strcmp(r->path, path) == 0)
+			return NULL;
+	}
 	if (!r)
 		return NULL;
 	for (int k = 0; k < S_N; k++)
 		n[k] = atomic_load_explicit(&r->n[k], memory_order_relaxed);
 	stats_of(n, st);
-	return r->path;
+	return path;
 }
 
 int dcp_warm_wait(struct dcp_warm *w)
@@ -981,6 +1007,7 @@ int dcp_warm_prometheus(struct dcp_prom *m, const struct dcp_warm *w,
 	struct dcp_warm_stats *rs = NULL;
 	struct dcp_pr_prom_series *ser = NULL;
 	struct dcp_pr_prom p;
+	size_t nser = 0;
 
 	if (n) {
 		rc = calloc(n, sizeof(*rc));
@@ -993,21 +1020,24 @@ int dcp_warm_prometheus(struct dcp_prom *m, const struct dcp_warm *w,
 			return -ENOMEM;
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		const char *path = dcp_warm_root(w, i, &rs[i]);
+	for (size_t i = 0, k = 0; i < n; i++) {
+		const char *path = dcp_warm_root(w, i, &rs[k]);
 
-		warm_counts(&rs[i], &rc[i]);
-		ser[i] = (struct dcp_pr_prom_series){ .path = path, .pathlen = strlen(path),
-						      .c = &rc[i] };
+		if (!path)
+			continue; /* given again by the same name: reported once */
+		warm_counts(&rs[k], &rc[k]);
+		ser[k] = (struct dcp_pr_prom_series){ .path = path, .pathlen = strlen(path),
+						      .c = &rc[k] };
+		nser = ++k;
 	}
 	warm_counts(total, &tc);
 	p = (struct dcp_pr_prom){
-		.roots = ser, .nroots = n, .total = &tc,
+		.roots = ser, .nroots = nser, .total = &tc,
 		.states_unknown = !(fl & DCP_WARM_CHECK), .no_unvisited = true,
 		.duration_s = (double)total->elapsed_ns / 1e9, .status = status,
 	};
 	dcp_pr_prometheus(m, &p);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < nser; i++)
 		warm_own(m, fl, ser[i].path, &rs[i]);
 	if (!n)
 		warm_own(m, fl, NULL, total);

@@ -535,7 +535,8 @@ test_walk_controls() {
 	run dcache-probe -r -s -c "$MNT/t" "$MNT/t/a"
 	local na
 	na=$(find "$MNT/t/a" | wc -l)
-	assertEquals "-c: and a total" "$(printf '100.0%%\t15/15\t%s\n100.0%%\t%d/%d\t%s\n100.0%%\t%d/%d\ttotal' "$MNT/t" "$na" "$na" "$MNT/t/a" $((15 + na)) $((15 + na)))" "$OUT"
+	# t/a lies inside t: the total counts each entry once, as du -c.
+	assertEquals "-c: and a total" "$(printf '100.0%%\t15/15\t%s\n100.0%%\t%d/%d\t%s\n100.0%%\t15/15\ttotal' "$MNT/t" "$na" "$na" "$MNT/t/a")" "$OUT"
 	run dcache-probe -r "$MNT/t"
 	assertContains "without -s the summary is on stderr" "$ERR" "15 paths: 15 cached"
 	run dcache-probe -j 0 "$MNT/t"
