@@ -1115,6 +1115,8 @@ static void list_dir(struct worker *wk, struct node *n)
 	if (measure && probe_entries(wk, n->fd) < 0) {
 		w->failure = -ENOMEM;
 		wk->nents = 0;
+	} else if (probe && !measure && n->cold) {
+		probe_cold(wk);
 	}
 	if (w->multi)
 		seen_share(wk, n);

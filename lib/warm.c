@@ -294,7 +294,9 @@ static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 		ev->before = dcp_probe_at(dirfd, name, pflags);
 	if (stat || check)
 		ev->err = warm_one(dirfd, name, follow, isdir);
-	if ((w->opts.flags & DCP_WARM_PAGES) && (stat || check) && !ev->err && !*isdir)
+	/* A repeat (reached from another root too) had its data read there. */
+	if ((w->opts.flags & DCP_WARM_PAGES) && (stat || check) && !ev->err && !*isdir &&
+	    !ev->again)
 		warm_data(w, ev, dirfd, name, follow);
 	if (check)
 		ev->after = dcp_probe_at(dirfd, name, pflags);

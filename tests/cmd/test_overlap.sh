@@ -211,6 +211,19 @@ test_per_dir_rows_once() {
 	assertEquals "no directory twice" "" "$(awk -F'\t' '{ print $NF }' <<<"$OUT" | sort | uniq -d)"
 }
 
+# Roots from a list (--from, --files0-from) are roots like any other.
+test_roots_from_a_list() {
+	local want
+	cold 2
+	want=$(printf '%s %s\n%s %s' "$T/sub" "$(truth sub)" "$T" "$(truth T)")
+	run dcache-probe -r -s -c --json --from=- <<<"$T/sub"$'\n'"$T"
+	total_ok "$want" "$(roots_json probe)" || fail "--from: $OUT"
+	cold 2
+	want=$(printf '%s %s\n%s %s' "$T/sub" "$(truth sub)" "$T" "$(truth T)")
+	run dcache-probe -r -s -c --json --files0-from=- < <(printf '%s\0' "$T/sub" "$T")
+	total_ok "$want" "$(roots_json probe)" || fail "--files0-from: $OUT"
+}
+
 # The per-mount row counts each entry of the mount once.
 test_per_mount_rows_once() {
 	cold 2

@@ -119,6 +119,56 @@ static struct tally run(const char *path, unsigned flags, int max_depth,
 	return t;
 }
 
+/* Several roots: visits, repeats and aliases. */
+struct multi {
+	pthread_mutex_t lock;
+	unsigned visits, again, dirs_again, dirs_done, not_cached;
+	size_t alias_root, alias_of;
+	unsigned aliases;
+};
+
+static int multi_visit(const struct dcp_entry *e, void *arg)
+{
+	struct multi *m = arg;
+
+	pthread_mutex_lock(&m->lock);
+	m->visits++;
+	m->again += e->again;
+	m->not_cached += e->probe != 0;
+	pthread_mutex_unlock(&m->lock);
+	return DCP_WALK_DESCEND;
+}
+
+static void multi_done(const struct dcp_dir *d, const char *path, size_t len, void *arg)
+{
+	struct multi *m = arg;
+
+	(void)path, (void)len;
+	m->dirs_done++; /* serialised */
+	m->dirs_again += d->again;
+}
+
+static void multi_alias(size_t r, size_t of, void *arg)
+{
+	struct multi *m = arg;
+
+	m->aliases++;
+	m->alias_root = r;
+	m->alias_of = of;
+}
+
+static struct multi run_multi(const char *const *roots, size_t n, unsigned threads)
+{
+	struct multi m = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct dcp_walk_opts o = {
+		.flags = DCP_WALK_PROBE, .threads = threads, .max_depth = -1,
+		.visit = multi_visit, .dir_done = multi_done, .alias = multi_alias, .arg = &m,
+	};
+
+	CHECK_INT(dcp_walk(roots, n, &o), 0);
+	return m;
+}
+
 static void mk(const char *rel, int kind)
 {
 	char p[PATH_MAX * 2];
@@ -173,6 +223,34 @@ int main(void)
 		CHECK_INT(t.sum_from_done, 11);
 		CHECK_INT(t.max_depth, 3);
 		CHECK(!t.bad_path);
+	}
+	/*
+	 * Several roots (a warm tree): the same root again is an alias, not
+	 * walked; a nested root's entries are visited from both roots, once
+	 * as repeats (again), so that 12 entries count once; the directories
+	 * listed twice (a, a/b, a/c) are repeats once each.
+	 */
+	for (unsigned threads = 1; threads <= 4; threads *= 2) {
+		char a[PATH_MAX + 8];
+		struct multi m;
+
+		snprintf(a, sizeof(a), "%s/a", root);
+		const char *roots[] = { root, a, root };
+		m = run_multi(roots, 3, threads);
+		CHECK_INT(m.aliases, 1);
+		CHECK_INT(m.alias_root, 2);
+		CHECK_INT(m.alias_of, 0);
+		CHECK_INT(m.visits, 12 + 1 + 5);
+		CHECK_INT(m.visits - m.again, 12);
+		CHECK_INT(m.dirs_done, 6 + 3);
+		CHECK_INT(m.dirs_again, 3);
+		CHECK_INT(m.not_cached, 0);
+		/* Inner root first: the same counts. */
+		const char *inner[] = { a, root };
+		m = run_multi(inner, 2, threads);
+		CHECK_INT(m.aliases, 0);
+		CHECK_INT(m.visits - m.again, 12);
+		CHECK_INT(m.dirs_again, 3);
 	}
 	/* Root given with a trailing slash: no double slash in paths. */
 	snprintf(sub, sizeof(sub), "%s/", root);
