@@ -450,9 +450,11 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
  * O_PATH look for a path given, then fstat after the open).
  */
 /*
- * May files on the filesystem of E be opened without waiting on a daemon
- * or a server (not FUSE, not NFS...)?  Told by the mount table alone:
- * nothing on the filesystem itself is asked.
+ * May files in E's directory be opened without waiting on a daemon or a
+ * server (not FUSE, not NFS...)?  Told by the mount table alone: nothing
+ * on the filesystem itself is asked.  This spares the lookups in a
+ * directory on such a mount; the library decides again from the mount of
+ * the object each lookup reaches (through a symlink, or for a PATH given).
  */
 static bool opens_safely(struct worker *w, const struct dcp_entry *e)
 {
@@ -461,10 +463,8 @@ static bool opens_safely(struct worker *w, const struct dcp_entry *e)
 
 	bool safe;
 
-	if (!e->dir) {
-		ret = dcp_mounts_by_path(run.mounts, e->path, &mt);
-		return dcp_pages_fstype_opens_safely(ret == 0 ? mt.fstype : NULL);
-	}
+	if (!e->dir)
+		return true; /* a PATH: dcp_pages_at() asks its object's mount */
 	if (w->safe && w->safe_mnt == e->dir->mnt_id)
 		return w->safe == 1;
 	/* A mount not in the table was made after the run began: not known. */
@@ -489,7 +489,9 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 		return -EAGAIN;
 	return dcp_pages_at(e->dirfd, e->name,
 			    (follow ? DCP_PAGES_FOLLOW : 0) |
-			    (e->type == DT_REG ? DCP_PAGES_ISREG : 0), pg);
+			    (e->type == DT_REG ? DCP_PAGES_ISREG : 0) |
+			    (e->dir && dcp_pages_dir_private(e->dir->uid, e->dir->mode) ?
+				     DCP_PAGES_DIR_PRIVATE : 0), pg);
 }
 
 static void note_progress_path(const char *path)

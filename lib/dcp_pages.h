@@ -3,11 +3,16 @@
  * dcp_pages.h - data residency: how much of a regular file is in the page
  * cache, measured without reading it, and bringing it in on purpose.
  *
- * A file is measured only when its dentry is cached: it is opened with
- * openat2(O_RDONLY|O_NONBLOCK|O_NOCTTY|O_NOFOLLOW|O_CLOEXEC, RESOLVE_CACHED),
- * which does no lookup I/O and fails with EAGAIN instead, and only when it
- * is a regular file (d_type or an O_PATH fstat before, fstat after the
- * open).  Residency comes from cachestat(2) (Linux 6.5) or, where that
+ * A file is measured only when its dentry is cached: it is looked up once
+ * with openat2(O_PATH|O_NOFOLLOW|O_CLOEXEC, RESOLVE_CACHED), which does no
+ * lookup I/O and fails with EAGAIN instead; only when that descriptor is a
+ * regular file is *it* opened for reading (O_RDONLY|O_NONBLOCK|O_NOCTTY,
+ * through /proc/self/fd), so a FIFO or a device renamed in between is never
+ * opened: the name is not looked up twice.  Without /proc the file is
+ * unknown (-EAGAIN), and so is a file whose mount (the one reached, through
+ * any symlinks: its statx mount ID) is FUSE, NFS... where an open may wait
+ * on a daemon (dcp_pages_fstype_opens_safely()), or is not in the mount
+ * table read at the first such question.  Residency comes from cachestat(2) (Linux 6.5) or, where that
  * system call is missing, from mincore(2) over a read-only shared mapping
  * (nothing is faulted in).  Neither reads the data nor changes its atime;
  * the open may be seen by fanotify/inotify watchers (IN_OPEN, IN_CLOSE).
@@ -54,11 +59,32 @@ enum dcp_pages_state {
 /* Flags for dcp_pages_at(). */
 enum {
 	DCP_PAGES_FOLLOW = 1 << 0, /* follow a symlink in the final component */
-	/* the caller knows NAME is a regular file (d_type): no O_PATH check first */
+	/*
+	 * d_type says NAME is a regular file.  Alone a hint, never trusted:
+	 * the type is checked on the descriptor that is opened.
+	 */
 	DCP_PAGES_ISREG = 1 << 1,
 	/* dcp_pages_warm_at(): measure residency before and after, into the budget */
 	DCP_PAGES_CHECK = 1 << 2,
+	/*
+	 * With DCP_PAGES_ISREG: nobody but the caller's user can rename or
+	 * create entries in DIRFD (dcp_pages_dir_private()), so the name that
+	 * getdents64 typed is still that file: it is opened by name, once,
+	 * without the O_PATH look and the reopen (the cheap path).  The caller
+	 * must also know DIRFD's mount to open safely (not FUSE, NFS...): the
+	 * mount of the file reached is asked only on the O_PATH path.
+	 */
+	DCP_PAGES_DIR_PRIVATE = 1 << 3,
 };
+
+/*
+ * dcp_pages_dir_private - may a directory with owner UID and mode MODE
+ * (fstat of its descriptor) have entries renamed or created only by this
+ * process's user?  Its owner is the effective user and neither group nor
+ * others may write to it (a POSIX ACL's write grant shows in the group
+ * bits).  Root's own trees (/usr) are; a tree users write to is not.
+ */
+bool dcp_pages_dir_private(uid_t uid, mode_t mode);
 
 /*
  * dcp_pages_support - which method works here: one cachestat(2), else one
@@ -87,14 +113,17 @@ const char *dcp_pages_method_name(enum dcp_pages_method m);
 int dcp_pages_fd(int fd, struct dcp_pages *out);
 
 /*
- * dcp_pages_open_at - the measuring open: NAME relative to DIRFD with
- * openat2(O_RDONLY|O_NONBLOCK|O_NOCTTY|O_NOFOLLOW|O_CLOEXEC, RESOLVE_CACHED)
- * (no O_NOFOLLOW with DCP_PAGES_FOLLOW).  Without DCP_PAGES_ISREG the type
- * is checked first on an O_PATH descriptor (also RESOLVE_CACHED), so a
- * FIFO or a device is never opened; in every case an fstat after the open
- * checks that a regular file was opened.  Returns the descriptor, or
- * -EAGAIN (the lookup missed), -ENODEV when it is not a regular file, or
- * the open's -errno.
+ * dcp_pages_open_at - the measuring open of NAME relative to DIRFD: one
+ * lookup, openat2(O_PATH|O_NOFOLLOW|O_CLOEXEC, RESOLVE_CACHED) (no
+ * O_NOFOLLOW with DCP_PAGES_FOLLOW); the type is checked on that
+ * descriptor, and only a regular file's is reopened for reading
+ * (O_RDONLY|O_NONBLOCK|O_NOCTTY|O_CLOEXEC), so what is opened is the object
+ * checked, whatever is renamed meanwhile.  With DCP_PAGES_ISREG and
+ * DCP_PAGES_DIR_PRIVATE (no one else can rename in DIRFD) it is one
+ * openat2(O_RDONLY|O_NONBLOCK|O_NOCTTY, RESOLVE_CACHED) of the name and an
+ * fstat after.  Returns the descriptor, or -EAGAIN
+ * (the lookup missed, or no /proc to reopen through), -ENODEV when it is
+ * not a regular file, or -errno.
  */
 int dcp_pages_open_at(int dirfd, const char *name, unsigned flags);
 
@@ -268,10 +297,10 @@ struct dcp_pages_budget {
 
 /*
  * dcp_pages_warm_at - bring the data of regular file NAME (relative to
- * DIRFD) into the page cache within BUDGET: without DCP_PAGES_ISREG its
- * type is looked at first (fstatat: the lookup was just made, by warm's
- * stat), so a FIFO or a device is never opened; opened with O_RDONLY|
- * O_NONBLOCK|O_NOFOLLOW, type checked again after the open; the whole file is asked for at once with BUDGET's method
+ * DIRFD) into the page cache within BUDGET: opened as dcp_pages_open_at()
+ * opens (one O_PATH lookup, without RESOLVE_CACHED here, the type checked
+ * on that descriptor, and that descriptor reopened), so a FIFO or a device
+ * is never opened; the whole file is asked for at once with BUDGET's method
  * (read-ahead I/O of the whole range in flight), then read through a
  * scratch buffer, which waits for that I/O, so that the data is resident
  * when the call returns.

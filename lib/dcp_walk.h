@@ -29,6 +29,8 @@ struct dcp_dir {
 	dev_t dev;		      /* from fstat of the open directory */
 	ino_t ino;
 	uint64_t mnt_id;	      /* statx STATX_MNT_ID: the mount it is on */
+	uid_t uid;		      /* its owner and mode, from the same fstat */
+	mode_t mode;
 	/* With DCP_WALK_PROBE, as its own entry was visited (for dcp_explain): */
 	size_t pathlen;		      /* length of its path: a prefix of its entries' */
 	int probe, inner;	      /* its entry's dcp_entry.probe and .inner */

@@ -16,8 +16,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "dcp_mounts.h"
 #include "dcp_pages.h"
 #include "dcp_probe.h"
 #include "dcp_util.h"
@@ -314,45 +316,145 @@ static void close_later(int fd)
 		ring_flush(s);
 }
 
-/* dcp_pages_open_at(), keeping the fstat after the open in *AFTER. */
-static int open_at(int dirfd, const char *name, unsigned flags, struct stat *after)
+/*
+ * This process's /proc/self/fd, kept open: reopening descriptor N through
+ * it is one lookup in that directory, where /proc/self/fd/N would walk four
+ * components each time.  Opened again in a child after fork (its pid is
+ * another: the parent's table must never be used).  -1 without /proc.
+ */
+static int proc_fd_dir(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static _Atomic int dir = -1;
+	static _Atomic pid_t owner;
+	pid_t pid = getpid();
+	int fd = atomic_load_explicit(&dir, memory_order_acquire);
+
+	if (fd >= 0 && atomic_load_explicit(&owner, memory_order_relaxed) == pid)
+		return fd;
+	pthread_mutex_lock(&lock);
+	fd = atomic_load_explicit(&dir, memory_order_relaxed);
+	if (fd < 0 || atomic_load_explicit(&owner, memory_order_relaxed) != pid) {
+		/* A child's copy of the parent's descriptor is left alone. */
+		fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		atomic_store_explicit(&owner, pid, memory_order_relaxed);
+		atomic_store_explicit(&dir, fd, memory_order_release);
+	}
+	pthread_mutex_unlock(&lock);
+	return fd;
+}
+
+/* The mount table, read once, the first time a file's mount is asked. */
+static struct dcp_mounts *pages_mounts;
+static pthread_once_t pages_mounts_once = PTHREAD_ONCE_INIT;
+
+static void pages_mounts_load(void)
+{
+	if (dcp_mounts_load(NULL, &pages_mounts) < 0)
+		pages_mounts = NULL;
+}
+
+/*
+ * May the object that STX describes be opened without waiting on a daemon
+ * or a server?  Decided by the mount it is on (its mount ID, from the same
+ * statx, which asks the filesystem nothing): not FUSE, NFS, CIFS...  A
+ * mount missing from the table (made after it was read), or a kernel that
+ * cannot tell the mount ID, is not known to be safe.
+ */
+static bool reached_opens_safely(const struct statx *stx)
+{
+	struct dcp_mount mt;
+
+	if (!(stx->stx_mask & STATX_MNT_ID))
+		return false;
+	pthread_once(&pages_mounts_once, pages_mounts_load);
+	return pages_mounts && dcp_mounts_by_id(pages_mounts, stx->stx_mnt_id, &mt) == 0 &&
+	       dcp_pages_fstype_opens_safely(mt.fstype);
+}
+
+/*
+ * Open NAME for reading only if it is a regular file, without a race: look
+ * it up once, O_PATH (which opens nothing), check the type on that
+ * descriptor, and open *that descriptor* again through /proc/self/fd.  A
+ * rename between the look and the open (a FIFO or a device swapped in for
+ * the file) cannot change what is opened: the name is never looked up
+ * twice.  CACHED: the lookup uses RESOLVE_CACHED (no I/O).  The type comes
+ * from statx without syncing, so a network or FUSE filesystem is not asked.
+ * Returns the descriptor (its fstat in *AFTER), -ENODEV when it is not a
+ * regular file, -EAGAIN when it cannot be reopened (no /proc: unknown, never
+ * opened by name), or -errno.
+ */
+static int open_checked(int dirfd, const char *name, unsigned flags, bool cached,
+			struct stat *after)
 {
 	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
-	struct stat before;
-	int fd;
+	unsigned long long resolve = cached ? RESOLVE_CACHED : 0;
+	char num[16];
+	struct statx stx;
+	int pfd, fd, dir;
 
-	if (!(flags & DCP_PAGES_ISREG)) {
-		/* Look before opening: a FIFO or a device is never opened. */
-		int pfd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, 0,
-				      RESOLVE_CACHED);
-
-		if (pfd < 0)
-			return pfd;
-		if (fstat(pfd, &before) < 0) {
-			int ret = -errno;
-
-			close(pfd);
-			return ret;
-		}
-		close(pfd);
-		if (!S_ISREG(before.st_mode))
+	if ((flags & DCP_PAGES_ISREG) && (flags & DCP_PAGES_DIR_PRIVATE)) {
+		/* Nobody else renames here: the name getdents64 typed is the file. */
+		fd = dcp_openat2(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow,
+				 0, resolve);
+		if (fd == -EAGAIN && cached)
+			fd = dcp_openat2(dirfd, name,
+					 O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow, 0,
+					 resolve);
+		if (fd >= 0 && (fstat(fd, after) < 0 || !S_ISREG(after->st_mode))) {
+			close(fd);
 			return -ENODEV;
+		}
+		return fd;
 	}
-	fd = dcp_openat2(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow,
-			 0, RESOLVE_CACHED);
+	dir = proc_fd_dir();
+	pfd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, 0, resolve);
 	/* A mount or umount anywhere fails a cached walk too: ask once more. */
-	if (fd == -EAGAIN)
-		fd = dcp_openat2(dirfd, name,
-				 O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow, 0,
-				 RESOLVE_CACHED);
+	if (pfd == -EAGAIN && cached)
+		pfd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, 0, resolve);
+	if (pfd < 0)
+		return pfd;
+	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO | STATX_MNT_ID,
+		  &stx) < 0) {
+		int ret = -errno;
+
+		close(pfd);
+		return ret;
+	}
+	if (!S_ISREG(stx.stx_mode)) {
+		close(pfd);
+		return -ENODEV; /* a FIFO, a device, a link not followed... */
+	}
+	/* A measurement never waits: the mount reached, not the one named. */
+	if (cached && !reached_opens_safely(&stx)) {
+		close(pfd);
+		return -EAGAIN;
+	}
+	snprintf(num, sizeof(num), "%d", pfd);
+	fd = dir < 0 ? -EAGAIN : openat(dir, num, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd == -1)
+		fd = -errno;
+	close(pfd);
 	if (fd < 0)
 		return fd;
-	/* Replaced by something else since d_type or the O_PATH look? */
-	if (fstat(fd, after) < 0 || !S_ISREG(after->st_mode)) {
+	if (fstat(fd, after) < 0 || !S_ISREG(after->st_mode) ||
+	    after->st_ino != stx.stx_ino ||
+	    major(after->st_dev) != stx.stx_dev_major || minor(after->st_dev) != stx.stx_dev_minor) {
 		close(fd);
 		return -ENODEV;
 	}
 	return fd;
+}
+
+bool dcp_pages_dir_private(uid_t uid, mode_t mode)
+{
+	return uid == geteuid() && !(mode & (S_IWGRP | S_IWOTH));
+}
+
+/* dcp_pages_open_at(), keeping the fstat after the open in *AFTER. */
+static int open_at(int dirfd, const char *name, unsigned flags, struct stat *after)
+{
+	return open_checked(dirfd, name, flags, true, after);
 }
 
 int dcp_pages_open_at(int dirfd, const char *name, unsigned flags)
@@ -902,25 +1004,16 @@ static int read_in(int fd, uint64_t len, off_t st_size, struct dcp_pages_budget 
 int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 		      struct dcp_pages_budget *bu)
 {
-	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
 	struct dcp_pages before = { 0 }, after = { 0 };
 	bool check = flags & DCP_PAGES_CHECK;
 	uint64_t len, want;
 	struct stat st;
 	int fd, ret = 0;
 
-	/* Look before opening: a FIFO or a device is never opened. */
-	if (!(flags & DCP_PAGES_ISREG) &&
-	    (fstatat(dirfd, name, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) < 0 ||
-	     !S_ISREG(st.st_mode)))
-		return -ENODEV;
-	fd = openat(dirfd, name, (int)(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow));
+	/* Only the regular file that was checked is opened (open_checked). */
+	fd = open_checked(dirfd, name, flags, false, &st);
 	if (fd < 0)
-		return errno == ELOOP && nofollow ? -ENODEV : -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -ENODEV;
-	}
+		return fd;
 	fcntl(fd, F_SETFL, 0); /* reads of a regular file may wait */
 	if (check && dcp_pages_fd(fd, &before) == 0) {
 		atomic_fetch_add(&bu->pages, before.pages);

@@ -1063,6 +1063,8 @@ static void list_dir(struct worker *wk, struct node *n)
 	}
 	n->pub.dev = st.st_dev;
 	n->pub.ino = st.st_ino;
+	n->pub.uid = st.st_uid;
+	n->pub.mode = st.st_mode;
 	n->pub.mnt_id = dcp_mnt_id(n->fd);
 	if (!n->parent)
 		n->rootdev = st.st_dev;

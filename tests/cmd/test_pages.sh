@@ -229,7 +229,11 @@ test_fifo_and_device_are_never_opened() {
 	assertContains "measured, nothing read" "$(sed -n 3p "$SHUNIT_TMPDIR/o")" "cached pages=0/1 "
 	assertEquals "only O_PATH looks at the FIFO and the device" "" \
 		"$(grep -E '"[^"]*/dev/(fifo|null)"' "$log" | grep -v O_PATH)"
-	assertContains "the regular file is opened for reading" "$(grep '/dev/file"' "$log")" "O_RDONLY|O_NOCTTY|O_NONBLOCK"
+	# The regular file: looked up once (O_PATH), and that descriptor opened.
+	assertContains "the regular file is looked up once" "$(grep '/dev/file"' "$log")" "O_PATH"
+	# (openat(the /proc/self/fd directory, "N", O_RDONLY...): N is a descriptor.)
+	assertContains "its checked descriptor is opened for reading" \
+		"$(grep -E 'openat\([0-9]+, "[0-9]+", ' "$log")" "O_RDONLY|O_NOCTTY|O_NONBLOCK"
 	run timeout 20 dcache-probe -r --pages "$MNT/dev"
 	assertEquals 0 "$RC"
 	assertContains "$OUT" "cached pages=- $MNT/dev/fifo"
@@ -409,9 +413,92 @@ test_warm_pages_never_opens_fifo_or_device() {
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 60 strace -f -qq -e trace=openat,openat2,open -o "$log" \
 		warm -r --pages "$MNT/dev" >/dev/null 2>&1
 	assertEquals "no hang" 0 $?
-	assertEquals "the FIFO and the device are not opened" "" "$(grep -E '/dev/(fifo|null)"|"(fifo|null)"' "$log")"
-	assertContains "$(grep '"file"' "$log")" "O_RDONLY"
+	assertEquals "the FIFO and the device are looked at, never opened" "" \
+		"$(grep -E '/dev/(fifo|null)"|"(fifo|null)"' "$log" | grep -v O_PATH)"
+	assertContains "$(grep '"file"' "$log")" "O_PATH"
+	assertContains "its checked descriptor is opened for reading" \
+		"$(grep -E 'openat\([0-9]+, "[0-9]+", ' "$log")" "O_RDONLY"
 	assertEquals 1 "$(fincore -n -r -o PAGES "$MNT/dev/file")"
+}
+
+# A file is opened by name only where nobody else can rename it: in a
+# directory of the caller's that no one else may write to.  Anywhere else
+# its name is looked up once (O_PATH) and that descriptor is reopened.
+test_open_by_name_only_in_private_directories() {
+	local d log=$SHUNIT_TMPDIR/strace-private
+	d=$(mktemp -d "$FIXTURE_ROOT/private.XXXXXX")
+	echo data >"$d/f"
+	for mode in 0755 0775 0757; do
+		chmod "$mode" "$d"
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 20 strace -f -qq -e trace=openat2,openat -o "$log" \
+			dcache-probe -r --pages "$d" >"$SHUNIT_TMPDIR/o" 2>/dev/null
+		assertContains "$mode: measured" "$(cat "$SHUNIT_TMPDIR/o")" "cached pages=1/1 "
+		if [ "$mode" = 0755 ]; then
+			assertContains "$mode: opened by name" "$(grep '"f"' "$log")" "O_RDONLY|O_NOCTTY|O_NONBLOCK"
+		else
+			assertEquals "$mode: the name is only looked up" "" "$(grep '"f"' "$log" | grep -v O_PATH)"
+			assertContains "$mode: its descriptor is reopened" \
+				"$(grep -E 'openat\([0-9]+, "[0-9]+", ' "$log")" "O_RDONLY|O_NOCTTY|O_NONBLOCK"
+		fi
+	done
+	chown 65534 "$d"
+	chmod 0755 "$d"
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 20 strace -f -qq -e trace=openat2,openat -o "$log" \
+		dcache-probe -r --pages "$d" >/dev/null 2>&1
+	assertEquals "another user's directory: the name is only looked up" "" "$(grep '"f"' "$log" | grep -v O_PATH)"
+	rm -rf "$d"
+}
+
+# A user (uid 65534) swaps a regular file with a FIFO (renameat2
+# RENAME_EXCHANGE, in a loop) in a directory of its own while root measures
+# or warms the tree: what is opened for reading must be the object whose
+# type was checked, never the FIFO.  A writer blocked in open(O_WRONLY) on
+# the FIFO (through a hard link elsewhere) counts every open of it for
+# reading.  (Before the checked descriptor was reopened: 1,744 opens in 100
+# runs of each.)
+test_a_fifo_renamed_in_is_never_opened() {
+	local d w s i
+	d=$(mktemp -d "$FIXTURE_ROOT/race.XXXXXX")
+	mkdir "$d/t" "$d/anchor"
+	echo data >"$d/t/f"
+	mkfifo "$d/t/p"
+	ln "$d/t/p" "$d/anchor/p"
+	ln -s t/f "$d/link"
+	chown -R 65534:65534 "$d/t"
+	chmod 0755 "$d"
+	: >"$d/opens"
+	(while :; do exec 3>"$d/anchor/p"; echo x >>"$d/opens"; exec 3>&-; done) 2>/dev/null &
+	w=$!
+	# A simple command, so that $! is the swapper itself; it also stops when
+	# the stop file appears, so that nothing outlives the test.
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b, stop = (x.encode() for x in sys.argv[1:4])
+while not os.path.exists(stop):
+    for _ in range(1000):
+        libc.renameat2(-100, a, -100, b, 2)  # RENAME_EXCHANGE
+' "$d/t/f" "$d/t/p" "$d/stop" &
+	s=$!
+	for ((i = 0; i < ${DCP_RACE_RUNS:-300}; i++)); do
+		dcache-probe -r --pages "$d/t" >/dev/null 2>&1
+		dcache-probe -L --pages "$d/link" >/dev/null 2>&1
+		warm -r --pages "$d/t" >/dev/null 2>&1
+	done
+	: >"$d/stop"
+	kill "$w"
+	wait "$s" "$w" 2>/dev/null
+	assertEquals "opens of the FIFO for reading" 0 "$(wc -l <"$d/opens")"
+	# The check can fail: a plain open of the same names, in the same loop.
+	(while :; do exec 3>"$d/anchor/p"; echo x >>"$d/opens"; exec 3>&-; done) 2>/dev/null &
+	w=$!
+	for ((i = 0; i < 20; i++)); do
+		timeout 1 head -c1 "$d/anchor/p" >/dev/null 2>&1
+	done
+	kill "$w"
+	wait "$w" 2>/dev/null
+	assertNotEquals "control: a plain open is counted" 0 "$(wc -l <"$d/opens")"
+	rm -rf "$d"
 }
 
 test_cachedopen_pages() {
@@ -488,19 +575,43 @@ test_uring_open_pages() {
 # A user's FUSE mount in the tree: its daemon stopped, an open there would
 # never return.  The data probe does not open files on FUSE.
 test_fuse_files_are_not_opened() {
-	local src=$SHUNIT_TMPDIR/fsrc fuse pid
+	local src=$SHUNIT_TMPDIR/fsrc fuse pid links
 	fuse=$(mktemp -d "$FIXTURE_ROOT/fuse.XXXXXX")
 	mkdir -p "$src" && echo data >"$src/f"
 	bindfs -o entry_timeout=600,attr_timeout=600 "$src" "$fuse" || fail "bindfs"
 	cat "$fuse/f" >/dev/null
 	pid=$(pgrep -f "bindfs .*$fuse" | head -1)
 	assertNotNull "the daemon" "$pid"
+	# Reached through symlinks on another filesystem: the mount that
+	# decides is the one of the object reached, not the one of the path as
+	# written or of the link's directory.  (Before: each of these hung.)
+	links=$(mktemp -d "$FIXTURE_ROOT/links.XXXXXX")
+	ln -s "$fuse" "$links/dir"
+	ln -s "$fuse/f" "$links/file"
+	# Following a link reads it, and under relatime a link read within the
+	# clock tick of its creation still wants its atime updated, which a
+	# cached walk refuses (a miss): its atime is put past its ctime first.
+	touch -h -a -d "@$(($(date +%s) + 3600))" "$links/dir" "$links/file"
+	stat -L "$links/dir/f" "$links/file" >/dev/null
 	kill -STOP "$pid"
 	run timeout 20 dcache-probe --pages "$fuse/f"
-	kill -CONT "$pid"
 	assertEquals "no hang" 0 "$RC"
 	assertEquals "cached pages=unknown $fuse/f" "$OUT"
+	run timeout 20 dcache-probe --pages "$links/dir/f"
+	assertEquals "through a directory link: no hang" 0 "$RC"
+	assertEquals "cached pages=unknown $links/dir/f" "$OUT"
+	run timeout 20 dcache-probe -L --pages "$links/file"
+	assertEquals "-L PATH: no hang" 0 "$RC"
+	assertEquals "cached pages=unknown $links/file" "$OUT"
+	rm "$links/dir"
+	run timeout 20 dcache-probe -r -L --pages "$links"
+	assertEquals "-r -L: no hang" 0 "$RC"
+	assertContains "$OUT" "cached pages=unknown $links/file"
+	run timeout 20 cachedopen --path --pages "$links/file"
+	assertEquals "cachedopen --path --pages: no hang" 0 "$RC"
+	kill -CONT "$pid"
 	umount "$fuse"
+	rm -rf "$links"
 }
 
 
