@@ -1290,6 +1290,14 @@ static void probe_root(struct dcp_walk *w, struct dcp_buf *b, const char *path,
 		*inner = probe_inner(b, path, pf);
 }
 
+/* Does PATH name anything (a lookup that may do I/O: after the probes)? */
+static bool exists_at(const char *path, bool follow)
+{
+	struct stat st;
+
+	return fstatat(AT_FDCWD, path, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 static void do_root(struct worker *wk, struct item *it)
 {
 	struct dcp_walk *w = wk->w;
@@ -1333,7 +1341,14 @@ static void do_root(struct worker *wk, struct item *it)
 	n->pub.inner = e.inner;
 	n->pub.cold_top = n->cold ? &n->pub : NULL;
 	ret = open_root(w, n);
-	if (ret == 0) {
+	/*
+	 * ENOTDIR also comes from a path that does not resolve (FILE/x: a
+	 * component before the last is not a directory): that root is not
+	 * there to walk, as a missing one.  (Its probe could only miss.)
+	 */
+	if (ret == -ENOTDIR && !exists_at(it->path, root_follow(w)))
+		report(w, &e, ret);
+	else if (ret == 0) {
 		list_dir(wk, n);
 	} else if (ret != -ENOTDIR && !(ret == -ELOOP && !root_follow(w))) {
 		/* Not a directory, or a symlink we do not follow: nothing to list. */

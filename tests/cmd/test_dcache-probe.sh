@@ -102,6 +102,30 @@ cached $MNT/t/c" "$OUT"
 	assertContains "$ERR" "cannot walk $MNT/t/absent: No such file or directory"
 }
 
+# A walk root whose middle component is a regular file (FILE/x, ENOTDIR)
+# is not there to walk, like a missing one: exit 2 whatever the gate; its
+# line is the kernel's answer (the prober's: a cached walk cannot tell
+# ENOTDIR, so a miss).  A regular file as the root itself is no error.
+test_walk_root_through_a_file() {
+	local f=$MNT/t/c as
+	stat "$f" >/dev/null
+	for as in "" as_nobody; do
+		run $as "$DCP_BIN/dcache-probe" -r "$f/x"
+		assertEquals "$as: exit 2: $ERR" 2 "$RC"
+		assertEquals "$as: the prober's answer" "$("$DCP_BUILD/tests/oprobe" "$f/x")" "$OUT"
+		assertContains "$as" "$ERR" "cannot walk $f/x: Not a directory"
+		run $as "$DCP_BIN/dcache-probe" -r --min-cached 0 --json "$f/x"
+		assertEquals "$as: no gate passes" 2 "$RC"
+		assertEquals "$as" "1 2" "$(json_get '"%d %d" % (objs[-1]["walk_errors"], objs[-1]["status"])' <<<"$OUT")"
+		run $as "$DCP_BIN/warm" -r "$f/x"
+		assertEquals "$as: warm: exit 2" 2 "$RC"
+		assertContains "$as" "$ERR" "$f/x: Not a directory"
+		run $as "$DCP_BIN/dcache-probe" -r "$f"
+		assertEquals "$as: a file as the root: $ERR" 0 "$RC"
+		assertEquals "$as" "cached $f" "$OUT"
+	done
+}
+
 test_no_perturb_leaves_cache_as_found() {
 	ls -l "$MNT/t" >/dev/null   # t, a, b and c cached, what lies below them not
 	run dcache-probe -r -j1 --no-perturb "$MNT/t"
