@@ -68,15 +68,17 @@ static int sys_cachestat(int fd, uint64_t off, uint64_t len, struct dcp_cachesta
 	return 0;
 }
 
-/* Resident pages of FD's first SIZE bytes, by mincore over read-only windows. */
-static int mincore_count(int fd, uint64_t size, uint64_t *resident)
+/*
+ * Add to *RESIDENT the resident pages of FD's bytes [START, END) (START a
+ * multiple of the page size), by mincore over read-only windows.
+ */
+static int mincore_count(int fd, uint64_t start, uint64_t end, uint64_t *resident)
 {
 	long ps = page_size();
 	unsigned char vec[MINCORE_WINDOW / 4096];
 
-	*resident = 0;
-	for (uint64_t off = 0; off < size; off += MINCORE_WINDOW) {
-		size_t len = size - off < MINCORE_WINDOW ? size - off : MINCORE_WINDOW;
+	for (uint64_t off = start; off < end; off += MINCORE_WINDOW) {
+		size_t len = end - off < MINCORE_WINDOW ? end - off : MINCORE_WINDOW;
 		size_t npages = (len + ps - 1) / ps;
 		unsigned char *v = npages <= sizeof(vec) ? vec : malloc(npages);
 		void *m;
@@ -123,7 +125,8 @@ int dcp_pages_support(void)
 	if (ret == 0) {
 		m = DCP_PAGES_CACHESTAT;
 	} else {
-		ret = mincore_count(fd, (uint64_t)page_size(), &res);
+		res = 0;
+		ret = mincore_count(fd, 0, (uint64_t)page_size(), &res);
 		if (ret == 0)
 			m = DCP_PAGES_MINCORE;
 	}
@@ -165,6 +168,66 @@ static bool may_see_residency(int fd, const struct stat *st)
 	return faccessat(fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) == 0;
 }
 
+/*
+ * A sparse file: its size is more than SPARSE_SLACK past what it has
+ * allocated.  Its data extents are then found with SEEK_DATA/SEEK_HOLE, so
+ * that measuring (without cachestat) and warming cost what the file holds,
+ * never its apparent size (truncate -s 1T costs nothing).  Any other file
+ * is taken whole: no lseek for the common case.
+ */
+#define SPARSE_SLACK (1ULL << 20)
+
+static bool is_sparse(const struct stat *st)
+{
+	return (uint64_t)st->st_size > (uint64_t)st->st_blocks * 512 + SPARSE_SLACK;
+}
+
+/*
+ * The next data extent of FD at or after *POS and below SIZE, into *OFF
+ * and *LEN; *POS moves past it.  Returns 1, 0 when there is no more data,
+ * or -errno.
+ */
+static int next_data(int fd, uint64_t size, uint64_t *pos, uint64_t *off, uint64_t *len)
+{
+	off_t d, h;
+
+	if (*pos >= size)
+		return 0;
+	d = lseek(fd, (off_t)*pos, SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? 0 : -errno;
+	if ((uint64_t)d >= size)
+		return 0;
+	h = lseek(fd, d, SEEK_HOLE);
+	if (h < 0)
+		return errno == ENXIO ? 0 : -errno; /* truncated meanwhile */
+	*off = (uint64_t)d;
+	*len = ((uint64_t)h < size ? (uint64_t)h : size) - (uint64_t)d;
+	*pos = (uint64_t)d + *len;
+	return 1;
+}
+
+/* mincore over the data extents of FD (SIZE bytes): pages in holes are not asked. */
+static int mincore_sparse(int fd, uint64_t size, uint64_t *resident)
+{
+	uint64_t ps = (uint64_t)page_size(), pos = 0, off, len, done = 0;
+	int ret;
+
+	while ((ret = next_data(fd, size, &pos, &off, &len)) == 1) {
+		uint64_t start = off / ps * ps, end = (off + len + ps - 1) / ps * ps;
+
+		if (end > (size + ps - 1) / ps * ps)
+			end = (size + ps - 1) / ps * ps;
+		if (start < done)
+			start = done; /* a page two extents share counts once */
+		if (start < end && (ret = mincore_count(fd, start, end, resident)) < 0)
+			return ret;
+		if (end > done)
+			done = end;
+	}
+	return ret;
+}
+
 /* Measure FD, whose fstat is ST (a regular file). */
 static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 {
@@ -203,7 +266,9 @@ static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 	}
 	if (!may_see_residency(fd, &st))
 		return -EPERM;
-	return mincore_count(fd, out->size, &out->resident);
+	if (is_sparse(&st))
+		return mincore_sparse(fd, out->size, &out->resident);
+	return mincore_count(fd, 0, out->size, &out->resident);
 }
 
 int dcp_pages_fd(int fd, struct dcp_pages *out)
@@ -868,7 +933,7 @@ int dcp_pages_parse_size(const char *s, uint64_t *out)
  * the same scratch buffer (the data is not wanted, only its pages).
  * Returns the bytes read, or -errno; -ENOSYS when there is no ring.
  */
-static int64_t uring_read_all(int fd, uint64_t len, char *buf)
+static int64_t uring_read_all(int fd, uint64_t off, uint64_t len, char *buf)
 {
 	struct io_uring *ring = thread_ring();
 	uint64_t next = 0, done = 0;
@@ -887,7 +952,7 @@ static int64_t uring_read_all(int fd, uint64_t len, char *buf)
 
 			if (!sqe)
 				break;
-			io_uring_prep_read(sqe, fd, buf, n, next);
+			io_uring_prep_read(sqe, fd, buf, n, off + next);
 			io_uring_sqe_set_data64(sqe, 0);
 			next += n;
 			inflight++;
@@ -954,12 +1019,13 @@ static uint64_t budget_take(struct dcp_pages_budget *bu, uint64_t len)
 	return grant;
 }
 
-/* Plain reads of FD's first LEN bytes; they wait for read-ahead I/O. */
-static int pread_all(int fd, uint64_t len, char *buf, struct dcp_pages_budget *bu)
+/* Plain reads of FD's bytes [START, START + LEN); they wait for read-ahead I/O. */
+static int pread_all(int fd, uint64_t start, uint64_t len, char *buf,
+		     struct dcp_pages_budget *bu)
 {
 	for (uint64_t off = 0; off < len;) {
 		size_t n = len - off < SCRATCH ? (size_t)(len - off) : SCRATCH;
-		ssize_t got = pread(fd, buf, n, (off_t)off);
+		ssize_t got = pread(fd, buf, n, (off_t)(start + off));
 
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -973,23 +1039,26 @@ static int pread_all(int fd, uint64_t len, char *buf, struct dcp_pages_budget *b
 	return 0;
 }
 
-/* Bring FD's first LEN bytes in with BU's method; 0 or -errno. */
-static int read_in(int fd, uint64_t len, off_t st_size, struct dcp_pages_budget *bu)
+/*
+ * Bring FD's bytes [OFF, OFF + LEN) in with BU's method; 0 or -errno.
+ * EXACT: only those (a limit, or a sparse file's extent): no read-ahead
+ * past them.
+ */
+static int read_in(int fd, uint64_t off, uint64_t len, bool exact, struct dcp_pages_budget *bu)
 {
 	char *buf = scratch();
 
 	if (!buf)
 		return -ENOMEM;
-	/* Only part of it (a limit): no read-ahead past what was granted. */
-	if (len < (uint64_t)st_size)
+	if (exact)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	/* The file's reads go out at once, instead of one window at a time... */
 	if (bu->method == DCP_PAGES_WARM_WILLNEED)
-		posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_WILLNEED);
+		posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
 	else if (bu->method == DCP_PAGES_WARM_READAHEAD)
-		readahead(fd, 0, (size_t)len);
+		readahead(fd, (off64_t)off, (size_t)len);
 	if (bu->method == DCP_PAGES_WARM_URING) {
-		int64_t got = uring_read_all(fd, len, buf);
+		int64_t got = uring_read_all(fd, off, len, buf);
 
 		if (got >= 0)
 			atomic_fetch_add(&bu->bytes, (uint64_t)got);
@@ -998,7 +1067,35 @@ static int read_in(int fd, uint64_t len, off_t st_size, struct dcp_pages_budget 
 		/* no io_uring here: plain reads */
 	}
 	/* ...and reading waits for that I/O (and reads anything it left out). */
-	return pread_all(fd, len, buf, bu);
+	return pread_all(fd, off, len, buf, bu);
+}
+
+/* The bytes of FD's data extents below SIZE (a sparse file's cost). */
+static int64_t data_bytes(int fd, uint64_t size)
+{
+	uint64_t pos = 0, off, len, sum = 0;
+	int ret;
+
+	while ((ret = next_data(fd, size, &pos, &off, &len)) == 1)
+		sum += len;
+	return ret < 0 ? ret : (int64_t)sum;
+}
+
+/* Read in the first LEN bytes of FD's data extents (a sparse file). */
+static int read_in_sparse(int fd, uint64_t size, uint64_t len, struct dcp_pages_budget *bu)
+{
+	uint64_t pos = 0, off, n;
+	int ret = 0;
+
+	while (len && (ret = next_data(fd, size, &pos, &off, &n)) == 1) {
+		if (n > len)
+			n = len;
+		ret = read_in(fd, off, n, true, bu);
+		if (ret < 0)
+			return ret;
+		len -= n;
+	}
+	return len ? (ret < 0 ? ret : 0) : 0;
 }
 
 int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
@@ -1008,6 +1105,7 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 	bool check = flags & DCP_PAGES_CHECK;
 	uint64_t len, want;
 	struct stat st;
+	bool sparse;
 	int fd, ret = 0;
 
 	/* Only the regular file that was checked is opened (open_checked). */
@@ -1021,12 +1119,23 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 	} else {
 		check = false;
 	}
-	want = (uint64_t)st.st_size;
-	len = bu->max_file_size && want > bu->max_file_size ? 0 : budget_take(bu, want);
+	/* What it costs: the data it holds, not its apparent size. */
+	sparse = is_sparse(&st);
+	if (sparse) {
+		int64_t d = data_bytes(fd, (uint64_t)st.st_size);
+
+		want = d < 0 ? 0 : (uint64_t)d;
+		ret = d < 0 ? (int)d : 0;
+	} else {
+		want = (uint64_t)st.st_size;
+	}
+	len = ret < 0 || (bu->max_file_size && want > bu->max_file_size) ? 0 : budget_take(bu, want);
 	if (len < want)
 		atomic_fetch_add(&bu->skipped, 1);
-	if (len)
-		ret = read_in(fd, len, st.st_size, bu);
+	if (len && sparse)
+		ret = read_in_sparse(fd, (uint64_t)st.st_size, len, bu);
+	else if (len)
+		ret = read_in(fd, 0, len, len < want, bu);
 	if (check)
 		atomic_fetch_add(&bu->resident_after, dcp_pages_fd(fd, &after) == 0 ?
 				 after.resident : before.resident);

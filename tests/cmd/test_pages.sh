@@ -408,6 +408,59 @@ test_warm_pages_limits() {
 	assertEquals 64 "$RC"
 }
 
+# A sparse file costs the data it holds, never its apparent size: without
+# cachestat, mincore asks only its data extents (SEEK_DATA/SEEK_HOLE), and
+# warm reads only those and charges only those to its limits.  (Before:
+# the mincore fallback walked an 8 EiB file 64 MiB at a time, for months;
+# warm read holes up to its budget and charged a 2 TiB file's size to
+# --max-file-size, leaving its data out.)
+test_sparse_files_cost_their_data() {
+	local t=$SHUNIT_TMPDIR/tmpfs d=$MNT/sparse at m
+	at=$(((1 << 40) / PS)) # the data: 8 pages at 1 TiB
+	# tmpfs holds files up to 8 EiB (ext4 on the fixture, 1 KiB blocks, 4 TiB).
+	mkdir -p "$t" && mount -t tmpfs -o size=16M tmpfs "$t" || fail "tmpfs"
+	truncate -s $(((1 << 63) - 1)) "$t/huge"
+	dd if=/dev/urandom of="$t/huge" bs="$PS" seek="$at" count=8 conv=notrunc 2>/dev/null
+	run timeout 20 "$FI" cachestat=ENOSYS -- dcache-probe --pages --json "$t/huge"
+	assertEquals "mincore over an 8 EiB sparse file: no hang" 0 "$RC"
+	assertEquals "its 8 pages of 8 EiB" "mincore 8 $(((1 << 62) / PS * 2))" \
+		"$(json_get '"%s %s %s" % (objs[0]["pages"]["method"], objs[0]["pages"]["resident"], objs[0]["pages"]["total"])' <<<"$OUT")"
+	run timeout 20 warm --pages --json "$t/huge"
+	assertEquals "warm: no hang" 0 "$RC"
+	assertEquals "warm reads the data, no hole" "$((8 * PS))" "$(json_get 'objs[-1]["data"]["bytes_read"]' <<<"$OUT")"
+	umount "$t"
+
+	mkdir -p "$d"
+	truncate -s 2T "$d/huge"
+	dd if=/dev/urandom of="$d/huge" bs="$PS" seek="$at" count=8 conv=notrunc 2>/dev/null
+	head -c $((16 * PS)) /dev/urandom >"$d/real"
+	sync
+	cold "$MNT"
+	no_readahead
+	dd if="$d/huge" of=/dev/null bs="$PS" skip=$((at + 2)) count=3 2>/dev/null
+	run timeout 20 "$FI" cachestat=ENOSYS -- dcache-probe --pages --json "$d/huge"
+	assertEquals "the 3 pages read, cold fixture (mincore)" "mincore 3" \
+		"$(json_get '"%s %s" % (objs[0]["pages"]["method"], objs[0]["pages"]["resident"])' <<<"$OUT")"
+	run timeout 20 dcache-probe --pages --json "$d/huge"
+	assertEquals "cachestat agrees" "3" "$(json_get 'objs[0]["pages"]["resident"]' <<<"$OUT")"
+	for m in willneed readahead read uring; do
+		cold "$MNT"
+		run timeout 60 warm -r --pages --pages-method="$m" --json --max-file-size 1M --max-bytes 1M "$d"
+		assertEquals "$m: warm" 0 "$RC"
+		assertEquals "$m: both files' data read, no hole: nothing left out" "$((24 * PS)) 0" \
+			"$(json_get '"%s %s" % (objs[-1]["data"]["bytes_read"], objs[-1]["data"]["left_out"])' <<<"$OUT")"
+		# Reclaim may take a page back meanwhile, never add one: no page
+		# of a hole was brought in.
+		run dcache-probe --pages --json "$d/huge"
+		assertTrue "$m: at most the 8 data pages resident, none in holes" \
+			"[ $(json_get 'objs[0]["pages"]["resident"]' <<<"$OUT") -le 8 ]"
+	done
+	run timeout 60 warm -r --pages --json --max-bytes $((10 * PS)) "$d"
+	assertTrue "the budget counts data bytes: at most 10 pages read" \
+		"[ $(json_get 'objs[-1]["data"]["bytes_read"]' <<<"$OUT") -le $((10 * PS)) ]"
+	rm -rf "$d"
+}
+
 test_warm_pages_never_opens_fifo_or_device() {
 	local log=$SHUNIT_TMPDIR/strace-warm
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 60 strace -f -qq -e trace=openat,openat2,open -o "$log" \
