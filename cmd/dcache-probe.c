@@ -875,6 +875,8 @@ static int run_walk(void)
 	struct dcp_walk *w;
 	int ret;
 
+	if (env.pages) /* the files it opens, out of the walker's descriptor budget */
+		wo.fds_per_thread = dcp_pages_fds_per_thread();
 	ret = dcp_walk_new(&wo, &w);
 	if (ret < 0)
 		return ret;

@@ -87,6 +87,14 @@ enum {
 bool dcp_pages_dir_private(uid_t uid, mode_t mode);
 
 /*
+ * dcp_pages_fds_per_thread - the most descriptors one thread holds at once
+ * while measuring or warming files (their looks and opens, its io_uring and
+ * the closes queued in it): a walker or pool counts it per thread in its
+ * RLIMIT_NOFILE budget, so that any -j completes under any limit.
+ */
+unsigned dcp_pages_fds_per_thread(void);
+
+/*
  * dcp_pages_support - which method works here: one cachestat(2), else one
  * mincore(2), on a one-page memfd.  Returns DCP_PAGES_CACHESTAT or
  * DCP_PAGES_MINCORE, or -ENOSYS (or the errno) when neither works.  The

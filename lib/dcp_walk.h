@@ -229,6 +229,15 @@ int dcp_walk_finish(struct dcp_walk *w);
 unsigned dcp_walk_threads(const struct dcp_walk *w);
 
 /*
+ * dcp_fd_threads - how many of THREADS threads, each holding up to
+ * PER_THREAD descriptors at once, fit in RLIMIT_NOFILE less a small
+ * reserve (stdio, the command's own); 0 when not even one does.  For
+ * pools that open files outside a walk (lists of paths), and to size a
+ * walker's helpers.
+ */
+unsigned dcp_fd_threads(unsigned threads, unsigned per_thread);
+
+/*
  * dcp_walk - convenience: walk NROOTS paths with OPTS and finish.
  * Returns as dcp_walk_finish().
  */

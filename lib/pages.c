@@ -329,11 +329,22 @@ static void ring_init(void)
 	struct rlimit rl;
 
 	pthread_key_create(&ring_key, ring_free);
-	/* Queued closes hold descriptors a walker with a tight limit needs. */
+	/*
+	 * Queued closes hold descriptors: only under a roomy limit, and
+	 * counted in every thread's share (dcp_pages_fds_per_thread()), so a
+	 * walker under 1024 (systemd's soft limit) keeps all its threads.
+	 */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		close_batch = rl.rlim_cur / 64 >= 16 ? 16 : 0;
+		close_batch = rl.rlim_cur >= 4096 ? 16 : 0;
 	else
 		close_batch = 16;
+}
+
+unsigned dcp_pages_fds_per_thread(void)
+{
+	pthread_once(&ring_once, ring_init);
+	/* The O_PATH look, the descriptor read, the ring, its queued closes. */
+	return 3 + close_batch;
 }
 
 static struct uring_slot *thread_slot(void)

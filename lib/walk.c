@@ -1672,6 +1672,19 @@ static unsigned fd_budget(const struct dcp_walk_opts *o, unsigned *threads)
 	return avail < 2 ? 2 : (unsigned)avail;
 }
 
+unsigned dcp_fd_threads(unsigned threads, unsigned per_thread)
+{
+	struct rlimit rl;
+	rlim_t avail;
+
+	if (!per_thread || getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return threads;
+	avail = rl.rlim_cur > FD_RESERVE ? rl.rlim_cur - FD_RESERVE : 0;
+	if ((rlim_t)threads * per_thread > avail)
+		threads = (unsigned)(avail / per_thread);
+	return threads;
+}
+
 static void items_free(struct item *it)
 {
 	for (struct item *next; it; it = next) {

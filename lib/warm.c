@@ -677,6 +677,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		    struct dcp_warm **out)
 {
 	struct dcp_warm *w;
+	bool pool = false;
 	int ret = 0;
 
 	w = calloc(1, sizeof(*w));
@@ -720,10 +721,17 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		}
 		/*
 		 * Our descriptors, out of the walker's budget: per walker
-		 * thread two duplicates for the pool (max_dups below) and,
-		 * with --check, the probe of its pool thread.
+		 * thread two duplicates for the pool (max_dups below), with
+		 * --check the probe of its pool thread, and with --pages the
+		 * files that it and its pool thread read.  Under a limit too
+		 * tight for even one such pair, there is no pool: the walker's
+		 * threads do everything.
 		 */
-		wo.fds_per_thread = 2 + ((opts->flags & DCP_WARM_CHECK) ? 1 : 0);
+		unsigned pg = (opts->flags & DCP_WARM_PAGES) ? dcp_pages_fds_per_thread() : 0;
+		unsigned twin = 2 + ((opts->flags & DCP_WARM_CHECK) ? 1 : 0) + pg;
+
+		pool = dcp_fd_threads(1, 4 + pg + twin + WARM_DUPS_EXTRA) > 0;
+		wo.fds_per_thread = pg + (pool ? twin : 0);
 		wo.fds_extra = WARM_DUPS_EXTRA;
 		ret = dcp_walk_new(&wo, &w->walk);
 		if (ret < 0) {
@@ -739,7 +747,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		 * for its visitor, which warm's visitor does not use.
 		 */
 		w->walkers = dcp_walk_threads(w->walk);
-		w->nthreads = 2 * w->walkers;
+		w->nthreads = (pool ? 2 : 1) * w->walkers;
 		w->max_dups = 2 * w->walkers + WARM_DUPS_EXTRA;
 		w->bq_tail = &w->bq_head;
 		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
@@ -759,6 +767,11 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 			free(w);
 			return -ENOMEM;
 		}
+		/* Each thread stats (with --check, probes) and with --pages reads. */
+		w->nthreads = dcp_fd_threads(w->nthreads, 1 + ((opts->flags & DCP_WARM_CHECK) ? 1 : 0) +
+					 ((opts->flags & DCP_WARM_PAGES) ? dcp_pages_fds_per_thread() : 0));
+		if (!w->nthreads)
+			w->nthreads = 1;
 		ret = pool_start(w, 0, list_worker);
 		if (ret < 0) {
 			warm_free(w);

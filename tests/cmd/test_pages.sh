@@ -461,6 +461,44 @@ test_sparse_files_cost_their_data() {
 	rm -rf "$d"
 }
 
+# Any -j completes under any descriptor limit: the files --pages opens, the
+# per-thread io_uring and the closes queued in it are in the walker's
+# budget.  (Before: warm -r --pages --check -j 128 under a limit of 12 or
+# 10 failed dozens to hundreds of files with EMFILE.)
+test_any_jobs_under_any_descriptor_limit() {
+	local d=$MNT/wide n m j
+	python3 - "$d" <<'PY'
+import os, sys
+for i in range(128):
+    os.makedirs("%s/d%03d" % (sys.argv[1], i))
+    for k in range(20):
+        with open("%s/d%03d/f%02d" % (sys.argv[1], i, k), "w") as f:
+            f.write("x" * 100)
+PY
+	find "$d" -type f -exec cat {} + >/dev/null
+	for n in 1024 64 12 10; do
+		run prlimit --nofile="$n" -- dcache-probe -r --pages -j 128 --json -s "$d"
+		assertEquals "dcache-probe, limit $n: exit" 0 "$RC"
+		assertNotContains "dcache-probe, limit $n" "$ERR" "Too many open files"
+		assertEquals "dcache-probe, limit $n: every file measured" "2560 0 0" \
+			"$(json_get '"%s %s %s" % (objs[-1]["data"]["files"], objs[-1]["data"]["unknown"], objs[-1]["data"]["errors"])' <<<"$OUT")"
+		for m in read uring; do
+			run prlimit --nofile="$n" -- warm -r --pages --check --pages-method="$m" -j 128 --json "$d"
+			assertEquals "warm -r $m, limit $n: exit" 0 "$RC"
+			assertNotContains "warm -r $m, limit $n" "$ERR" "Too many open files"
+			assertEquals "warm -r $m, limit $n: every file read" "2560 0" \
+				"$(json_get '"%s %s" % (objs[-1]["data"]["files"], objs[-1]["data"]["errors"])' <<<"$OUT")"
+		done
+		find "$d" -type f >"$SHUNIT_TMPDIR/wide.list"
+		run prlimit --nofile="$n" -- warm --pages --check -j 128 --json --from="$SHUNIT_TMPDIR/wide.list"
+		assertEquals "warm --from, limit $n: exit" 0 "$RC"
+		assertNotContains "warm --from, limit $n" "$ERR" "Too many open files"
+		assertEquals "warm --from, limit $n: every file read" "2560 0" \
+			"$(json_get '"%s %s" % (objs[-1]["data"]["files"], objs[-1]["data"]["errors"])' <<<"$OUT")"
+	done
+	rm -rf "$d"
+}
+
 test_warm_pages_never_opens_fifo_or_device() {
 	local log=$SHUNIT_TMPDIR/strace-warm
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 60 strace -f -qq -e trace=openat,openat2,open -o "$log" \
