@@ -1007,10 +1007,11 @@ static int pages_status(int status, const struct dcp_pages_counts *pt,
 {
 	if (pt->failed)
 		return DCP_EXIT_ERROR;
-	/* Files below a directory not visited are unknown too. */
+	/* Files below a directory not visited are unknown too, whatever
+	 * --ignore-unvisited says of the paths (it never lets a data verdict
+	 * pass on files that were not measured). */
 	if (env.min_resident >= 0 && status == DCP_EXIT_OK &&
-	    (!dcp_pages_verdict(pt, env.min_resident) ||
-	     (!dcp_pr_complete(tot) && !env.ignore_unvisited)))
+	    (!dcp_pages_verdict(pt, env.min_resident) || !dcp_pr_complete(tot)))
 		return DCP_EXIT_COLD;
 	return status;
 }

@@ -365,16 +365,16 @@ static void pages_text(struct dcp_buf *b)
 		       program_invocation_name, (unsigned long long)atomic_load(&p->files),
 		       (unsigned long long)atomic_load(&p->bytes),
 		       (unsigned long long)atomic_load(&p->skipped));
-	if (env.flags & DCP_WARM_CHECK)
+	if ((env.flags & DCP_WARM_CHECK) && pages)
 		dcp_buf_printf(b, "; resident before %llu/%llu pages (%.1f%%), after %llu/%llu (%.1f%%)",
 			       (unsigned long long)atomic_load(&p->resident_before),
 			       (unsigned long long)pages,
-			       pages ? 100.0 * (double)atomic_load(&p->resident_before) / (double)pages
-				     : 100.0,
+			       100.0 * (double)atomic_load(&p->resident_before) / (double)pages,
 			       (unsigned long long)atomic_load(&p->resident_after),
 			       (unsigned long long)pages,
-			       pages ? 100.0 * (double)atomic_load(&p->resident_after) / (double)pages
-				     : 100.0);
+			       100.0 * (double)atomic_load(&p->resident_after) / (double)pages);
+	else if (env.flags & DCP_WARM_CHECK) /* no share of nothing */
+		dcp_buf_printf(b, "; resident before 0/0 pages, after 0/0");
 	dcp_buf_putc(b, '\n');
 }
 

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
@@ -625,13 +626,15 @@ void dcp_pages_counts_add(struct dcp_pages_counts *a, const struct dcp_pages_cou
 double dcp_pages_resident_pct(const struct dcp_pages_counts *c)
 {
 	if (!c->pages)
-		return 100.0;
+		return NAN; /* a share of nothing: no figure */
 	return 100.0 * (double)c->resident / (double)c->pages;
 }
 
 bool dcp_pages_verdict(const struct dcp_pages_counts *c, double min)
 {
-	return !c->unknown && dcp_pages_resident_pct(c) >= min;
+	/* Only on files it measured: none measured, or one unknown, fails.
+	 * Files that span no page (empty) are wholly resident. */
+	return !c->unknown && c->files && (!c->pages || dcp_pages_resident_pct(c) >= min);
 }
 
 /* Percent with one decimal, never shown as 100.0 (or 0.0) unless it is. */
@@ -742,15 +745,19 @@ void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, 
 	dcp_buf_printf(b, ",\"data\":{\"files\":%llu,\"unknown\":%llu,\"errors\":%llu,"
 		       "\"pages\":%llu,\"resident\":%llu,\"resident_bytes\":%llu,\"size\":%llu,"
 		       "\"dirty\":%llu,\"writeback\":%llu,\"recently_evicted\":%llu,"
-		       "\"resident_percent\":%.2f,\"method\":\"%s\"",
+		       "\"resident_percent\":",
 		       (unsigned long long)c->files, (unsigned long long)c->unknown,
 		       (unsigned long long)c->failed, (unsigned long long)c->pages,
 		       (unsigned long long)c->resident,
 		       (unsigned long long)(c->resident * (uint64_t)page_size()),
 		       (unsigned long long)c->size, (unsigned long long)c->dirty,
 		       (unsigned long long)c->writeback,
-		       (unsigned long long)c->recently_evicted, dcp_pages_resident_pct(c),
-		       run_method());
+		       (unsigned long long)c->recently_evicted);
+	if (c->pages)
+		dcp_buf_printf(b, "%.2f", dcp_pages_resident_pct(c));
+	else
+		dcp_buf_puts(b, "null"); /* no page measured: no share */
+	dcp_buf_printf(b, ",\"method\":\"%s\"", run_method());
 	if (min >= 0)
 		dcp_buf_printf(b, ",\"min_resident\":%g", min);
 	dcp_buf_putc(b, '}');
@@ -758,10 +765,13 @@ void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, 
 
 void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c)
 {
-	dcp_buf_printf(b, "data: %llu/%llu pages resident (%.1f%%), %llu/%llu bytes; "
+	dcp_buf_printf(b, "data: %llu/%llu pages resident",
+		       (unsigned long long)c->resident, (unsigned long long)c->pages);
+	if (c->pages) /* no share of nothing */
+		dcp_buf_printf(b, " (%.1f%%)", pct1(c));
+	dcp_buf_printf(b, ", %llu/%llu bytes; "
 		       "%llu dirty, %llu writeback, %llu recently evicted; %llu file%s measured, "
 		       "%llu unknown (not opened), %llu error%s (%s)\n",
-		       (unsigned long long)c->resident, (unsigned long long)c->pages, pct1(c),
 		       (unsigned long long)(c->resident * (uint64_t)page_size()),
 		       (unsigned long long)c->size, (unsigned long long)c->dirty,
 		       (unsigned long long)c->writeback, (unsigned long long)c->recently_evicted,
@@ -803,6 +813,8 @@ void dcp_pages_table_row(struct dcp_buf *b, size_t from, bool json,
 		return;
 	if (c->unknown)
 		dcp_buf_puts(&m, "unknown\t");
+	else if (!c->pages)
+		dcp_buf_puts(&m, "-\t"); /* no page measured below: no share */
 	else
 		dcp_buf_printf(&m, "%5.1f%%\t", pct1(c));
 	dcp_buf_printf(&m, "%llu/%llu\t", (unsigned long long)c->resident,
@@ -871,6 +883,8 @@ void dcp_pages_prometheus(struct dcp_prom *m, enum dcp_pages_prom_scope scope,
 			prom_labels(m, nm[0], &s[i], "state", states[k]);
 			dcp_prom_u64(m, f[k]);
 		}
+		if (!c->pages)
+			continue; /* no page measured: no share, no sample */
 		dcp_prom_start(m, nm[3], "Share of the measured files' pages that are in the page cache.");
 		prom_labels(m, nm[0], &s[i], NULL, NULL);
 		dcp_prom_value(m, dcp_pages_resident_pct(c) / 100.0, -1);

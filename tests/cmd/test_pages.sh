@@ -295,6 +295,51 @@ test_min_resident_verdict() {
 	assertEquals 64 "$RC"
 }
 
+# No figure reads as a share of nothing, and no data verdict passes on
+# files that were not measured.  (Before: a fresh mount, every file
+# unknown, said "0/0 pages resident (100.0%)", JSON 100, Prometheus ratio
+# 1; --min-resident passed on a directory without -r, and over unvisited
+# directories under --ignore-unvisited.)
+test_data_verdicts_never_on_nothing() {
+	local p
+	# setUp left the fixture cold: every file below t misses, unknown.
+	run dcache-probe -r --pages "$MNT/t"
+	assertContains "$ERR" "data: 0/0 pages resident, 0/0 bytes;"
+	assertNotContains "no share of nothing" "$ERR" "%), 0/0 bytes"
+	assertContains "$ERR" "0 files measured, "
+	run dcache-probe -r --pages --json "$MNT/t"
+	assertEquals "JSON: null" "None 0 7" "$(json_get '"%s %s %s" % (objs[-1]["data"]["resident_percent"], objs[-1]["data"]["files"], objs[-1]["data"]["unknown"])' <<<"$OUT")"
+	run dcache-probe -r --pages --prometheus "$MNT/t"
+	assertEquals "Prometheus: the counts" "7" \
+		"$(prom_check "dcprobe_data_files{command=\"dcache-probe\",root=\"$MNT/t\",state=\"unknown\"}" <<<"$OUT")"
+	assertNotContains "Prometheus: no ratio sample" "$OUT" "dcprobe_data_resident_ratio{"
+	run dcache-probe -r --pages --per-dir=0 "$MNT/t"
+	assertContains "--per-dir: unknown" "$OUT" "unknown	0/0	"
+	# A directory without -r: no file measured, no verdict.
+	stat "$MNT/t" >/dev/null
+	run dcache-probe --min-resident 0 "$MNT/t"
+	assertEquals "a directory alone: nothing measured, the verdict fails" 1 "$RC"
+	assertContains "cached pages=- $MNT/t" "$OUT"
+	# Unvisited directories hold unmeasured files, --ignore-unvisited or not.
+	cold "$MNT"
+	stat "$MNT/t/a/f1" "$MNT/t/a/f2" "$MNT/t/a/f3" "$MNT/t/a/sub/g" "$MNT/t/link" >/dev/null
+	run dcache-probe -r --no-perturb --ignore-unvisited --min-cached 0 --pages --json "$MNT/t"
+	assertEquals "every file of the visited directories measured, t/b not visited" "4 0 1" \
+		"$(json_get '"%s %s %s" % (objs[-1]["data"]["files"], objs[-1]["data"]["unknown"], objs[-1]["not_visited"])' <<<"$OUT")"
+	run dcache-probe -r -q --no-perturb --ignore-unvisited --min-cached 0 --min-resident 0 "$MNT/t"
+	assertEquals "--ignore-unvisited never lets a data verdict pass" 1 "$RC"
+	run dcache-probe -r -q --no-perturb --ignore-unvisited --min-cached 0 "$MNT/t"
+	assertEquals "it still lets the path verdict pass" 0 "$RC"
+	# Empty files are measured and span no page: wholly resident, no share.
+	stat "$MNT/k/e0" >/dev/null
+	run dcache-probe --min-resident 100 --json "$MNT/k/e0"
+	assertEquals "an empty file passes" 0 "$RC"
+	assertEquals "0 0 None" "$(json_get '"%s %s %s" % (objs[-1]["data"]["pages"], objs[-1]["data"]["unknown"], objs[-1]["data"]["resident_percent"])' <<<"$OUT")"
+	cat "$MNT/k/e0" >/dev/null
+	run warm --pages --check "$MNT/k/e0"
+	assertContains "warm: no share of nothing" "$ERR" "resident before 0/0 pages, after 0/0"
+}
+
 test_per_root_totals_and_prometheus() {
 	cat "$MNT/t/a/f1" "$MNT/t/b/f1" >/dev/null
 	run dcache-probe -r --only=error --pages --json "$MNT/t/a" "$MNT/t/b"
