@@ -218,8 +218,8 @@ static void measure(const char *path, struct result *r)
 	else if (env.opath)
 		r->pret = dcp_pages_at(AT_FDCWD, path,
 				       (env.flags & DCP_FOLLOW) ? DCP_PAGES_FOLLOW : 0, &r->pg);
-	else
-		r->pret = dcp_pages_fd(r->ret, &r->pg);
+	else if ((r->pret = dcp_pages_fd(r->ret, &r->pg)) == 0)
+		dcp_pages_claim(&r->pg);
 }
 
 static struct dcp_tally tally;

@@ -236,6 +236,7 @@ struct dirstat {
 	size_t root;
 	bool has_root;		  /* root is set: an entry was visited */
 	struct dcp_pages_counts pown, psub; /* --pages, as own and sub */
+	struct dcp_pages_links links;	    /* --pages: inodes with several names below */
 };
 
 /*
@@ -562,15 +563,27 @@ static int visit(const struct dcp_entry *e, void *arg)
 		goto walk_on; /* --type, --name, --mindepth: not counted */
 	mrow = env.per_mount && !e->again ? dcp_pr_devtab_row(&w->devs, mnt) : NULL;
 	if (env.pages) {
+		bool run_again;
+
 		w->pret = measure_pages(w, e, st, follow, &w->pg);
+		/* An inode counts once in each total, as du counts it: in the
+		 * run's and a mount's once in the run (whichever name came
+		 * first, the figures are the same), in a directory's once in
+		 * its subtree (dir_done takes back what two children share). */
+		run_again = w->pg.again;
 		if (!e->again)
 			dcp_pages_count(&w->pc, w->pret, &w->pg);
-		if (ds)
-			dcp_pages_count(&ds->pown, w->pret, &w->pg);
-		else if (rr)
-			dcp_pages_count(&rr->pc, w->pret, &w->pg);
 		if (mrow)
 			dcp_pages_count(&mrow->pc, w->pret, &w->pg);
+		w->pg.again = false;
+		if (ds) {
+			w->pg.again = w->pret == 0 && w->pg.nlink > 1 &&
+				      !dcp_pages_links_add(&ds->links, &w->pg);
+			dcp_pages_count(&ds->pown, w->pret, &w->pg);
+		} else if (rr) {
+			dcp_pages_count(&rr->pc, w->pret, &w->pg);
+		}
+		w->pg.again = run_again;
 	}
 	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
 	       mrow ? &mrow->c : NULL, run.explain && st == DCP_MISS ? &why : NULL, e->again);
@@ -668,8 +681,11 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 	dcp_pr_counts_add(&tot, &ds->sub);
 	dcp_pages_counts_add(&ds->pown, &ds->psub); /* --pages: own + sub from here on */
 	if (d->parent) {
-		dcp_pr_counts_add(&((struct dirstat *)d->parent->data)->sub, &tot);
-		dcp_pages_counts_add(&((struct dirstat *)d->parent->data)->psub, &ds->pown);
+		struct dirstat *up = d->parent->data;
+
+		dcp_pr_counts_add(&up->sub, &tot);
+		dcp_pages_counts_add(&up->psub, &ds->pown);
+		dcp_pages_links_merge(&up->links, &ds->links, &up->psub);
 	} else {
 		struct rootrec *rr = root_rec(ds->root);
 
@@ -678,6 +694,7 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 			dcp_pr_counts_add(&rr->c, &tot);
 		if (rr)
 			dcp_pages_counts_add(&rr->pc, &ds->pown);
+		dcp_pages_links_free(&ds->links);
 	}
 	/* A directory listed again from another root has its row already. */
 	if (env.per_dir < 0 || d->depth > env.per_dir || o.quiet || d->again)

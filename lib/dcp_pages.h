@@ -46,6 +46,8 @@ struct dcp_pages {
 	uint64_t evicted;	   /* cachestat only: evicted since the inode was cached */
 	uint64_t recently_evicted; /* cachestat only: evicted, would still be in a bigger cache */
 	enum dcp_pages_method method;
+	uint64_t dev, ino, nlink; /* the inode measured */
+	bool again;		  /* an inode this run counted under another name */
 };
 
 /* What a measurement attempt came to, for counting and output. */
@@ -163,7 +165,44 @@ struct dcp_pages_counts {
 	uint64_t size, pages, resident, dirty, writeback, evicted, recently_evicted;
 };
 
-/* dcp_pages_count - add one dcp_pages_at() result RET (with P when 0) to C. */
+/*
+ * dcp_pages_claim - count P's inode once per run, as du does: false (and
+ * P->again set) when another name of it (a hard link) was claimed before.
+ * dcp_pages_at() claims what it measures; a caller of dcp_pages_fd()
+ * claims itself.  Thread-safe.
+ */
+bool dcp_pages_claim(struct dcp_pages *p);
+
+/*
+ * The inodes with several names measured in one subtree, for totals per
+ * directory that count each once: a directory's set takes its own files'
+ * (dcp_pages_links_add, by the one thread that visits it) and, when a
+ * child is done, the child's (dcp_pages_links_merge, serialised), taking
+ * back from the running sum what the two had in common.  Sorted by device
+ * and inode; files with one name never enter.
+ */
+struct dcp_pages_links {
+	struct dcp_pages *v;
+	size_t n, cap;
+};
+
+/* dcp_pages_links_add - false when P's inode is in L already (P->nlink > 1). */
+bool dcp_pages_links_add(struct dcp_pages_links *l, const struct dcp_pages *p);
+
+/*
+ * dcp_pages_links_merge - move CHILD's inodes into PARENT (CHILD is then
+ * empty); each one PARENT had already is taken back out of SUM, to which
+ * the child's total was added.  Out of memory, the parent keeps what it had.
+ */
+void dcp_pages_links_merge(struct dcp_pages_links *parent, struct dcp_pages_links *child,
+			   struct dcp_pages_counts *sum);
+
+void dcp_pages_links_free(struct dcp_pages_links *l);
+
+/*
+ * dcp_pages_count - add one dcp_pages_at() result RET (with P when 0) to C;
+ * an inode counted before under another name (P->again) adds nothing.
+ */
 void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages *p);
 
 /* dcp_pages_counts_add - add B into A. */

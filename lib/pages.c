@@ -243,6 +243,9 @@ static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 	out->size = (uint64_t)st.st_size;
 	out->pages = (out->size + (uint64_t)ps - 1) / (uint64_t)ps;
 	out->method = m;
+	out->dev = (uint64_t)st.st_dev;
+	out->ino = (uint64_t)st.st_ino;
+	out->nlink = (uint64_t)st.st_nlink;
 	if (m == DCP_PAGES_CACHESTAT) {
 		/* Length 0 would mean "to the end of the file": nothing to ask. */
 		if (!out->size)
@@ -270,6 +273,80 @@ static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 	if (is_sparse(&st))
 		return mincore_sparse(fd, out->size, &out->resident);
 	return mincore_count(fd, 0, out->size, &out->resident);
+}
+
+/*
+ * The inodes with several names (st_nlink > 1) claimed in this run, in
+ * shards that each have a lock and an open-addressing table: a file with
+ * one name, nearly all of them, costs nothing here.
+ */
+#define LINK_SHARDS 64
+
+struct link_key {
+	uint64_t dev, ino;
+};
+
+static struct link_shard {
+	pthread_mutex_t mu;
+	struct link_key *v; /* ino 0 (no file has it): empty */
+	size_t n, cap;
+} link_shards[LINK_SHARDS] = { [0 ... LINK_SHARDS - 1] = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0 } };
+
+static uint64_t link_hash(uint64_t dev, uint64_t ino)
+{
+	uint64_t h = (ino ^ (dev * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+
+	return h ^ (h >> 32);
+}
+
+/* Insert KEY into S (locked, with room); false when it was there. */
+static bool link_insert(struct link_shard *s, struct link_key k, uint64_t h)
+{
+	for (size_t i = (h >> 6) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (!s->v[i].ino) {
+			s->v[i] = k;
+			s->n++;
+			return true;
+		}
+		if (s->v[i].ino == k.ino && s->v[i].dev == k.dev)
+			return false;
+	}
+}
+
+/* True the first time DEV:INO is seen in this run (and when out of memory). */
+static bool link_first(uint64_t dev, uint64_t ino)
+{
+	struct link_key k = { dev, ino ? ino : ~0ULL };
+	uint64_t h = link_hash(k.dev, k.ino);
+	struct link_shard *s = &link_shards[h % LINK_SHARDS];
+	bool first = true;
+
+	pthread_mutex_lock(&s->mu);
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct link_key *old = s->v, *v = calloc(cap, sizeof(*v));
+		size_t ocap = s->cap;
+
+		if (v) {
+			s->v = v;
+			s->cap = cap;
+			s->n = 0;
+			for (size_t i = 0; i < ocap; i++)
+				if (old[i].ino)
+					link_insert(s, old[i], link_hash(old[i].dev, old[i].ino));
+			free(old);
+		}
+	}
+	if (2 * (s->n + 1) <= s->cap)
+		first = link_insert(s, k, h);
+	pthread_mutex_unlock(&s->mu);
+	return first;
+}
+
+bool dcp_pages_claim(struct dcp_pages *p)
+{
+	p->again = p->nlink > 1 && !link_first(p->dev, p->ino);
+	return !p->again;
 }
 
 int dcp_pages_fd(int fd, struct dcp_pages *out)
@@ -552,6 +629,8 @@ int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *
 	/* One fstat for both the type check and the size: syscalls are the cost. */
 	ret = pages_of(fd, &st, out);
 	close_later(fd);
+	if (ret == 0)
+		dcp_pages_claim(out);
 	return ret;
 }
 
@@ -589,6 +668,8 @@ void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages
 {
 	switch (dcp_pages_state_of(ret)) {
 	case DCP_PAGES_MEASURED:
+		if (p->again)
+			break; /* counted under its first name */
 		c->files++;
 		c->size += p->size;
 		c->pages += p->pages;
@@ -607,6 +688,84 @@ void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages
 	case DCP_PAGES_SKIPPED:
 		break;
 	}
+}
+
+static int link_cmp(const struct dcp_pages *a, const struct dcp_pages *b)
+{
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+/* Where P's inode is, or would go, in L (binary search). */
+static size_t links_find(const struct dcp_pages_links *l, const struct dcp_pages *p, bool *found)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = link_cmp(&l->v[mid], p);
+
+		if (!c) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+bool dcp_pages_links_add(struct dcp_pages_links *l, const struct dcp_pages *p)
+{
+	bool found;
+	size_t at = links_find(l, p, &found);
+
+	if (found)
+		return false;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		struct dcp_pages *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return true; /* counted again rather than lost */
+		l->v = v;
+		l->cap = cap;
+	}
+	memmove(&l->v[at + 1], &l->v[at], (l->n - at) * sizeof(*l->v));
+	l->v[at] = *p;
+	l->n++;
+	return true;
+}
+
+static void counts_sub(struct dcp_pages_counts *c, const struct dcp_pages *p)
+{
+	c->files--;
+	c->size -= p->size;
+	c->pages -= p->pages;
+	c->resident -= p->resident;
+	c->dirty -= p->dirty;
+	c->writeback -= p->writeback;
+	c->evicted -= p->evicted;
+	c->recently_evicted -= p->recently_evicted;
+}
+
+void dcp_pages_links_merge(struct dcp_pages_links *parent, struct dcp_pages_links *child,
+			   struct dcp_pages_counts *sum)
+{
+	for (size_t i = 0; i < child->n; i++)
+		if (!dcp_pages_links_add(parent, &child->v[i]))
+			counts_sub(sum, &child->v[i]);
+	dcp_pages_links_free(child);
+}
+
+void dcp_pages_links_free(struct dcp_pages_links *l)
+{
+	free(l->v);
+	*l = (struct dcp_pages_links){ 0 };
 }
 
 void dcp_pages_counts_add(struct dcp_pages_counts *a, const struct dcp_pages_counts *b)
@@ -1137,6 +1296,12 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 	fd = open_checked(dirfd, name, flags, false, &st);
 	if (fd < 0)
 		return fd;
+	/* A second name of an inode this run saw (a hard link): it was read
+	 * under the first, and its "before" would be after that read. */
+	if (st.st_nlink > 1 && !link_first((uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+		close(fd);
+		return 0;
+	}
 	fcntl(fd, F_SETFL, 0); /* reads of a regular file may wait */
 	if (check && dcp_pages_fd(fd, &before) == 0) {
 		atomic_fetch_add(&bu->pages, before.pages);

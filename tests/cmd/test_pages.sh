@@ -340,6 +340,41 @@ test_data_verdicts_never_on_nothing() {
 	assertContains "warm: no share of nothing" "$ERR" "resident before 0/0 pages, after 0/0"
 }
 
+# An inode with several names (hard links) counts once in every data total,
+# as du counts it, and warm reads it once and measures "before" before
+# this run read it.  (Before: warm --check f g on a cold fixture said
+# "resident before 25/50 pages" where the truth is 0/25.)
+test_hard_links_count_once() {
+	local d=$MNT/links j
+	mkdir -p "$d/x" "$d/y"
+	head -c $((25 * PS)) /dev/urandom >"$d/x/f"
+	ln "$d/x/f" "$d/x/g"
+	ln "$d/x/f" "$d/y/h"
+	sync
+	cold "$MNT"
+	run warm --pages --check --json "$d/x/f" "$d/x/g" "$d/y/h"
+	assertEquals "warm: exit" 0 "$RC"
+	assertEquals "warm: one file read, once; before 0 of its 25 pages, after 25" "1 $((25 * PS)) 25 0 25" \
+		"$(json_get '"%s %s %s %s %s" % tuple(objs[-1]["data"][k] for k in ("files", "bytes_read", "pages", "resident_before", "resident_after"))' <<<"$OUT")"
+	assertEquals "fincore agrees" 25 "$(fincore -n -r -o PAGES "$d/x/f")"
+	run dcache-probe --pages --json "$d/x/f" "$d/x/g" "$d/y/h"
+	assertEquals "dcache-probe: every name's line has the inode's figures" "25 25 25" \
+		"$(json_get '" ".join(str(o["pages"]["resident"]) for o in objs if o["type"] == "entry")' <<<"$OUT")"
+	assertEquals "dcache-probe: the total counts it once" "1 25 25" \
+		"$(json_get '"%s %s %s" % tuple(objs[-1]["data"][k] for k in ("files", "pages", "resident"))' <<<"$OUT")"
+	run dcache-probe -r --pages --json --per-dir "$d"
+	assertEquals "dcache-probe -r: once in the run, in the root, in each directory (x: f and g)" \
+		"1 25 | root 1 25 | links 1 25 | x 1 25 | y 1 25" \
+		"$(json_get '"%s %s | " % tuple(objs[-1]["data"][k] for k in ("files", "pages")) + " | ".join(["root %s %s" % (o["data"]["files"], o["data"]["pages"]) for o in objs if o["type"] == "root_data"] + sorted("%s %s %s" % (o["path"].rsplit("/", 1)[-1], o["data"]["files"], o["data"]["pages"]) for o in objs if o["type"] == "dir"))' <<<"$OUT")"
+	run dcache-probe -r --pages --json "$d/x" "$d/y"
+	assertEquals "dcache-probe -r, two roots: once in the run, once in each root" "1 25 | 1 25 | 1 25" \
+		"$(json_get '"%s %s | " % tuple(objs[-1]["data"][k] for k in ("files", "pages")) + " | ".join("%s %s" % (o["data"]["files"], o["data"]["pages"]) for o in objs if o["type"] == "root_data")' <<<"$OUT")"
+	run cachedopen --pages --json "$d/x/f" "$d/x/g" "$d/y/h"
+	assertEquals "cachedopen: once" "1 25" \
+		"$(json_get '"%s %s" % tuple(objs[-1]["data"][k] for k in ("files", "pages"))' <<<"$OUT")"
+	rm -rf "$d"
+}
+
 test_per_root_totals_and_prometheus() {
 	cat "$MNT/t/a/f1" "$MNT/t/b/f1" >/dev/null
 	run dcache-probe -r --only=error --pages --json "$MNT/t/a" "$MNT/t/b"
