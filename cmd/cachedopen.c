@@ -154,7 +154,7 @@ static void print_text(const char *path, const struct result *r)
 	prefix(&out, path);
 	dcp_buf_printf(&out, "open: %d\n", r->ret < 0 ? -1 : r->ret);
 	if (r->explained)
-		dcp_explain_insert(&out, &r->why);
+		dcp_explain_insert(&out, false, &r->why);
 	if (r->ret < 0)
 		err_line(path, "openat2", r->ret);
 	if (env.pages) {

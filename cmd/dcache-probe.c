@@ -435,7 +435,7 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 		else
 			dcp_pr_entry(&w->out, run.fmt, path, len, ret, type, depth);
 		if (why)
-			dcp_explain_insert(&w->out, why);
+			dcp_explain_insert(&w->out, run.fmt == DCP_PR_JSON, why);
 		if (env.pages && run.fmt == DCP_PR_JSON)
 			pages_json_entry(w);
 		if (w->out.len >= FLUSH_AT)
