@@ -212,9 +212,13 @@ void dcp_buf_quote(struct dcp_buf *b, const char *s, size_t n)
 			dcp_buf_add(b, "\\r", 2);
 		} else if (cp == 0x1b) {
 			dcp_buf_add(b, "\\e", 2);
-		} else if (cp < 0x100) {
+		} else if (cp < 0x80) {
+			/* A C0 control or DEL: the character is the byte. */
 			put_hex_byte(b, (unsigned char)cp);
 		} else {
+			/* A character (C1 controls included), never \xHH, which
+			 * stands for a raw byte that is not UTF-8: the raw byte
+			 * 0x9b and U+009B (bytes c2 9b) must not look the same. */
 			dcp_buf_printf(b, "\\u%04x", (unsigned)cp);
 		}
 		i += len;
@@ -331,8 +335,10 @@ void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n)
 		else if (cp == '\n')
 			dcp_buf_add(b, "\\n", 2);
 		else if (cp_unsafe(cp))
-			/* Terminal-safe like the rest: shown as text, as above. */
-			dcp_buf_printf(b, cp < 0x100 ? "\\\\x%02x" : "\\\\u%04x", (unsigned)cp);
+			/* Terminal-safe like the rest, shown as text as above:
+			 * \\xHH for C0 and DEL (the character is the byte),
+			 * \\uXXXX for a C1 control, as in dcp_buf_quote(). */
+			dcp_buf_printf(b, cp < 0x80 ? "\\\\x%02x" : "\\\\u%04x", (unsigned)cp);
 		else
 			dcp_buf_add(b, s + i, len);
 		i += len;
