@@ -12,7 +12,6 @@
 #include <argp.h>
 #include <dirent.h>
 #include <errno.h>
-#include <error.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -649,9 +648,7 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 		struct dcp_buf q = DCP_BUF_INIT;
 
 		quote_path(&q, e->path, e->pathlen);
-		if (progress)
-			fputs("\r\033[K", stderr); /* not after a progress line */
-		error(0, err, "cannot walk %s", q.oom ? "(path)" : q.data);
+		dcp_warn(err, "cannot walk %s", q.oom ? "(path)" : q.data);
 		dcp_buf_free(&q);
 	}
 }
@@ -744,8 +741,7 @@ static void tick(void *arg)
 	pthread_mutex_lock(&run.path_lock);
 	dcp_pr_progress(&line, seen, rate, run.cur, term_width());
 	pthread_mutex_unlock(&run.path_lock);
-	if (!line.oom)
-		dcp_buf_write(&line, STDERR_FILENO);
+	dcp_msg_progress(&line);
 	dcp_buf_free(&line);
 	atomic_store(&run.want_path, true);
 }
@@ -787,7 +783,7 @@ static int walk_one(const char *path, void *ctx)
 
 	if (ret < 0) {
 		run.input_errors++;
-		error(0, -ret, "cannot keep the metrics of more roots");
+		dcp_warn(-ret, "cannot keep the metrics of more roots");
 		return ret;
 	}
 	/*
@@ -981,7 +977,7 @@ oom:
 	dcp_pr_devtab_free(&all);
 	free(rows);
 	run.input_errors++;
-	error(0, ENOMEM, "--per-mount");
+	dcp_warn(ENOMEM, "--per-mount");
 }
 
 static int exit_status(const struct dcp_pr_counts *tot)
@@ -1105,7 +1101,7 @@ int main(int argc, char **argv)
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
-		error(0, ret, "cannot parse the command line");
+		dcp_warn(ret, "cannot parse the command line");
 		return DCP_EXIT_ERROR;
 	}
 
@@ -1114,13 +1110,13 @@ int main(int argc, char **argv)
 			 (o.xdev ? DCP_WALK_XDEV : 0);
 	ret = dcp_probe_support();
 	if (ret < 0) {
-		error(0, 0, "%s", dcp_unsupported_reason(ret));
+		dcp_warn(0, "%s", dcp_unsupported_reason(ret));
 		return DCP_EXIT_UNSUPPORTED;
 	}
 	if (env.pages) {
 		ret = dcp_pages_support();
 		if (ret < 0) {
-			error(0, 0, "%s", dcp_pages_unsupported_reason(ret));
+			dcp_warn(0, "%s", dcp_pages_unsupported_reason(ret));
 			return DCP_EXIT_UNSUPPORTED;
 		}
 	}
@@ -1128,7 +1124,7 @@ int main(int argc, char **argv)
 	if (env.per_mount || env.pages || (o.recursive && o.fstypes)) {
 		ret = dcp_mounts_load(NULL, &run.mounts);
 		if (ret < 0)
-			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
+			dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
 	}
 	/* -0 is for a program (xargs -0r); on a terminal, names are quoted. */
 	run.fmt = dcp_pr_format_of(o.json, o.nul);
@@ -1140,7 +1136,7 @@ int main(int argc, char **argv)
 		ret = run_walk();
 		if (ret < 0 && ret != -ECANCELED) {
 			dcp_progress_stop(progress);
-			error(0, -ret, "the walk failed");
+			dcp_warn(-ret, "the walk failed");
 			return DCP_EXIT_ERROR;
 		}
 	} else {
@@ -1149,13 +1145,13 @@ int main(int argc, char **argv)
 		if (o.explain) {
 			ret = dcp_explain_new(1, &run.explain);
 			if (ret < 0)
-				error(DCP_EXIT_ERROR, -ret, "--explain");
+				dcp_die(DCP_EXIT_ERROR, -ret, "--explain");
 		}
 		start_progress();
 		for_each_path(probe_one, NULL);
 	}
 	if (dcp_progress_stop(progress))
-		dcp_buf_write(&(struct dcp_buf){ .data = "\r\033[K", .len = 4 }, STDERR_FILENO);
+		dcp_msg_progress_clear();
 
 	for (unsigned i = 0; i < run.nw; i++) {
 		flush_buf(&run.w[i].out);
@@ -1223,7 +1219,7 @@ int main(int argc, char **argv)
 	if (o.prometheus) {
 		metrics = dcp_prom_new("dcache-probe");
 		if (!metrics)
-			error(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
 		prom.duration_s = (double)(dcp_now_ns() - run.t0) / 1e9;
 		prom.status = status;
 		dcp_pr_prometheus(metrics, &prom);
@@ -1247,7 +1243,7 @@ int main(int argc, char **argv)
 	if (env.pages)
 		pages_total(&out, &err, metrics, &ptot);
 	if (metrics && dcp_prom_write(metrics, &out) < 0)
-		error(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
 	dcp_prom_free(metrics);
 	flush_buf(&out);
 	werr = atomic_load(&run.write_err);
@@ -1256,9 +1252,9 @@ int main(int argc, char **argv)
 	if (werr) {
 		/* A reader that went away (| head) wants no message. */
 		if (werr != -EPIPE)
-			error(0, -werr, "write error");
+			dcp_warn(-werr, "write error");
 		return DCP_EXIT_ERROR;
 	}
-	dcp_buf_write(&err, STDERR_FILENO);
+	dcp_msg_buf(&err);
 	return status;
 }

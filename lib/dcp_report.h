@@ -10,6 +10,7 @@
 #ifndef DCP_REPORT_H
 #define DCP_REPORT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -39,6 +40,8 @@ void dcp_buf_puts(struct dcp_buf *b, const char *s);
 void dcp_buf_putc(struct dcp_buf *b, char c);
 void dcp_buf_printf(struct dcp_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void dcp_buf_vprintf(struct dcp_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /*
  * dcp_buf_write - write the whole buffer to FD (retrying short writes and

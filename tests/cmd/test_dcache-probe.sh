@@ -664,4 +664,29 @@ test_options_documented() {
 	bash -n "$src/completions/dcache-probe" || fail "completion does not parse"
 }
 
+# Messages never share a line: as nobody, 64 threads meet 1,280 unreadable
+# directories at once; each "cannot walk" is one whole line (glibc's
+# error(3) wrote it in pieces, which the threads interleaved).
+test_walk_errors_never_share_a_line() {
+	local d=$MNT/ur i j run bad
+	for ((i = 0; i < 64; i++)); do
+		for ((j = 0; j < 20; j++)); do
+			mkdir -p "$d/d$i/u$j" && touch "$d/d$i/u$j/f"
+		done
+	done
+	chmod 0700 "$d"/d*/u*
+	for run in 1 2 3 4 5; do
+		as_nobody dcache-probe -r -j 64 "$d" >/dev/null 2>"$SHUNIT_TMPDIR/err"
+		assertEquals "run $run: exit" 2 $?
+		bad=$(grep -Evc -e "^dcache-probe: cannot walk $d/d[0-9]+/u[0-9]+: Permission denied\$" \
+			-e '^dcache-probe: 1345 paths: [0-9]+ cached, 0 negative, [0-9]+ miss, 0 error; [0-9.]+% cached; 1280 walk errors$' \
+			"$SHUNIT_TMPDIR/err")
+		assertEquals "run $run: lines that are not one whole message: $(grep -v 'Permission denied$' "$SHUNIT_TMPDIR/err" | head -3)" 0 "$bad"
+		assertEquals "run $run: one line per unreadable directory" 1280 \
+			"$(grep -c '^dcache-probe: cannot walk .*: Permission denied$' "$SHUNIT_TMPDIR/err")"
+		cold
+	done
+	rm -rf "$d"
+}
+
 . "$SHUNIT2"
