@@ -7,7 +7,6 @@
 #define _GNU_SOURCE
 #include <argp.h>
 #include <errno.h>
-#include <error.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -110,10 +109,10 @@ static void flush(void)
 	int ret = dcp_buf_write(&out, STDOUT_FILENO);
 
 	if (ret < 0) {
-		error(0, -ret, "write error");
+		dcp_warn(-ret, "write error");
 		exit(DCP_EXIT_ERROR);
 	}
-	dcp_buf_write(&err, STDERR_FILENO);
+	dcp_msg_buf(&err);
 }
 
 static void prefix(struct dcp_buf *b, const char *path)
@@ -154,7 +153,7 @@ static void print_text(const char *path, const struct result *r)
 	prefix(&out, path);
 	dcp_buf_printf(&out, "open: %d\n", r->ret < 0 ? -1 : r->ret);
 	if (r->explained)
-		dcp_explain_insert(&out, &r->why);
+		dcp_explain_insert(&out, false, &r->why);
 	if (r->ret < 0)
 		err_line(path, "openat2", r->ret);
 	if (env.pages) {
@@ -238,7 +237,7 @@ static int open_one(const char *path, void *ctx)
 	if (r.ret < 0 && dcp_errno_unsupported(r.ret) && !env.opath) {
 		/* EINVAL here can only be the kernel refusing the flag. */
 		flush();
-		error(0, 0, "%s", dcp_unsupported_reason(r.ret));
+		dcp_warn(0, "%s", dcp_unsupported_reason(r.ret));
 		exit(DCP_EXIT_UNSUPPORTED);
 	}
 	dcp_tally_add(&tally, r.ret < 0 ? r.ret : 0);
@@ -285,7 +284,7 @@ int main(int argc, char **argv)
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
-		error(0, ret, "cannot parse the command line");
+		dcp_warn(ret, "cannot parse the command line");
 		return DCP_EXIT_ERROR;
 	}
 	env.flags = (o.follow != DCP_FOLLOW_NONE ? DCP_FOLLOW : 0) | (env.opath ? DCP_OPATH : 0);
@@ -293,13 +292,13 @@ int main(int argc, char **argv)
 
 	ret = dcp_probe_support();
 	if (ret < 0) {
-		error(0, 0, "%s", dcp_unsupported_reason(ret));
+		dcp_warn(0, "%s", dcp_unsupported_reason(ret));
 		return DCP_EXIT_UNSUPPORTED;
 	}
 	if (env.pages) {
 		ret = dcp_pages_support();
 		if (ret < 0) {
-			error(0, 0, "%s", dcp_pages_unsupported_reason(ret));
+			dcp_warn(0, "%s", dcp_pages_unsupported_reason(ret));
 			return DCP_EXIT_UNSUPPORTED;
 		}
 	}
@@ -307,7 +306,7 @@ int main(int argc, char **argv)
 	if (o.explain) {
 		ret = dcp_explain_new(1, &explain);
 		if (ret < 0)
-			error(DCP_EXIT_ERROR, -ret, "--explain");
+			dcp_die(DCP_EXIT_ERROR, -ret, "--explain");
 	}
 	dcp_opts_each_path(&o, open_one, NULL, &input_errors);
 
@@ -346,7 +345,7 @@ int main(int argc, char **argv)
 	flush();
 	dcp_explain_free(explain);
 	if (close(STDOUT_FILENO) < 0 && errno != EBADF) {
-		error(0, errno, "write error");
+		dcp_warn(errno, "write error");
 		return DCP_EXIT_ERROR;
 	}
 	return status;

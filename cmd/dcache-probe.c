@@ -12,7 +12,6 @@
 #include <argp.h>
 #include <dirent.h>
 #include <errno.h>
-#include <error.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -436,7 +435,7 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 		else
 			dcp_pr_entry(&w->out, run.fmt, path, len, ret, type, depth);
 		if (why)
-			dcp_explain_insert(&w->out, why);
+			dcp_explain_insert(&w->out, run.fmt == DCP_PR_JSON, why);
 		if (env.pages && run.fmt == DCP_PR_JSON)
 			pages_json_entry(w);
 		if (w->out.len >= FLUSH_AT)
@@ -662,9 +661,7 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 		struct dcp_buf q = DCP_BUF_INIT;
 
 		quote_path(&q, e->path, e->pathlen);
-		if (progress)
-			fputs("\r\033[K", stderr); /* not after a progress line */
-		error(0, err, "cannot walk %s", q.oom ? "(path)" : q.data);
+		dcp_warn(err, "cannot walk %s", q.oom ? "(path)" : q.data);
 		dcp_buf_free(&q);
 	}
 }
@@ -761,8 +758,7 @@ static void tick(void *arg)
 	pthread_mutex_lock(&run.path_lock);
 	dcp_pr_progress(&line, seen, rate, run.cur, term_width());
 	pthread_mutex_unlock(&run.path_lock);
-	if (!line.oom)
-		dcp_buf_write(&line, STDERR_FILENO);
+	dcp_msg_progress(&line);
 	dcp_buf_free(&line);
 	atomic_store(&run.want_path, true);
 }
@@ -804,7 +800,7 @@ static int walk_one(const char *path, void *ctx)
 
 	if (ret < 0) {
 		run.input_errors++;
-		error(0, -ret, "cannot keep the metrics of more roots");
+		dcp_warn(-ret, "cannot keep the metrics of more roots");
 		return ret;
 	}
 	/*
@@ -998,7 +994,7 @@ oom:
 	dcp_pr_devtab_free(&all);
 	free(rows);
 	run.input_errors++;
-	error(0, ENOMEM, "--per-mount");
+	dcp_warn(ENOMEM, "--per-mount");
 }
 
 static int exit_status(const struct dcp_pr_counts *tot)
@@ -1123,7 +1119,7 @@ int main(int argc, char **argv)
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
-		error(0, ret, "cannot parse the command line");
+		dcp_warn(ret, "cannot parse the command line");
 		return DCP_EXIT_ERROR;
 	}
 
@@ -1132,13 +1128,13 @@ int main(int argc, char **argv)
 			 (o.xdev ? DCP_WALK_XDEV : 0);
 	ret = dcp_probe_support();
 	if (ret < 0) {
-		error(0, 0, "%s", dcp_unsupported_reason(ret));
+		dcp_warn(0, "%s", dcp_unsupported_reason(ret));
 		return DCP_EXIT_UNSUPPORTED;
 	}
 	if (env.pages) {
 		ret = dcp_pages_support();
 		if (ret < 0) {
-			error(0, 0, "%s", dcp_pages_unsupported_reason(ret));
+			dcp_warn(0, "%s", dcp_pages_unsupported_reason(ret));
 			return DCP_EXIT_UNSUPPORTED;
 		}
 	}
@@ -1146,7 +1142,7 @@ int main(int argc, char **argv)
 	if (env.per_mount || env.pages || (o.recursive && o.fstypes)) {
 		ret = dcp_mounts_load(NULL, &run.mounts);
 		if (ret < 0)
-			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
+			dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
 	}
 	/* -0 is for a program (xargs -0r); on a terminal, names are quoted. */
 	run.fmt = dcp_pr_format_of(o.json, o.nul);
@@ -1158,7 +1154,7 @@ int main(int argc, char **argv)
 		ret = run_walk();
 		if (ret < 0 && ret != -ECANCELED) {
 			dcp_progress_stop(progress);
-			error(0, -ret, "the walk failed");
+			dcp_warn(-ret, "the walk failed");
 			return DCP_EXIT_ERROR;
 		}
 	} else {
@@ -1167,13 +1163,13 @@ int main(int argc, char **argv)
 		if (o.explain) {
 			ret = dcp_explain_new(1, &run.explain);
 			if (ret < 0)
-				error(DCP_EXIT_ERROR, -ret, "--explain");
+				dcp_die(DCP_EXIT_ERROR, -ret, "--explain");
 		}
 		start_progress();
 		for_each_path(probe_one, NULL);
 	}
 	if (dcp_progress_stop(progress))
-		dcp_buf_write(&(struct dcp_buf){ .data = "\r\033[K", .len = 4 }, STDERR_FILENO);
+		dcp_msg_progress_clear();
 
 	for (unsigned i = 0; i < run.nw; i++) {
 		flush_buf(&run.w[i].out);
@@ -1241,7 +1237,7 @@ int main(int argc, char **argv)
 	if (o.prometheus) {
 		metrics = dcp_prom_new("dcache-probe");
 		if (!metrics)
-			error(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
 		prom.duration_s = (double)(dcp_now_ns() - run.t0) / 1e9;
 		prom.status = status;
 		dcp_pr_prometheus(metrics, &prom);
@@ -1265,7 +1261,7 @@ int main(int argc, char **argv)
 	if (env.pages)
 		pages_total(&out, &err, metrics, &ptot);
 	if (metrics && dcp_prom_write(metrics, &out) < 0)
-		error(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
 	dcp_prom_free(metrics);
 	flush_buf(&out);
 	werr = atomic_load(&run.write_err);
@@ -1274,9 +1270,9 @@ int main(int argc, char **argv)
 	if (werr) {
 		/* A reader that went away (| head) wants no message. */
 		if (werr != -EPIPE)
-			error(0, -werr, "write error");
+			dcp_warn(-werr, "write error");
 		return DCP_EXIT_ERROR;
 	}
-	dcp_buf_write(&err, STDERR_FILENO);
+	dcp_msg_buf(&err);
 	return status;
 }

@@ -8,7 +8,6 @@
 #define _GNU_SOURCE
 #include <argp.h>
 #include <errno.h>
-#include <error.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -193,10 +192,10 @@ static void flush(void)
 	int ret = dcp_buf_write(&out, STDOUT_FILENO);
 
 	if (ret < 0 || out.oom) {
-		error(0, ret < 0 ? -ret : ENOMEM, "write error");
+		dcp_warn(ret < 0 ? -ret : ENOMEM, "write error");
 		exit(DCP_EXIT_ERROR); /* stop_trace_at_exit() removes the instance */
 	}
-	dcp_buf_write(&err, STDERR_FILENO);
+	dcp_msg_buf(&err);
 }
 
 /* Leave no tracefs instance behind when interrupted. */
@@ -400,8 +399,8 @@ static void ring_failed(int ret)
 {
 	flush();
 	if (dcp_uring_errno_unsupported(ret))
-		error(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
-	error(DCP_EXIT_ERROR, -ret, "io_uring");
+		dcp_die(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
+	dcp_die(DCP_EXIT_ERROR, -ret, "io_uring");
 }
 
 static void open_one(const char *path, uint64_t seq, const char *flags,
@@ -438,7 +437,7 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 	if (trace) {
 		ret = dcp_trace_collect(trace);
 		if (ret < 0)
-			error(0, -ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
+			dcp_warn(-ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
 		k = kernel_view(seq);
 		if (!k.seen || k.verdict != r.verdict) {
 			t->disagree++;
@@ -470,7 +469,7 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 	t->opens++;
 	if (dcp_latency_add(&t->all, r.latency_ns) < 0 ||
 	    dcp_latency_add(&t->lat[r.verdict], r.latency_ns) < 0)
-		error(DCP_EXIT_ERROR, ENOMEM, "latency table");
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "latency table");
 	if (r.verdict == DCP_URING_INLINE)
 		t->inlined++;
 	else
@@ -547,12 +546,12 @@ static int keep_path(const char *path, void *ctx)
 		char **v = realloc(env.paths, (cap = cap ? 2 * cap : 1024) * sizeof(*v));
 
 		if (!v)
-			error(DCP_EXIT_ERROR, ENOMEM, "the list of paths");
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "the list of paths");
 		env.paths = v;
 	}
 	env.paths[env.npaths] = strdup(path);
 	if (!env.paths[env.npaths++])
-		error(DCP_EXIT_ERROR, ENOMEM, "the list of paths");
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "the list of paths");
 	return 0;
 }
 
@@ -581,7 +580,7 @@ static int bench(void)
 
 	verdicts = calloc(n, 1);
 	if (!verdicts)
-		error(DCP_EXIT_ERROR, ENOMEM, "verdicts");
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "verdicts");
 	if (env.how.direct) {
 		/* A fixed-file table of --depth slots must fit RLIMIT_NOFILE:
 		 * raise the soft limit as far as the hard one allows (the
@@ -606,7 +605,7 @@ static int bench(void)
 	if (trace) {
 		ret = dcp_trace_collect(trace);
 		if (ret < 0)
-			error(0, -ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
+			dcp_warn(-ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
 		for (size_t i = 0; i < n; i++) {
 			const struct dcp_trace_req *r = dcp_trace_find(trace, i);
 			bool punted = r && r->punted;
@@ -676,14 +675,14 @@ static void start_trace(void)
 	int ret = dcp_trace_start(getpid(), env.bench ? 32768 : 0, &trace);
 
 	if (ret == -ENOENT)
-		error(DCP_EXIT_UNSUPPORTED, 0,
-		      "--trace needs tracefs: mount it with 'mount -t tracefs nodev /sys/kernel/tracing'");
+		dcp_die(DCP_EXIT_UNSUPPORTED, 0,
+			"--trace needs tracefs: mount it with 'mount -t tracefs nodev /sys/kernel/tracing'");
 	if (ret == -EACCES || ret == -EPERM)
-		error(DCP_EXIT_UNSUPPORTED, 0, "--trace needs root (tracefs is not accessible)");
+		dcp_die(DCP_EXIT_UNSUPPORTED, 0, "--trace needs root (tracefs is not accessible)");
 	if (ret == -EOPNOTSUPP)
-		error(DCP_EXIT_UNSUPPORTED, 0, "--trace: this kernel has no io_uring tracepoints");
+		dcp_die(DCP_EXIT_UNSUPPORTED, 0, "--trace: this kernel has no io_uring tracepoints");
 	if (ret < 0)
-		error(DCP_EXIT_UNSUPPORTED, -ret, "--trace: cannot set up a tracefs instance");
+		dcp_die(DCP_EXIT_UNSUPPORTED, -ret, "--trace: cannot set up a tracefs instance");
 	/*
 	 * The instance (events on, a 32 MiB per-CPU buffer with --bench) must
 	 * go on every way out: exit() and error() after a bad list, a failed
@@ -714,32 +713,32 @@ int main(int argc, char **argv)
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
-		error(0, ret, "cannot parse the command line");
+		dcp_warn(ret, "cannot parse the command line");
 		return DCP_EXIT_ERROR;
 	}
 
 	ret = dcp_uring_support(env.how.cached);
 	if (ret < 0) {
 		if (dcp_uring_errno_unsupported(ret))
-			error(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
-		error(DCP_EXIT_ERROR, -ret, "io_uring");
+			dcp_die(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
+		dcp_die(DCP_EXIT_ERROR, -ret, "io_uring");
 	}
 	if (env.pages) {
 		ret = dcp_pages_support();
 		if (ret < 0)
-			error(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_pages_unsupported_reason(ret));
+			dcp_die(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_pages_unsupported_reason(ret));
 	}
 	dcp_open_flags_format(env.how.flags, flags, sizeof(flags));
 	if (!o.quiet && (env.how.flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY))))
-		error(0, 0, "note: the kernel never tries O_CREAT, O_TRUNC or O_TMPFILE opens "
-		      "inline: they are always punted to io-wq");
+		dcp_warn(0, "note: the kernel never tries O_CREAT, O_TRUNC or O_TMPFILE opens "
+			 "inline: they are always punted to io-wq");
 	read_paths();
 	if (env.trace)
 		start_trace();
 	if (o.explain) {
 		ret = dcp_explain_new(1, &explain);
 		if (ret < 0)
-			error(DCP_EXIT_ERROR, -ret, "--explain");
+			dcp_die(DCP_EXIT_ERROR, -ret, "--explain");
 	}
 
 	if (env.bench) {
@@ -760,14 +759,14 @@ int main(int argc, char **argv)
 		trace = NULL; /* before the exit handler could see it freed */
 		ret = dcp_trace_stop(tr);
 		if (ret < 0)
-			error(0, -ret, "removing the tracefs instance");
+			dcp_warn(-ret, "removing the tracefs instance");
 	}
 	flush();
 	for (size_t i = 0; i < env.npaths; i++)
 		free(env.paths[i]);
 	free(env.paths);
 	if (close(STDOUT_FILENO) < 0 && errno != EBADF) {
-		error(0, errno, "write error");
+		dcp_warn(errno, "write error");
 		return DCP_EXIT_ERROR;
 	}
 	return status;

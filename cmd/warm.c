@@ -7,7 +7,6 @@
 #define _GNU_SOURCE
 #include <argp.h>
 #include <errno.h>
-#include <error.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -133,11 +132,9 @@ static struct dcp_warm *run;
 static struct dcp_buf *outbufs; /* one per worker, plus one for main */
 static unsigned nbufs;
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t err_mu = PTHREAD_MUTEX_INITIALIZER;
 static int out_err;		 /* first -errno writing stdout */
 static atomic_bool out_failed;	 /* out_err is set: stop the run */
 static atomic_ullong bad_input;	 /* errors outside the engine: --from, paths */
-static bool progress_shown;	 /* under err_mu: a progress line is on screen */
 
 static void flush_out(struct dcp_buf *b)
 {
@@ -158,27 +155,15 @@ static void flush_out(struct dcp_buf *b)
 	pthread_mutex_unlock(&out_mu);
 }
 
-/* Write a message to stderr, clearing a progress line first. */
-static void say(struct dcp_buf *b)
-{
-	pthread_mutex_lock(&err_mu);
-	if (progress_shown) {
-		(void)!write(STDERR_FILENO, "\r\033[K", 4);
-		progress_shown = false;
-	}
-	dcp_buf_write(b, STDERR_FILENO);
-	pthread_mutex_unlock(&err_mu);
-}
-
+/* "PATH: [WHAT: ]strerror(ERR)" on stderr, from any thread. */
 static void warn_path(const char *path, size_t len, const char *what, int err)
 {
-	struct dcp_buf b = DCP_BUF_INIT;
+	struct dcp_buf q = DCP_BUF_INIT;
 
-	dcp_buf_printf(&b, "%s: ", program_invocation_name);
-	dcp_buf_quote(&b, path, len);
-	dcp_buf_printf(&b, ": %s%s\n", what, strerror(err));
-	say(&b);
-	dcp_buf_free(&b);
+	dcp_buf_quote(&q, path, len);
+	dcp_buf_putc(&q, '\0');
+	dcp_warn(err, "%s%s%s", q.oom ? "(path)" : q.data, what ? ": " : "", what ? what : "");
+	dcp_buf_free(&q);
 }
 
 static const char *state_of(int ret)
@@ -275,10 +260,10 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 	} else {
 		if (ev->err)
 			warn_path(ev->path, ev->pathlen,
-				  ev->op == DCP_WARM_OP_DIR ? "cannot read directory: " : "",
+				  ev->op == DCP_WARM_OP_DIR ? "cannot read directory" : NULL,
 				  ev->err);
 		else if (ev->probe_err)
-			warn_path(ev->path, ev->pathlen, "cannot probe: ", ev->probe_err);
+			warn_path(ev->path, ev->pathlen, "cannot probe", ev->probe_err);
 		/* -v lists what was warmed; failures went to stderr above. */
 		if (ev->op == DCP_WARM_OP_STAT && !o.prometheus && !ev->err &&
 		    (o.verbose || (check && ev->after == -EAGAIN))) {
@@ -308,10 +293,7 @@ static void tick(void *arg)
 	dcp_buf_puts(&b, ", ");
 	dcp_buf_count(&b, st.errors, "error", "errors");
 	dcp_buf_printf(&b, ", %.0f/s", s > 0 ? (double)st.entries / s : 0.0);
-	pthread_mutex_lock(&err_mu);
-	dcp_buf_write(&b, STDERR_FILENO);
-	progress_shown = true;
-	pthread_mutex_unlock(&err_mu);
+	dcp_msg_progress(&b);
 	dcp_buf_free(&b);
 }
 
@@ -328,10 +310,10 @@ static int add_path(const char *path, void *ctx)
 	if (ret == -ECANCELED && atomic_load(&out_failed))
 		return ret; /* the write error is reported at the end */
 	if (ret == -ENOMEM) {
-		warn_path(path, strlen(path), "", ENOMEM);
+		warn_path(path, strlen(path), NULL, ENOMEM);
 		bad_input++;
 	} else if (ret < 0) {
-		error(DCP_EXIT_ERROR, -ret, "warming stopped");
+		dcp_die(DCP_EXIT_ERROR, -ret, "warming stopped");
 	}
 	return 0;
 }
@@ -351,7 +333,7 @@ static void summary_text(const struct dcp_warm_stats *st, double secs, double ra
 	dcp_buf_puts(&b, ", ");
 	dcp_buf_count(&b, st->errors, "error", "errors");
 	dcp_buf_printf(&b, " in %.3f s (%.0f entries/s)\n", secs, rate);
-	say(&b);
+	dcp_msg_buf(&b);
 	dcp_buf_free(&b);
 }
 
@@ -435,7 +417,7 @@ int main(int argc, char **argv)
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
-		error(0, ret, "cannot parse the command line");
+		dcp_warn(ret, "cannot parse the command line");
 		return DCP_EXIT_ERROR;
 	}
 	fmt = dcp_pr_format_of(o.json, o.nul);
@@ -445,20 +427,20 @@ int main(int argc, char **argv)
 	if (o.recursive && o.fstypes) {
 		ret = dcp_mounts_load(NULL, &mounts);
 		if (ret < 0)
-			error(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
+			dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
 	}
 
 	if (env.flags & DCP_WARM_CHECK) {
 		ret = dcp_probe_support();
 		if (ret < 0) {
-			error(0, 0, "%s", dcp_unsupported_reason(ret));
+			dcp_warn(0, "%s", dcp_unsupported_reason(ret));
 			return DCP_EXIT_UNSUPPORTED;
 		}
 	}
 	if ((env.flags & DCP_WARM_PAGES) && (env.flags & DCP_WARM_CHECK)) {
 		ret = dcp_pages_support();
 		if (ret < 0) {
-			error(0, 0, "%s", dcp_pages_unsupported_reason(ret));
+			dcp_warn(0, "%s", dcp_pages_unsupported_reason(ret));
 			return DCP_EXIT_UNSUPPORTED;
 		}
 	}
@@ -482,11 +464,11 @@ int main(int argc, char **argv)
 	};
 	ret = dcp_warm_new(&opts, &run);
 	if (ret < 0)
-		error(DCP_EXIT_ERROR, -ret, "cannot start");
+		dcp_die(DCP_EXIT_ERROR, -ret, "cannot start");
 	nbufs = dcp_warm_threads(run) + 1;
 	outbufs = calloc(nbufs, sizeof(*outbufs));
 	if (!outbufs)
-		error(DCP_EXIT_ERROR, ENOMEM, "cannot start");
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "cannot start");
 	mainbuf = &outbufs[nbufs - 1];
 
 	if (dcp_opts_progress(&o, o.verbose || (env.flags & DCP_WARM_CHECK)))
@@ -497,18 +479,13 @@ int main(int argc, char **argv)
 
 	/* The timer reads the run: stop it before the run is freed. */
 	ret = dcp_warm_wait(run);
-	if (dcp_progress_stop(prog) > 0) {
-		pthread_mutex_lock(&err_mu);
-		if (progress_shown)
-			(void)!write(STDERR_FILENO, "\r\033[K", 4);
-		progress_shown = false;
-		pthread_mutex_unlock(&err_mu);
-	}
+	if (dcp_progress_stop(prog) > 0)
+		dcp_msg_progress_clear();
 	dcp_warm_snapshot(run, &st);
 	if (ret == -ECANCELED && atomic_load(&out_failed))
 		ret = 0; /* we stopped it: "write error" below says why */
 	if (ret < 0)
-		error(0, -ret, "warming failed");
+		dcp_warn(-ret, "warming failed");
 	for (unsigned i = 0; i + 1 < nbufs; i++)
 		flush_out(&outbufs[i]);
 
@@ -542,7 +519,7 @@ int main(int argc, char **argv)
 
 		if (!m || dcp_warm_prometheus(m, run, &st, status) < 0 ||
 		    dcp_prom_write(m, mainbuf) < 0)
-			error(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
 		dcp_prom_free(m);
 	}
 	dcp_warm_finish(run, NULL);
@@ -558,13 +535,13 @@ int main(int argc, char **argv)
 			struct dcp_buf pb = DCP_BUF_INIT;
 
 			pages_text(&pb);
-			say(&pb);
+			dcp_msg_buf(&pb);
 			dcp_buf_free(&pb);
 		}
 	}
 
 	if (out_err || (close(STDOUT_FILENO) < 0 && errno != EBADF)) {
-		error(0, out_err ? -out_err : errno, "write error");
+		dcp_warn(out_err ? -out_err : errno, "write error");
 		return DCP_EXIT_ERROR;
 	}
 	for (unsigned i = 0; i < nbufs; i++)

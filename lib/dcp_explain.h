@@ -116,12 +116,13 @@ void dcp_explain_text(struct dcp_buf *b, const struct dcp_why_info *r);
 void dcp_explain_json(struct dcp_buf *b, const struct dcp_why_info *r);
 
 /*
- * dcp_explain_insert - add the explanation to the record just appended to B:
- * in text two spaces and dcp_explain_text() before its final '\n', in JSON
- * the members before its final "}\n".  A record ending otherwise (a
- * NUL-terminated path) is left alone.
+ * dcp_explain_insert - add the explanation to the record just appended to B,
+ * in the format the caller wrote it in (never guessed from its bytes, which
+ * a name can make look like either): with JSON the members before its final
+ * "}\n", in text two spaces and dcp_explain_text() before its final '\n'.
+ * A record ending otherwise (a NUL-terminated path) is left alone.
  */
-void dcp_explain_insert(struct dcp_buf *b, const struct dcp_why_info *r);
+void dcp_explain_insert(struct dcp_buf *b, bool json, const struct dcp_why_info *r);
 
 /*
  * dcp_why_counts_text - "misses by reason: N REASON, N REASON..." (reasons

@@ -10,6 +10,7 @@
 #ifndef DCP_REPORT_H
 #define DCP_REPORT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -39,6 +40,8 @@ void dcp_buf_puts(struct dcp_buf *b, const char *s);
 void dcp_buf_putc(struct dcp_buf *b, char c);
 void dcp_buf_printf(struct dcp_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void dcp_buf_vprintf(struct dcp_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /*
  * dcp_buf_write - write the whole buffer to FD (retrying short writes and
@@ -51,9 +54,11 @@ bool dcp_utf8_valid(const char *s, size_t n);
 
 /*
  * dcp_buf_quote - append name S (N bytes) so that a terminal shows it
- * without interpreting anything: C0 controls, DEL, C1 controls and bytes
- * that are not UTF-8 become \n \t \e \xHH escapes, a backslash becomes \\.
- * Printable UTF-8 is copied as it is.
+ * without interpreting anything: C0 controls and DEL become \n \t \r \e
+ * or \xHH, bytes that are not UTF-8 \xHH (HH 80 to ff), C1 controls and
+ * bidi controls \uXXXX, a backslash \\.  Printable UTF-8 is copied as it
+ * is.  So \xHH is always one byte and \uXXXX one character (its UTF-8
+ * bytes): two names never quote the same (0x9b is \x9b, U+009B \u009b).
  */
 void dcp_buf_quote(struct dcp_buf *b, const char *s, size_t n);
 
@@ -79,9 +84,10 @@ void dcp_buf_base64(struct dcp_buf *b, const void *s, size_t n);
 
 /*
  * dcp_buf_prom_label - append S escaped as a Prometheus label value
- * (\\, \", \n); bytes that are not UTF-8 and control characters become
- * the text \xHH (\uXXXX), and a backslash the text \\, so that two
- * names never give the same label value.
+ * (\\, \", \n); bytes that are not UTF-8, C0 controls and DEL become
+ * the text \xHH, other control characters (C1, bidi) the text \uXXXX, and
+ * a backslash the text \\, so that two names never give the same label
+ * value.
  */
 void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n);
 

@@ -33,6 +33,7 @@
 #include "dcp_latency.h"      /* min/median/p99/max */
 #include "dcp_pathlist.h"     /* paths from a file or stdin */
 #include "dcp_progress.h"     /* timer for progress lines */
+#include "dcp_msg.h"	      /* every diagnostic on stderr, whole */
 #include "dcp_util.h"	      /* strict parsing, errno names, clocks */
 #include "dcp_opts.h"	      /* the options the commands share */
 

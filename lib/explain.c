@@ -519,14 +519,14 @@ static void insert_before(struct dcp_buf *b, size_t tail_len, const char *pre,
 	dcp_buf_add(b, tail, tail_len);
 }
 
-void dcp_explain_insert(struct dcp_buf *b, const struct dcp_why_info *r)
+void dcp_explain_insert(struct dcp_buf *b, bool json, const struct dcp_why_info *r)
 {
 	if (b->oom || b->len < 2 || b->data[b->len - 1] != '\n')
 		return;
-	if (b->data[b->len - 2] == '}')
-		insert_before(b, 2, "", dcp_explain_json, r);
-	else
+	if (!json)
 		insert_before(b, 1, "  ", dcp_explain_text, r);
+	else if (b->data[b->len - 2] == '}')
+		insert_before(b, 2, "", dcp_explain_json, r);
 }
 
 void dcp_why_counts_text(struct dcp_buf *b, const unsigned long long n[DCP_NWHY])

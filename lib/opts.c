@@ -7,7 +7,6 @@
 #include <argp.h>
 #include <dirent.h>
 #include <errno.h>
-#include <error.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "dcp_mounts.h"
+#include "dcp_msg.h"
 #include "dcp_opts.h"
 #include "dcp_pathlist.h"
 #include "dcp_probe.h"
@@ -424,11 +424,11 @@ static void input_error(unsigned long long *errors, const char *file, size_t rec
 
 	(*errors)++;
 	if (record)
-		error(0, err, "%s: record %zu%s%s", list_name(&b, file), record, what ? ": " : "",
-		      what ? what : "");
+		dcp_warn(err, "%s: record %zu%s%s", list_name(&b, file), record, what ? ": " : "",
+			 what ? what : "");
 	else
-		error(0, err, "%s%s%s", what && !err ? "" : "cannot read ", list_name(&b, file),
-		      what ? what : "");
+		dcp_warn(err, "%s%s%s", what && !err ? "" : "cannot read ", list_name(&b, file),
+			 what ? what : "");
 	dcp_buf_free(&b);
 }
 

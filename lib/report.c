@@ -62,20 +62,27 @@ void dcp_buf_putc(struct dcp_buf *b, char c)
 		b->data[b->len++] = c;
 }
 
+void dcp_buf_vprintf(struct dcp_buf *b, const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0 || !buf_reserve(b, (size_t)n + 1))
+		return;
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+}
+
 void dcp_buf_printf(struct dcp_buf *b, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	dcp_buf_vprintf(b, fmt, ap);
 	va_end(ap);
-	if (n < 0 || !buf_reserve(b, (size_t)n + 1))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
 }
 
 int dcp_buf_write(struct dcp_buf *b, int fd)
@@ -212,9 +219,13 @@ void dcp_buf_quote(struct dcp_buf *b, const char *s, size_t n)
 			dcp_buf_add(b, "\\r", 2);
 		} else if (cp == 0x1b) {
 			dcp_buf_add(b, "\\e", 2);
-		} else if (cp < 0x100) {
+		} else if (cp < 0x80) {
+			/* A C0 control or DEL: the character is the byte. */
 			put_hex_byte(b, (unsigned char)cp);
 		} else {
+			/* A character (C1 controls included), never \xHH, which
+			 * stands for a raw byte that is not UTF-8: the raw byte
+			 * 0x9b and U+009B (bytes c2 9b) must not look the same. */
 			dcp_buf_printf(b, "\\u%04x", (unsigned)cp);
 		}
 		i += len;
@@ -331,8 +342,10 @@ void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n)
 		else if (cp == '\n')
 			dcp_buf_add(b, "\\n", 2);
 		else if (cp_unsafe(cp))
-			/* Terminal-safe like the rest: shown as text, as above. */
-			dcp_buf_printf(b, cp < 0x100 ? "\\\\x%02x" : "\\\\u%04x", (unsigned)cp);
+			/* Terminal-safe like the rest, shown as text as above:
+			 * \\xHH for C0 and DEL (the character is the byte),
+			 * \\uXXXX for a C1 control, as in dcp_buf_quote(). */
+			dcp_buf_printf(b, cp < 0x80 ? "\\\\x%02x" : "\\\\u%04x", (unsigned)cp);
 		else
 			dcp_buf_add(b, s + i, len);
 		i += len;

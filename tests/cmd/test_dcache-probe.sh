@@ -327,6 +327,31 @@ test_json_parses() {
 	assertEquals "" "$ERR"
 }
 
+# Quoting is injective: the raw byte 0x9b (not UTF-8) is \x9b, the
+# character U+009B (bytes c2 9b) \u009b, and names spelling those escapes
+# with a real backslash get it doubled: four names, four lines, four series.
+test_quoting_tells_a_byte_from_a_character() {
+	local d=$MNT/q9b want
+	mkdir -p "$d/a"$'\x9b' "$d/a"$'\xc2\x9b' "$d/a\\x9b" "$d/a\\u009b"
+	ls -R "$d" >/dev/null
+	run dcache-probe -r "$d"
+	assertEquals 0 "$RC"
+	want=$(printf '%s\n' "cached $d" "cached $d/a"'\\u009b' "cached $d/a"'\\x9b' \
+		"cached $d/a"'\u009b' "cached $d/a"'\x9b')
+	assertEquals "dcache-probe: one distinct line per name" "$want" "$(sort <<<"$OUT")"
+	assertNotContains "no raw C1 byte" "$OUT" $'\x9b'
+	run warm -r -v "$d"
+	assertEquals "warm -v: the same quoted names" "$want" "$(sed 's/^/cached /' <<<"$OUT" | sort)"
+	run cachedopen --path "$d/a"$'\x9b' "$d/a"$'\xc2\x9b'
+	assertEquals "cachedopen: each path's own prefix" \
+		"$(printf '%s\n' "$d/a"'\x9b: open: 3' "$d/a"'\u009b: open: 3')" \
+		"$(sed 's/open: [0-9]*/open: 3/' <<<"$OUT")"
+	run dcache-probe -r --per-dir --prometheus "$d"
+	prom_check <<<"$OUT" || fail "0x9b and U+009B share a series: $(grep 'a\\' <<<"$OUT" | head -4)"
+	assertEquals "four directories, four series" 4 \
+		"$(grep -c '^dcprobe_dir_paths{.*path=".*/a\\.*state="cached"' <<<"$OUT")"
+}
+
 # Series stay unique whatever the names: a directory named with a real ESC
 # and one named with the four characters \x1b used to get one label value,
 # and every device missing from the mount table was mountpoint="?" (here
@@ -637,6 +662,31 @@ test_options_documented() {
 		assertContains "$opt in the completion" "$(cat "$src/completions/dcache-probe")" "$opt"
 	done
 	bash -n "$src/completions/dcache-probe" || fail "completion does not parse"
+}
+
+# Messages never share a line: as nobody, 64 threads meet 1,280 unreadable
+# directories at once; each "cannot walk" is one whole line (glibc's
+# error(3) wrote it in pieces, which the threads interleaved).
+test_walk_errors_never_share_a_line() {
+	local d=$MNT/ur i j run bad
+	for ((i = 0; i < 64; i++)); do
+		for ((j = 0; j < 20; j++)); do
+			mkdir -p "$d/d$i/u$j" && touch "$d/d$i/u$j/f"
+		done
+	done
+	chmod 0700 "$d"/d*/u*
+	for run in 1 2 3 4 5; do
+		as_nobody dcache-probe -r -j 64 "$d" >/dev/null 2>"$SHUNIT_TMPDIR/err"
+		assertEquals "run $run: exit" 2 $?
+		bad=$(grep -Evc -e "^dcache-probe: cannot walk $d/d[0-9]+/u[0-9]+: Permission denied\$" \
+			-e '^dcache-probe: 1345 paths: [0-9]+ cached, 0 negative, [0-9]+ miss, 0 error; [0-9.]+% cached; 1280 walk errors$' \
+			"$SHUNIT_TMPDIR/err")
+		assertEquals "run $run: lines that are not one whole message: $(grep -v 'Permission denied$' "$SHUNIT_TMPDIR/err" | head -3)" 0 "$bad"
+		assertEquals "run $run: one line per unreadable directory" 1280 \
+			"$(grep -c '^dcache-probe: cannot walk .*: Permission denied$' "$SHUNIT_TMPDIR/err")"
+		cold
+	done
+	rm -rf "$d"
 }
 
 . "$SHUNIT2"

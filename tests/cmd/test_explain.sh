@@ -31,6 +31,10 @@ oneTimeSetUp() {
 	TMPFS=$(mktemp -d "$FIXTURE_ROOT/tmpfs.XXXXXX")
 	mount -t tmpfs -o size=1M,mode=0755 none "$TMPFS" || fail "mount tmpfs"
 	mkdir "$TMPFS/dir"
+	# Names that end the way a JSON record does (test_names_that_look_like_json).
+	mkdir -p "$MNT/jd/d}" "$MNT/jd/{\"a\":1}"
+	echo data >"$MNT/jd/d}/f}"
+	echo data >"$MNT/jd/d}/x\"}"
 }
 
 setUp() {
@@ -217,6 +221,50 @@ $MNT/other/x $MNT/other/x inside-miss" "$got"
 	fixture_cold_busy "$MNT"
 	run dcache-probe -r --explain "$MNT/a"
 	assertContains "the summary on stderr" "$ERR" "misses by reason: 4 mount-point"
+}
+
+# The record's format is the caller's, never guessed from its last bytes:
+# names ending in "}" (and "\"}", "}" and a newline, a whole JSON object)
+# get a text explanation in text and JSON members in --json.
+test_names_that_look_like_json() {
+	local names=('nothere}' 'q"}' '{"a":1}' 'b]}' $'nl}\n') n q want=() got
+	stat "$MNT/jd" >/dev/null
+	for n in "${names[@]}"; do
+		q=${n//$'\n'/\\n}
+		want+=("miss $q  (first miss: $q: not-cached)")
+	done
+	got=$(cd "$MNT/jd" && dcache-probe --explain -- "${names[@]}" 2>/dev/null)
+	assertEquals "text, one line per name, the explanation after it" \
+		"$(printf '%s\n' "${want[@]}")" "$got"
+	fixture_cold_busy "$MNT"
+	stat "$MNT/jd" >/dev/null
+	OUT=$(cd "$MNT/jd" && dcache-probe --explain --json -- "${names[@]}" 2>/dev/null)
+	json_log dcache-probe <(printf '%s\n' "$OUT")
+	got=$(json_get '"\n".join(repr((o["path"], o["first_miss"], o["reason"]))
+		for o in objs if o["type"] == "entry")' <<<"$OUT")
+	assertEquals "--json: every line parses, path and first miss as given" \
+		"$(for n in "${names[@]}"; do python3 -c 'import sys; print(repr((sys.argv[1],) * 2 + ("not-cached",)))' "$n"; done)" \
+		"$got"
+	# A walk: every record below the cold directory "d}" names it.
+	fixture_cold_busy "$MNT"
+	stat "$MNT/jd" >/dev/null
+	run dcache-probe -r --explain "$MNT/jd"
+	assertEquals 1 "$RC"
+	assertEquals "cached $MNT/jd
+miss $MNT/jd/d}  (first miss: $MNT/jd/d}: not-cached)
+miss $MNT/jd/d}/f}  (first miss: $MNT/jd/d}: not-cached)
+miss $MNT/jd/d}/x\"}  (first miss: $MNT/jd/d}: not-cached)
+miss $MNT/jd/{\"a\":1}  (first miss: $MNT/jd/{\"a\":1}: not-cached)" "$(sort <<<"$OUT")"
+	fixture_cold_busy "$MNT"
+	stat "$MNT/jd" >/dev/null
+	run dcache-probe -r --explain --json "$MNT/jd"
+	got=$(json_get '"\n".join("%s|%s|%s" % (o["path"], o.get("first_miss"), o.get("reason"))
+		for o in sorted(objs[:-1], key=lambda o: o["path"]))' <<<"$OUT")
+	assertEquals "$MNT/jd|None|None
+$MNT/jd/d}|$MNT/jd/d}|not-cached
+$MNT/jd/d}/f}|$MNT/jd/d}|not-cached
+$MNT/jd/d}/x\"}|$MNT/jd/d}|not-cached
+$MNT/jd/{\"a\":1}|$MNT/jd/{\"a\":1}|not-cached" "$got"
 }
 
 # For nobody the fixture root's ACL is not loaded: the walk's root misses.

@@ -45,7 +45,7 @@ test_walkprint_hostile_names() {
 	assertContains "an OSC retitle is shown escaped" "$OUT" '\e]0;pwned by a file name\x07'
 	assertContains "a newline is shown escaped" "$OUT" 'new\nline'
 	assertContains "invalid UTF-8 is shown as bytes" "$OUT" 'invalid\xff\xfeutf8'
-	assertContains "a C1 CSI is escaped" "$OUT" 'c1\x9b31mcsi'
+	assertContains "a C1 CSI (a character) is escaped as one" "$OUT" 'c1\u009b31mcsi'
 	assertContains "a bidi override is escaped" "$OUT" 'bidi\u202etxt.exe'
 	runf "$WALKPRINT" -j "$H"
 	assertEquals "walkprint -j: exit" 0 "$RC"

@@ -513,4 +513,29 @@ test_write_error() {
 	assertEquals 2 $?
 }
 
+# Messages never share a line: 64 threads failing on 4,000 paths at once,
+# while the main thread reports every tenth record of the list (empty) as
+# it reads it.  Every stderr line is one whole message (glibc's error(3)
+# writes one in pieces, which the threads interleaved).
+test_messages_never_share_a_line() {
+	local list=$SHUNIT_TMPDIR/bad.list i run bad lines
+	for ((i = 0; i < 4000; i++)); do
+		((i % 10 == 5)) && echo
+		echo "$MNT/nx/p$i"
+	done >"$list"
+	for run in 1 2 3 4 5; do
+		warm -j 64 --from="$list" >/dev/null 2>"$SHUNIT_TMPDIR/err"
+		assertEquals "run $run: exit" 2 $?
+		bad=$(grep -Evc -e "^warm: $MNT/nx/p[0-9]+: No such file or directory\$" \
+			-e "^warm: $list: record [0-9]+: an empty PATH names nothing\$" \
+			-e '^warm: 4000 entries, 4400 errors in [0-9.]+ s \([0-9]+ entries/s\)$' \
+			"$SHUNIT_TMPDIR/err")
+		lines=$(grep -Ec "^warm: $MNT/nx/p[0-9]+: No such file or directory\$" "$SHUNIT_TMPDIR/err")
+		assertEquals "run $run: lines that are not one whole message: $(grep -Ev -e ': No such file or directory$' -e 'names nothing$' -e 'entries/s)$' "$SHUNIT_TMPDIR/err" | head -3)" 0 "$bad"
+		assertEquals "run $run: one line per missing path" 4000 "$lines"
+		assertEquals "run $run: one line per empty record" 400 \
+			"$(grep -c 'an empty PATH names nothing$' "$SHUNIT_TMPDIR/err")"
+	done
+}
+
 . "$SHUNIT2"

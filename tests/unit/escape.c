@@ -50,7 +50,8 @@ int main(void)
 	/* Prometheus labels: the same code points become visible text. */
 	CHECK_STR(L("a\x1b[31m"), "a\\\\x1b[31m");
 	CHECK_STR(L("t\tr\r"), "t\\\\x09r\\\\x0d");
-	CHECK_STR(L("csi\xc2\x9b"), "csi\\\\x9b");
+	CHECK_STR(L("csi\xc2\x9b"), "csi\\\\u009b");
+	CHECK_STR(L("csi\x9b"), "csi\\\\x9b"); /* the raw byte: not the same text */
 	CHECK_STR(L("rlo\xe2\x80\xae"), "rlo\\\\u202e");
 	CHECK_STR(L("caf\xc3\xa9"), "caf\xc3\xa9");
 	CHECK_STR(L("n\nq\"b\\"), "n\\nq\\\"b\\\\\\\\");

@@ -36,17 +36,29 @@ int main(void)
 
 	/* Text and JSON inserted into records. */
 	dcp_buf_puts(&b, "miss /srv/a/b/c\n");
-	dcp_explain_insert(&b, &r);
+	dcp_explain_insert(&b, false, &r);
 	CHECK_STR(str(&b), "miss /srv/a/b/c  (first miss: /srv/a/b: not-cached)\n");
 	dcp_buf_reset(&b);
 	dcp_buf_puts(&b, "{\"type\":\"entry\"}\n");
-	dcp_explain_insert(&b, &l);
+	dcp_explain_insert(&b, true, &l);
 	CHECK_STR(str(&b), "{\"type\":\"entry\",\"first_miss\":\"/srv/real/dir\",\"reason\":\"symlink\","
 			   "\"link\":\"/srv/l1\",\"link_reason\":\"mount-point\"}\n");
 	dcp_buf_reset(&b);
 	dcp_buf_add(&b, "/srv/a\0", 7); /* a NUL record: left alone */
-	dcp_explain_insert(&b, &r);
+	dcp_explain_insert(&b, false, &r);
 	CHECK_INT(b.len, 7);
+	dcp_explain_insert(&b, true, &r);
+	CHECK_INT(b.len, 7);
+	/* The format is the caller's: a text record ending in '}' stays text. */
+	dcp_buf_reset(&b);
+	dcp_buf_puts(&b, "miss nothere}\n");
+	dcp_explain_insert(&b, false, &(struct dcp_why_info){ .why = DCP_WHY_NOT_CACHED,
+							      .first_miss = "nothere}", .len = 8 });
+	CHECK_STR(str(&b), "miss nothere}  (first miss: nothere}: not-cached)\n");
+	dcp_buf_reset(&b);
+	dcp_buf_puts(&b, "miss {\"a\":1}\n");
+	dcp_explain_insert(&b, false, &r);
+	CHECK_STR(str(&b), "miss {\"a\":1}  (first miss: /srv/a/b: not-cached)\n");
 	dcp_buf_reset(&b);
 	dcp_explain_text(&b, &u);
 	CHECK_STR(str(&b), "(first miss: unknown)");

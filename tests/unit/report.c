@@ -1,4 +1,6 @@
 /* Unit tests for lib/report.c: quoting, JSON strings, base64, labels. */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -44,6 +46,102 @@ static const char *label(const char *s)
 	return b.data;
 }
 
+/*
+ * The inverse of dcp_buf_quote(), as dcprobe(7) states it: \\ \n \t \r \e,
+ * \xHH one byte, \uXXXX one character (its UTF-8 bytes), the rest as is.
+ * Quoting is injective when decoding every quoted form gives the name back.
+ * Returns the decoded length, or -1 for text that is no quoted form.
+ */
+/* The DIGITS hex digits at S (N bytes left) in *V; -1 when there are fewer. */
+static int hex(const char *s, size_t n, int digits, unsigned *v)
+{
+	*v = 0;
+	if (n < (size_t)digits)
+		return -1;
+	for (int k = 0; k < digits; k++) {
+		const char *d = strchr("0123456789abcdef", s[k]);
+
+		if (!s[k] || !d)
+			return -1;
+		*v = *v << 4 | (unsigned)(d - "0123456789abcdef");
+	}
+	return 0;
+}
+
+static long unquote(const char *q, size_t n, unsigned char *out)
+{
+	long o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+
+		if (q[i] != '\\') {
+			out[o++] = (unsigned char)q[i];
+			continue;
+		}
+		if (++i == n)
+			return -1;
+		switch (q[i]) {
+		case '\\': out[o++] = '\\'; break;
+		case 'n': out[o++] = '\n'; break;
+		case 't': out[o++] = '\t'; break;
+		case 'r': out[o++] = '\r'; break;
+		case 'e': out[o++] = 0x1b; break;
+		case 'x':
+			if (hex(q + i + 1, n - i - 1, 2, &v) < 0)
+				return -1;
+			i += 2;
+			out[o++] = (unsigned char)v;
+			break;
+		case 'u':
+			if (hex(q + i + 1, n - i - 1, 4, &v) < 0)
+				return -1;
+			i += 4;
+			if (v < 0x80) {
+				out[o++] = (unsigned char)v;
+			} else if (v < 0x800) {
+				out[o++] = (unsigned char)(0xc0 | v >> 6);
+				out[o++] = (unsigned char)(0x80 | (v & 0x3f));
+			} else {
+				out[o++] = (unsigned char)(0xe0 | v >> 12);
+				out[o++] = (unsigned char)(0x80 | ((v >> 6) & 0x3f));
+				out[o++] = (unsigned char)(0x80 | (v & 0x3f));
+			}
+			break;
+		default:
+			return -1;
+		}
+	}
+	return o;
+}
+
+/* Every name of LEN bytes whose first byte is one of FIRST quotes to a form
+ * that decodes back to it (LEN 1 to 3; the other bytes take every value). */
+static int quote_round_trips(size_t len, const unsigned char *first, size_t nfirst)
+{
+	struct dcp_buf b = DCP_BUF_INIT;
+	unsigned char name[3], back[64];
+	int bad = 0;
+
+	for (size_t f = 0; f < nfirst; f++) {
+		for (uint32_t rest = 0; rest < (1u << (8 * (len - 1))); rest++) {
+			name[0] = first[f];
+			for (size_t k = 1; k < len; k++)
+				name[k] = (unsigned char)(rest >> (8 * (k - 1)));
+			dcp_buf_reset(&b);
+			dcp_buf_quote(&b, (const char *)name, len);
+			if (b.oom || unquote(b.data, b.len, back) != (long)len ||
+			    memcmp(back, name, len) != 0) {
+				if (bad++ < 5)
+					fprintf(stderr, "quote of %02x %02x %02x does not decode back\n",
+						name[0], len > 1 ? name[1] : 0, len > 2 ? name[2] : 0);
+			}
+		}
+	}
+	dcp_buf_free(&b);
+	return bad;
+}
+
 #define Q(lit) quote(lit, sizeof(lit) - 1)
 #define J(lit) json(lit, sizeof(lit) - 1)
 
@@ -60,12 +158,27 @@ int main(void)
 	CHECK_STR(Q("back\\slash"), "back\\\\slash");
 	CHECK_STR(Q("bad\xff"), "bad\\xff");
 	CHECK_STR(Q("del\x7f"), "del\\x7f");
-	CHECK_STR(Q("csi\xc2\x9b"), "csi\\x9b");			  /* C1 CSI */
+	CHECK_STR(Q("csi\xc2\x9b"), "csi\\u009b");		  /* C1 CSI: a character */
+	CHECK_STR(Q("csi\x9b"), "csi\\x9b");			  /* a raw byte */
+	CHECK_STR(Q("nel\xc2\x85\x85"), "nel\\u0085\\x85");
+	CHECK_STR(Q("\xc2\x9f\xc2\xa0"), "\\u009f\xc2\xa0");	  /* C1's last; NBSP as is */
 	CHECK_STR(Q("rlo\xe2\x80\xae"), "rlo\\u202e");		  /* bidi override */
 	CHECK_STR(Q("over\xc0\xaf"), "over\\xc0\\xaf");		  /* overlong '/' */
 	CHECK_STR(Q("sur\xed\xa0\x80"), "sur\\xed\\xa0\\x80");	  /* surrogate */
 	CHECK_STR(Q("cut\xe2\x82"), "cut\\xe2\\x82");		  /* truncated */
 	CHECK_STR(Q("nul\0x"), "nul\\x00x");
+	/* Injective: every name of 1 or 2 bytes, and of 3 bytes starting with
+	 * a byte that opens a sequence (or none), decodes back. */
+	{
+		unsigned char all[256], lead[] = { 'a', '\\', 0x1b, 0x7f, 0x85, 0x9b, 0xc2,
+						   0xc3, 0xdf, 0xe0, 0xe2, 0xed, 0xef, 0xf0, 0xff };
+
+		for (int i = 0; i < 256; i++)
+			all[i] = (unsigned char)i;
+		CHECK_INT(quote_round_trips(1, all, 256), 0);
+		CHECK_INT(quote_round_trips(2, all, 256), 0);
+		CHECK_INT(quote_round_trips(3, lead, sizeof(lead)), 0);
+	}
 	CHECK(!dcp_needs_quote("ok", 2));
 	CHECK(dcp_needs_quote("a\nb", 3));
 	CHECK(dcp_needs_quote("\\", 1));
@@ -92,6 +205,8 @@ int main(void)
 	CHECK_STR(label("/usr"), "/usr");
 	CHECK_STR(label("a\"b\\c\nd"), "a\\\"b\\\\\\\\c\\nd");
 	CHECK_STR(label("x\xff"), "x\\\\xff");
+	CHECK(strcmp(label("\x9b"), "\\\\x9b") == 0);
+	CHECK_STR(label("\xc2\x9b"), "\\\\u009b"); /* not the raw byte's \\x9b */
 
 	/* UTF-8 validation */
 	CHECK(dcp_utf8_valid("\xf0\x9f\x98\x80", 4));
