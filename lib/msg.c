@@ -60,6 +60,7 @@ static void emit(const char *text, size_t n, bool progress)
 	errno = saved;
 }
 
+__attribute__((format(printf, 2, 0)))
 static void vwarn(int err, const char *fmt, va_list ap)
 {
 	static const char lost[] = "(a message was lost: out of memory)\n";
