@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -185,6 +186,11 @@ struct dcp_walk {
 	unsigned nworkers;	/* workers allocated (>= nthreads) */
 	struct worker *workers;
 	size_t data_off;
+	/* Under DCP_WALK_FOLLOW: the lookups the walk may have warmed. */
+	pthread_mutex_t cold_lock;
+	struct cold_ent **cold;
+	size_t ncold, coldcap;
+	bool any_cold;		/* atomic: ncold > 0 */
 };
 
 /* ---- descriptors ---------------------------------------------------- */
@@ -737,6 +743,302 @@ static void node_put(struct dcp_walk *w, struct node *n)
 	}
 }
 
+/* ---- what the walk may have warmed (DCP_WALK_FOLLOW) ------------------ */
+
+/*
+ * Under -L a link's state is its whole followed path as it was before the
+ * walk touched anything, but the walk may already have warmed that path:
+ * it opens the cold directories it descends into (and stats entries of
+ * unknown type).  Every such lookup is recorded, before it is made, in
+ * the run's cold set: the directory it is made in (device and inode), the
+ * name, and what missed (the lookup itself, or lookups inside the entry).
+ * Only warm listings record: below a cold directory every path already
+ * misses at the cold directory.  The listings that measure end before the
+ * deferred links are followed and the cold roots opened (worker_main), so
+ * those warm nothing a probe still reads.  A link whose probe was cached
+ * is then retraced one component at a time with RESOLVE_CACHED (which
+ * warms nothing), and misses if any of its lookups is in the set.
+ */
+enum { COLD_LOOKUP = 1, COLD_INSIDE = 2 };
+
+struct cold_ent {
+	struct cold_ent *next;
+	dev_t dev;
+	ino_t ino;
+	uint64_t hash;
+	unsigned what;
+	char name[];
+};
+
+static size_t cold_slot(dev_t dev, ino_t ino, uint64_t h, size_t cap)
+{
+	return (id_slot(dev, ino, SIZE_MAX) ^ (size_t)h) & (cap - 1);
+}
+
+/* Record that looking NAME up in directory DEV:INO missed (WHAT). */
+static bool cold_add(struct dcp_walk *w, dev_t dev, ino_t ino,
+		     const char *name, unsigned what)
+{
+	size_t len = strlen(name), i;
+	uint64_t h = name_hash(name, len);
+	struct cold_ent *c = malloc(sizeof(*c) + len + 1);
+
+	if (!c)
+		return false;
+	*c = (struct cold_ent){ .dev = dev, .ino = ino, .hash = h, .what = what };
+	memcpy(c->name, name, len + 1);
+	pthread_mutex_lock(&w->cold_lock);
+	if (w->ncold >= w->coldcap / 2) {
+		size_t cap = w->coldcap ? 2 * w->coldcap : 64;
+		struct cold_ent **t = calloc(cap, sizeof(*t));
+
+		if (!t) {
+			pthread_mutex_unlock(&w->cold_lock);
+			free(c);
+			return false;
+		}
+		for (i = 0; i < w->coldcap; i++) {
+			for (struct cold_ent *o = w->cold[i], *next; o; o = next) {
+				size_t k = cold_slot(o->dev, o->ino, o->hash, cap);
+
+				next = o->next;
+				o->next = t[k];
+				t[k] = o;
+			}
+		}
+		free(w->cold);
+		w->cold = t;
+		w->coldcap = cap;
+	}
+	i = cold_slot(dev, ino, h, w->coldcap);
+	c->next = w->cold[i];
+	w->cold[i] = c;
+	w->ncold++;
+	__atomic_store_n(&w->any_cold, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&w->cold_lock);
+	return true;
+}
+
+/* What missed, before the walk, of looking NAME up in DEV:INO (0: nothing). */
+static unsigned cold_get(struct dcp_walk *w, dev_t dev, ino_t ino, const char *name)
+{
+	uint64_t h = name_hash(name, strlen(name));
+	unsigned what = 0;
+
+	pthread_mutex_lock(&w->cold_lock);
+	if (w->coldcap) {
+		for (const struct cold_ent *c = w->cold[cold_slot(dev, ino, h, w->coldcap)];
+		     c; c = c->next) {
+			if (c->hash == h && c->ino == ino && c->dev == dev &&
+			    strcmp(c->name, name) == 0)
+				what |= c->what;
+		}
+	}
+	pthread_mutex_unlock(&w->cold_lock);
+	return what;
+}
+
+static void cold_free(struct dcp_walk *w)
+{
+	for (size_t i = 0; i < w->coldcap; i++) {
+		for (struct cold_ent *c = w->cold[i], *next; c; c = next) {
+			next = c->next;
+			free(c);
+		}
+	}
+	free(w->cold);
+	pthread_mutex_destroy(&w->cold_lock);
+}
+
+/* Record the lookups of a warm listing that missed and that the walk
+ * may make: into the entries it can descend into.  Before any of them. */
+static void cold_record(struct worker *wk, const struct node *n)
+{
+	struct dcp_walk *w = wk->w;
+
+	for (size_t i = 0; i < wk->nents; i++) {
+		const struct ent *en = &wk->ents[i];
+		unsigned what = en->probe == -EAGAIN ? COLD_LOOKUP :
+				en->inner == -EAGAIN ? COLD_INSIDE : 0;
+
+		if (en->skip || !what || (en->type != DT_DIR && en->type != DT_UNKNOWN))
+			continue;
+		if (!cold_add(w, n->pub.dev, n->pub.ino, wk->names.data + en->off, what))
+			w->failure = -ENOMEM;
+	}
+}
+
+/* One directory entered on a retraced path: its own lookup, for COLD_INSIDE. */
+struct hop {
+	dev_t dev;
+	ino_t ino;
+	size_t name; /* into the names buffer */
+	bool known;
+};
+
+/*
+ * Retrace the followed path of NAME in DIRFD (whose probe, now, was
+ * cached) as the kernel walks it, one component at a time, with
+ * RESOLVE_CACHED: every lookup is cached now, and none is made that the
+ * probe did not make.  Returns -EAGAIN if a lookup on the way missed
+ * before the walk (in the cold set), 0 if none did; *INSIDE is set to
+ * -EAGAIN if lookups inside the object reached missed before the walk.
+ * A path that no longer resolves as it did (a race) is left as probed.
+ */
+static int retrace(struct dcp_walk *w, int dirfd, const char *name, int *inside)
+{
+	enum { MAX_LINKS = 40 }; /* the kernel's MAXSYMLINKS */
+	struct dcp_buf rest = DCP_BUF_INIT, names = DCP_BUF_INIT;
+	struct hop *hops = NULL, top = { 0 };
+	size_t nhops = 0, caphops = 0, pos = 0;
+	struct stat cst;
+	int cur = dirfd, ret = 0, links = 0;
+	char target[PATH_MAX];
+
+	*inside = 0;
+	if (fstat(dirfd, &cst) < 0)
+		return 0;
+	dcp_buf_puts(&rest, name);
+	dcp_buf_putc(&rest, '\0');
+	while (!rest.oom && !names.oom) {
+		char *c = rest.data + pos, *end;
+		bool last;
+
+		while (*c == '/')
+			c++;
+		if (!*c)
+			break;
+		end = strchrnul(c, '/');
+		last = !*end || !end[strspn(end, "/")];
+		if (*end)
+			*end = '\0', pos = (size_t)(end - rest.data) + 1;
+		else
+			pos = (size_t)(end - rest.data);
+		top = nhops ? hops[nhops - 1] : (struct hop){ 0 };
+		/* A lookup inside CUR: was it cold inside before the walk? */
+		if (top.known && (cold_get(w, top.dev, top.ino, names.data + top.name) & COLD_INSIDE)) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") != 0 &&
+		    (cold_get(w, cst.st_dev, cst.st_ino, c) & COLD_LOOKUP)) {
+			ret = -EAGAIN;
+			break;
+		}
+		int fd = dcp_openat2(cur, c, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_CACHED);
+		struct stat st;
+
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			if (fd >= 0)
+				close(fd);
+			break; /* changed since the probe: as probed */
+		}
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t len = ++links > MAX_LINKS ? -1 :
+				      readlinkat(fd, "", target, PATH_MAX);
+
+			close(fd);
+			if (len <= 0 || len >= PATH_MAX)
+				break;
+			target[len] = '\0';
+			/* The rest of the path now follows the link's text. */
+			struct dcp_buf nr = DCP_BUF_INIT;
+
+			dcp_buf_puts(&nr, target);
+			dcp_buf_putc(&nr, '/');
+			dcp_buf_puts(&nr, rest.data + pos);
+			dcp_buf_putc(&nr, '\0');
+			dcp_buf_free(&rest);
+			rest = nr;
+			pos = 0;
+			if (target[0] == '/') {
+				fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				if (fd < 0 || fstat(fd, &st) < 0) {
+					if (fd >= 0)
+						close(fd);
+					break;
+				}
+				nhops = 0; /* the root: nothing the walk warmed */
+				goto enter;
+			}
+			continue;
+		}
+		if (strcmp(c, "..") == 0) {
+			if (nhops)
+				nhops--;
+		} else {
+			if (nhops == caphops) {
+				size_t cap = caphops ? 2 * caphops : 16;
+				struct hop *t = realloc(hops, cap * sizeof(*t));
+
+				if (!t) {
+					close(fd);
+					break;
+				}
+				hops = t;
+				caphops = cap;
+			}
+			hops[nhops++] = (struct hop){ cst.st_dev, cst.st_ino, names.len, true };
+			dcp_buf_puts(&names, c);
+			dcp_buf_putc(&names, '\0');
+		}
+enter:
+		if (cur != dirfd)
+			close(cur);
+		cur = fd;
+		cst = st;
+		if (last) {
+			top = nhops ? hops[nhops - 1] : (struct hop){ 0 };
+			if (S_ISDIR(st.st_mode) && top.known &&
+			    (cold_get(w, top.dev, top.ino, names.data + top.name) & COLD_INSIDE))
+				*inside = -EAGAIN;
+		}
+	}
+	if (cur != dirfd)
+		close(cur);
+	free(hops);
+	dcp_buf_free(&rest);
+	dcp_buf_free(&names);
+	return ret;
+}
+
+/*
+ * A warm listing under DCP_WALK_FOLLOW, once probed: correct the entries
+ * whose lookups the walk itself warmed (a directory listed a second time,
+ * through a link), retrace the links whose probe was cached, then record
+ * the lookups the walk may warm next.
+ */
+static void cold_settle(struct worker *wk, const struct node *n)
+{
+	struct dcp_walk *w = wk->w;
+
+	if (__atomic_load_n(&w->any_cold, __ATOMIC_ACQUIRE)) {
+		for (size_t i = 0; i < wk->nents; i++) {
+			struct ent *en = &wk->ents[i];
+			const char *name = wk->names.data + en->off;
+			unsigned what;
+			int inside;
+
+			if (en->skip || en->probe != 0)
+				continue;
+			what = cold_get(w, n->pub.dev, n->pub.ino, name);
+			if (what & COLD_LOOKUP)
+				en->probe = en->inner = -EAGAIN;
+			else if (what & COLD_INSIDE)
+				en->inner = -EAGAIN;
+			else if (en->type == DT_LNK || en->type == DT_UNKNOWN) {
+				if (retrace(w, n->fd, name, &inside) < 0)
+					en->probe = en->inner = -EAGAIN;
+				else if (inside < 0)
+					en->inner = inside;
+			}
+		}
+	}
+	cold_record(wk, n);
+}
+
 static void push_item(struct dcp_walk *w, struct item *it)
 {
 	it->next = w->stack;
@@ -1119,6 +1421,8 @@ static void list_dir(struct worker *wk, struct node *n)
 		wk->nents = 0;
 	} else if (probe && !measure && n->cold) {
 		probe_cold(wk);
+	} else if (measure && !n->cold && (w->o.flags & DCP_WALK_FOLLOW)) {
+		cold_settle(wk, n);
 	}
 	if (w->multi)
 		seen_share(wk, n);
@@ -1656,7 +1960,9 @@ static void *worker_main(void *arg)
  */
 static unsigned fd_budget(const struct dcp_walk_opts *o, unsigned *threads)
 {
-	rlim_t per = 2 + (rlim_t)o->fds_per_thread, t = *threads, avail;
+	/* Under FOLLOW, retrace() holds one more, besides the transient one. */
+	rlim_t per = 2 + ((o->flags & DCP_WALK_FOLLOW) ? 1 : 0) + (rlim_t)o->fds_per_thread;
+	rlim_t t = *threads, avail;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
@@ -1715,6 +2021,7 @@ static void walk_free(struct dcp_walk *w)
 	items_free(w->gathered);
 	items_free(w->cold_roots);
 	seen_free(w);
+	cold_free(w);
 	dcp_buf_free(&w->donepath);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->work);
@@ -1752,6 +2059,7 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
 	pthread_mutex_init(&w->lock, &ma);
+	pthread_mutex_init(&w->cold_lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->room, NULL);

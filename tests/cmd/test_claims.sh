@@ -34,9 +34,18 @@ oneTimeSetUp() {
 	ln -s l2 "$MNT/loops/l1"
 	ln -s l1 "$MNT/loops/l2"
 	mkdir -p "$MNT/bind" "$MNT/tmp"
+	# sib: three siblings, each with a directory b and links to the
+	# others' b (issue 18 item 6): following one link warms another's path.
+	for i in 1 2 3; do
+		mkdir -p "$MNT/sib/d$i/b"
+		touch "$MNT/sib/d$i/b/f"
+		for j in 1 2 3; do
+			[ $i = $j ] || ln -s "../d$j/b" "$MNT/sib/d$i/l$j"
+		done
+	done
 	# Every path of the trees, listed now: the prober never walks.
 	find "$MNT/t" "$MNT/u" "$MNT/big" >"$SHUNIT_TMPDIR/paths"
-	find -L "$MNT/t" >"$SHUNIT_TMPDIR/paths-L" 2>/dev/null
+	find -L "$MNT/t" "$MNT/sib" >"$SHUNIT_TMPDIR/paths-L" 2>/dev/null
 	chmod 0644 "$SHUNIT_TMPDIR"/paths*
 	chmod 0755 "$SHUNIT_TMPDIR"
 }
@@ -101,6 +110,32 @@ test_follow_probes_a_link_target_before_following_it() {
 		check_walk $who -r -L -j1 "$MNT/t"
 		cold
 		check_walk $who -r -L -j2 "$MNT/t"
+	done
+}
+
+# Claim (dcache-probe.1 -L): a link's state is that of its whole followed
+# path before the walk touched anything, even when the walk has since
+# entered the target through its own name or through another link.
+test_follow_reports_a_link_as_it_was_before_the_walk() {
+	local who j as
+	for who in root nobody; do
+		as=
+		[ $who = nobody ] && as=as_nobody
+		for j in 1 2; do
+			cold
+			# The links' own entries cached, every b cold.
+			stat "$MNT"/sib/d*/l* >/dev/null
+			check_walk $who -r -L -j$j "$MNT/sib"
+			assertContains "$who -j$j: d2/l1 missed" "$OUT" "miss $MNT/sib/d2/l1"
+			assertContains "$who -j$j: d3/l2 missed" "$OUT" "miss $MNT/sib/d3/l2"
+			assertContains "$who -j$j: d1/l2 missed" "$OUT" "miss $MNT/sib/d1/l2"
+		done
+		cold
+		# d1/b warm for the caller: links into it cached, the others not.
+		$as stat "$MNT"/sib/d*/l* "$MNT/sib/d1/b/f" >/dev/null
+		check_walk $who -r -L -j1 "$MNT/sib"
+		assertContains "$who: d2/l1 cached" "$OUT" "cached $MNT/sib/d2/l1"
+		assertContains "$who: d1/l2 missed" "$OUT" "miss $MNT/sib/d1/l2"
 	done
 }
 
