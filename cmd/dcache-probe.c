@@ -485,8 +485,10 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 	*pg = (struct dcp_pages){ 0 };
 	if (!maybe_reg || st == DCP_NEGATIVE || st == DCP_ERROR)
 		return -ENODEV;
-	if (st == DCP_MISS || !opens_safely(w, e))
+	if (st == DCP_MISS)
 		return -EAGAIN;
+	if (!opens_safely(w, e))
+		return -EREMOTE;
 	return dcp_pages_at(e->dirfd, e->name,
 			    (follow ? DCP_PAGES_FOLLOW : 0) |
 			    (e->type == DT_REG ? DCP_PAGES_ISREG : 0) |

@@ -357,6 +357,9 @@ static void pages_text(struct dcp_buf *b)
 			       100.0 * (double)atomic_load(&p->resident_after) / (double)pages);
 	else if (env.flags & DCP_WARM_CHECK) /* no share of nothing */
 		dcp_buf_printf(b, "; resident before 0/0 pages, after 0/0");
+	if ((env.flags & DCP_WARM_CHECK) && atomic_load(&p->unmeasured))
+		dcp_buf_printf(b, "; %llu not measured (permission)",
+			       (unsigned long long)atomic_load(&p->unmeasured));
 	dcp_buf_putc(b, '\n');
 }
 
@@ -373,10 +376,11 @@ static void pages_json(struct dcp_buf *b)
 		       (unsigned long long)p->max_bytes);
 	if (env.flags & DCP_WARM_CHECK)
 		dcp_buf_printf(&m, ",\"pages\":%llu,\"resident_before\":%llu,"
-			       "\"resident_after\":%llu,\"method\":\"%s\"",
+			       "\"resident_after\":%llu,\"not_measured\":%llu,\"method\":\"%s\"",
 			       (unsigned long long)atomic_load(&p->pages),
 			       (unsigned long long)atomic_load(&p->resident_before),
 			       (unsigned long long)atomic_load(&p->resident_after),
+			       (unsigned long long)atomic_load(&p->unmeasured),
 			       dcp_pages_method_name(dcp_pages_support()));
 	dcp_buf_putc(&m, '}');
 	if (!m.oom)

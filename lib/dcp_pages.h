@@ -53,7 +53,7 @@ struct dcp_pages {
 /* What a measurement attempt came to, for counting and output. */
 enum dcp_pages_state {
 	DCP_PAGES_MEASURED = 0, /* struct dcp_pages is valid */
-	DCP_PAGES_UNKNOWN = 1,	/* the dentry missed (or FUSE, NFS...): never opened */
+	DCP_PAGES_UNKNOWN = 1,	/* not measured, for a reason: dcp_pages_unknown_reason() */
 	DCP_PAGES_SKIPPED = 2,	/* not a regular file: nothing to measure */
 	DCP_PAGES_FAILED = 3,	/* open or measurement failed (EACCES, EPERM...) */
 };
@@ -154,8 +154,24 @@ int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *
  */
 bool dcp_pages_fstype_opens_safely(const char *fstype);
 
-/* dcp_pages_state_of - the state for a dcp_pages_at() result. */
+/*
+ * dcp_pages_state_of - the state for a dcp_pages_at() result.  A file is
+ * unknown, never an error, when its residency cannot be had without I/O,
+ * waiting, or a privilege the caller lacks; the result says why:
+ *   -EAGAIN     "lookup": its lookup missed; opening it would read the disk
+ *   -EREMOTE    "filesystem": FUSE, NFS... (or a mount the table did not
+ *               hold): an open there may wait on a daemon or a server
+ *   -EPERM, -EACCES  "permission": the kernel reports page-cache residency
+ *               only to a caller who owns the file or may write it
+ *               (cachestat and mincore, for an unprivileged caller), or the
+ *               caller may not open it
+ *   -ENOMEDIUM  "no_proc": no /proc to reopen the checked descriptor
+ */
 enum dcp_pages_state dcp_pages_state_of(int ret);
+
+/* dcp_pages_unknown_reason - "lookup", "filesystem", "permission" or
+ * "no_proc" for a result whose state is DCP_PAGES_UNKNOWN, else NULL. */
+const char *dcp_pages_unknown_reason(int ret);
 
 /* Sums over many files. */
 struct dcp_pages_counts {
@@ -340,6 +356,9 @@ struct dcp_pages_budget {
 	_Atomic uint64_t files, skipped, bytes, errors;
 	/* DCP_PAGES_CHECK: pages spanned by the files, resident before and after */
 	_Atomic uint64_t pages, resident_before, resident_after;
+	/* DCP_PAGES_CHECK: files read whose residency the kernel shows only to
+	 * who may write them (not counted in the pages above) */
+	_Atomic uint64_t unmeasured;
 };
 
 /*

@@ -535,8 +535,9 @@ static bool reached_opens_safely(const struct statx *stx)
  * twice.  CACHED: the lookup uses RESOLVE_CACHED (no I/O).  The type comes
  * from statx without syncing, so a network or FUSE filesystem is not asked.
  * Returns the descriptor (its fstat in *AFTER), -ENODEV when it is not a
- * regular file, -EAGAIN when it cannot be reopened (no /proc: unknown, never
- * opened by name), or -errno.
+ * regular file, -EREMOTE when its mount may wait (CACHED only), -ENOMEDIUM
+ * when it cannot be reopened (no /proc: unknown, never opened by name), or
+ * -errno.
  */
 static int open_checked(int dirfd, const char *name, unsigned flags, bool cached,
 			struct stat *after)
@@ -582,10 +583,10 @@ static int open_checked(int dirfd, const char *name, unsigned flags, bool cached
 	/* A measurement never waits: the mount reached, not the one named. */
 	if (cached && !reached_opens_safely(&stx)) {
 		close(pfd);
-		return -EAGAIN;
+		return -EREMOTE;
 	}
 	snprintf(num, sizeof(num), "%d", pfd);
-	fd = dir < 0 ? -EAGAIN : openat(dir, num, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = dir < 0 ? -ENOMEDIUM : openat(dir, num, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd == -1)
 		fd = -errno;
 	close(pfd);
@@ -651,11 +652,23 @@ bool dcp_pages_fstype_opens_safely(const char *fstype)
 	return true;
 }
 
+const char *dcp_pages_unknown_reason(int ret)
+{
+	switch (ret) {
+	case -EAGAIN: return "lookup";
+	case -EREMOTE: return "filesystem";
+	case -EPERM:
+	case -EACCES: return "permission";
+	case -ENOMEDIUM: return "no_proc";
+	default: return NULL;
+	}
+}
+
 enum dcp_pages_state dcp_pages_state_of(int ret)
 {
 	if (ret == 0)
 		return DCP_PAGES_MEASURED;
-	if (ret == -EAGAIN)
+	if (dcp_pages_unknown_reason(ret))
 		return DCP_PAGES_UNKNOWN;
 	if (ret == -ENODEV)
 		return DCP_PAGES_SKIPPED;
@@ -829,7 +842,11 @@ void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 			dcp_buf_puts(b, "dirty=- writeback=- evicted=- ");
 		break;
 	case DCP_PAGES_UNKNOWN:
-		dcp_buf_puts(b, "pages=unknown ");
+		/* The usual reason, a missed lookup, goes without saying. */
+		if (ret == -EAGAIN)
+			dcp_buf_puts(b, "pages=unknown ");
+		else
+			dcp_buf_printf(b, "pages=unknown:%s ", dcp_pages_unknown_reason(ret));
 		break;
 	case DCP_PAGES_SKIPPED:
 		dcp_buf_puts(b, "pages=- ");
@@ -869,6 +886,8 @@ void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 	long ps = page_size();
 
 	dcp_buf_printf(b, ",\"data\":\"%s\"", state_names[st]);
+	if (st == DCP_PAGES_UNKNOWN)
+		dcp_buf_printf(b, ",\"data_reason\":\"%s\"", dcp_pages_unknown_reason(ret));
 	if (st == DCP_PAGES_FAILED) {
 		const char *msg = strerror(-ret);
 
@@ -930,7 +949,7 @@ void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c)
 		dcp_buf_printf(b, " (%.1f%%)", pct1(c));
 	dcp_buf_printf(b, ", %llu/%llu bytes; "
 		       "%llu dirty, %llu writeback, %llu recently evicted; %llu file%s measured, "
-		       "%llu unknown (not opened), %llu error%s (%s)\n",
+		       "%llu unknown (not measured), %llu error%s (%s)\n",
 		       (unsigned long long)(c->resident * (uint64_t)page_size()),
 		       (unsigned long long)c->size, (unsigned long long)c->dirty,
 		       (unsigned long long)c->writeback, (unsigned long long)c->recently_evicted,
@@ -1038,7 +1057,7 @@ void dcp_pages_prometheus(struct dcp_prom *m, enum dcp_pages_prom_scope scope,
 		}
 		for (size_t k = 0; k < 3; k++) {
 			dcp_prom_start(m, nm[2],
-				       "Regular files by data residency: measured, unknown (lookup missed, or on FUSE or a network filesystem), error.");
+				       "Regular files by data residency: measured, unknown (lookup missed, FUSE or a network filesystem, or not the caller's to see), error.");
 			prom_labels(m, nm[0], &s[i], "state", states[k]);
 			dcp_prom_u64(m, f[k]);
 		}
@@ -1303,11 +1322,15 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 		return 0;
 	}
 	fcntl(fd, F_SETFL, 0); /* reads of a regular file may wait */
-	if (check && dcp_pages_fd(fd, &before) == 0) {
+	if (check && (ret = dcp_pages_fd(fd, &before)) == 0) {
 		atomic_fetch_add(&bu->pages, before.pages);
 		atomic_fetch_add(&bu->resident_before, before.resident);
 	} else {
+		/* Not the caller's to see (EPERM): read, but not in the figures. */
+		if (check && dcp_pages_state_of(ret) == DCP_PAGES_UNKNOWN)
+			atomic_fetch_add(&bu->unmeasured, 1);
 		check = false;
+		ret = 0;
 	}
 	/* What it costs: the data it holds, not its apparent size. */
 	sparse = is_sparse(&st);

@@ -19,6 +19,8 @@ all	200000	0:49	49
 sparse	S$((256 * PS))	0:4 200:2	6
 "
 
+NOBODY=65534
+
 oneTimeSetUp() {
 	MNT=$(fixture_new 64) || fail "cannot make fixture"
 	mkdir -p "$MNT/k" "$MNT/t/a/sub" "$MNT/t/b" "$MNT/dev"
@@ -150,7 +152,7 @@ test_text_and_json_of_one_file() {
 	assertEquals 0 "$RC"
 	assertEquals "cached pages=5/256 bytes=$((5 * PS))/$((256 * PS)) dirty=0 writeback=0 evicted=0 $MNT/k/m" "$OUT"
 	assertContains "$ERR" "data: 5/256 pages resident (2.0%)"
-	assertContains "$ERR" "1 file measured, 0 unknown (not opened), 0 errors (cachestat)"
+	assertContains "$ERR" "1 file measured, 0 unknown (not measured), 0 errors (cachestat)"
 	run dcache-probe --pages --json "$MNT/k/m" "$MNT/k/p1" "$MNT/k"
 	assertEquals "p1 missed" 1 "$RC"
 	json_types <<<"$OUT" >/dev/null || fail "not JSON Lines"
@@ -410,20 +412,67 @@ test_mincore_fallback_and_no_method() {
 	assertEquals "without --pages nothing changes" 0 "$RC"
 }
 
+# cachestat as the caller: 0 if it may see F's residency, else the errno
+# (the kernel's own answer, without libdcprobe).
+cachestat_errno() {
+	python3 - "$1" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Range(ctypes.Structure):
+    _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
+st = (ctypes.c_uint64 * 5)()
+fd = os.open(sys.argv[1], os.O_RDONLY)
+r = libc.syscall(451, fd, ctypes.byref(Range(0, 0)), st, 0)
+print(0 if r == 0 else ctypes.get_errno())
+PY
+}
+
+# Issue 18 item 10: a caller who may not see a file's residency (neither
+# its owner nor allowed to write it) gets it as unknown, reason
+# "permission", never an error that fails the run, never a guessed figure;
+# a verdict fails on it as on any unknown; its own files are measured.
 test_unprivileged_caller() {
-	local f=$MNT/t/a/f3
+	local f=$MNT/t/a/f3 mine=$MNT/t/b/f1 err
 	chmod 0644 "$f"
+	chown "$NOBODY:$NOBODY" "$mine"
 	# Lookups as nobody load the directories' ACLs (RCU walks need them).
-	as_nobody cat "$f" >/dev/null
-	run as_nobody "$DCP_BIN/dcache-probe" --pages "$f"
-	# Linux 6.15+ refuses cachestat to whoever may not write the file,
-	# as mincore (5.2+) hides its page cache: an error, never a made-up 0.
-	if [ "$RC" = 0 ]; then
+	as_nobody cat "$f" "$mine" >/dev/null
+	err=$(as_nobody bash -c "$(declare -f cachestat_errno); cachestat_errno '$f'")
+	if [ "$err" = 0 ]; then
+		# A kernel that tells anyone (before 6.15): measured.
+		run as_nobody "$DCP_BIN/dcache-probe" --pages "$f"
 		assertContains "$OUT" "pages=5/5"
-	else
-		assertEquals 2 "$RC"
-		assertContains "$OUT" "cached pages=error:EPERM $f"
+		startSkipping
 	fi
+	assertEquals "the kernel refuses nobody (EPERM)" 1 "$err"
+	run as_nobody "$DCP_BIN/dcache-probe" --pages "$f" "$mine"
+	assertEquals "not an error: exit 0 ($ERR)" 0 "$RC"
+	assertEquals "its line" "cached pages=unknown:permission $f" "$(sed -n 1p <<<"$OUT")"
+	assertEquals "its own file measured" "cached pages=4/4 $mine" \
+		"$(sed -n '2s/ bytes=.* \// \//p' <<<"$OUT")"
+	assertContains "$ERR" "1 file measured, 1 unknown (not measured), 0 errors"
+	run as_nobody "$DCP_BIN/dcache-probe" --pages --min-resident 0 "$f"
+	assertEquals "a verdict fails on it" 1 "$RC"
+	run as_nobody "$DCP_BIN/dcache-probe" --pages --json "$f"
+	assertEquals "unknown permission" "$(json_get '"%s %s" % (objs[0]["data"], objs[0]["data_reason"])' <<<"$OUT")"
+	assertEquals 0 "$(json_get 'objs[-1]["status"]' <<<"$OUT")"
+	# A walk of root's tree: every file unknown, none an error.
+	as_nobody find "$MNT/t" -exec stat {} + >/dev/null
+	run as_nobody "$DCP_BIN/dcache-probe" -r --pages --json "$MNT/t"
+	assertEquals "walk: exit 0 ($ERR)" 0 "$RC"
+	assertEquals "walk: 1 measured (nobody's), 6 unknown, 0 errors" "1 6 0" \
+		"$(json_get '"%s %s %s" % (objs[-1]["data"]["files"], objs[-1]["data"]["unknown"], objs[-1]["data"]["errors"])' <<<"$OUT")"
+	assertEquals "every unknown says permission" 6 "$(grep -c '"data_reason":"permission"' <<<"$OUT")"
+	run as_nobody "$DCP_BIN/cachedopen" --pages "$f"
+	assertEquals "cachedopen: exit 0" 0 "$RC"
+	assertContains "$OUT" "pages=unknown:permission"
+	# warm reads it (it may) but its residency is in no figure.
+	run as_nobody "$DCP_BIN/warm" --pages --check "$f" "$mine"
+	assertEquals "warm: exit 0 ($ERR)" 0 "$RC"
+	assertContains "$ERR" "; 1 not measured (permission)"
+	assertContains "$ERR" "resident before 4/4 pages (100.0%), after 4/4 (100.0%)"
+	chown 0:0 "$mine"
+	endSkipping
 }
 
 # "resident total" page sums over every regular file below the arguments,
@@ -767,17 +816,17 @@ test_fuse_files_are_not_opened() {
 	kill -STOP "$pid"
 	run timeout 20 dcache-probe --pages "$fuse/f"
 	assertEquals "no hang" 0 "$RC"
-	assertEquals "cached pages=unknown $fuse/f" "$OUT"
+	assertEquals "cached pages=unknown:filesystem $fuse/f" "$OUT"
 	run timeout 20 dcache-probe --pages "$links/dir/f"
 	assertEquals "through a directory link: no hang" 0 "$RC"
-	assertEquals "cached pages=unknown $links/dir/f" "$OUT"
+	assertEquals "cached pages=unknown:filesystem $links/dir/f" "$OUT"
 	run timeout 20 dcache-probe -L --pages "$links/file"
 	assertEquals "-L PATH: no hang" 0 "$RC"
-	assertEquals "cached pages=unknown $links/file" "$OUT"
+	assertEquals "cached pages=unknown:filesystem $links/file" "$OUT"
 	rm "$links/dir"
 	run timeout 20 dcache-probe -r -L --pages "$links"
 	assertEquals "-r -L: no hang" 0 "$RC"
-	assertContains "$OUT" "cached pages=unknown $links/file"
+	assertContains "$OUT" "cached pages=unknown:filesystem $links/file"
 	run timeout 20 cachedopen --path --pages "$links/file"
 	assertEquals "cachedopen --path --pages: no hang" 0 "$RC"
 	kill -CONT "$pid"

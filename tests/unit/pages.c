@@ -56,7 +56,19 @@ int main(void)
 	CHECK_INT(dcp_pages_state_of(0), DCP_PAGES_MEASURED);
 	CHECK_INT(dcp_pages_state_of(-EAGAIN), DCP_PAGES_UNKNOWN);
 	CHECK_INT(dcp_pages_state_of(-ENODEV), DCP_PAGES_SKIPPED);
-	CHECK_INT(dcp_pages_state_of(-EACCES), DCP_PAGES_FAILED);
+	CHECK_INT(dcp_pages_state_of(-EIO), DCP_PAGES_FAILED);
+	/* Unknown for a reason, never an error (issue 18 item 10). */
+	CHECK_INT(dcp_pages_state_of(-EACCES), DCP_PAGES_UNKNOWN);
+	CHECK_INT(dcp_pages_state_of(-EPERM), DCP_PAGES_UNKNOWN);
+	CHECK_INT(dcp_pages_state_of(-EREMOTE), DCP_PAGES_UNKNOWN);
+	CHECK_INT(dcp_pages_state_of(-ENOMEDIUM), DCP_PAGES_UNKNOWN);
+	CHECK_STR(dcp_pages_unknown_reason(-EAGAIN), "lookup");
+	CHECK_STR(dcp_pages_unknown_reason(-EREMOTE), "filesystem");
+	CHECK_STR(dcp_pages_unknown_reason(-EPERM), "permission");
+	CHECK_STR(dcp_pages_unknown_reason(-EACCES), "permission");
+	CHECK_STR(dcp_pages_unknown_reason(-ENOMEDIUM), "no_proc");
+	CHECK(dcp_pages_unknown_reason(-EIO) == NULL);
+	CHECK(dcp_pages_unknown_reason(0) == NULL);
 	CHECK(dcp_pages_fstype_opens_safely("ext4"));
 	CHECK(dcp_pages_fstype_opens_safely(NULL));
 	CHECK(!dcp_pages_fstype_opens_safely("fuse.sshfs"));
@@ -99,7 +111,9 @@ int main(void)
 	dcp_pages_count(&c, -EAGAIN, NULL);
 	CHECK_INT(c.unknown, 1);
 	CHECK(!dcp_pages_verdict(&c, 0));
-	dcp_pages_count(&c, -EACCES, NULL);
+	dcp_pages_count(&c, -EPERM, NULL);
+	CHECK_INT(c.unknown, 2);
+	dcp_pages_count(&c, -EIO, NULL);
 	CHECK_INT(c.failed, 1);
 
 	/* Output pieces. */
@@ -113,9 +127,25 @@ int main(void)
 	dcp_buf_putc(&b, '\0');
 	CHECK_STR(b.data, "pages=unknown ");
 	dcp_buf_reset(&b);
-	dcp_pages_text(&b, -EACCES, NULL);
+	dcp_pages_text(&b, -EPERM, NULL);
 	dcp_buf_putc(&b, '\0');
-	CHECK_STR(b.data, "pages=error:EACCES ");
+	CHECK_STR(b.data, "pages=unknown:permission ");
+	dcp_buf_reset(&b);
+	dcp_pages_text(&b, -EREMOTE, NULL);
+	dcp_buf_putc(&b, '\0');
+	CHECK_STR(b.data, "pages=unknown:filesystem ");
+	dcp_buf_reset(&b);
+	dcp_pages_text(&b, -EIO, NULL);
+	dcp_buf_putc(&b, '\0');
+	CHECK_STR(b.data, "pages=error:EIO ");
+	dcp_buf_reset(&b);
+	dcp_pages_json(&b, -EPERM, NULL);
+	dcp_buf_putc(&b, '\0');
+	CHECK_STR(b.data, ",\"data\":\"unknown\",\"data_reason\":\"permission\"");
+	dcp_buf_reset(&b);
+	dcp_pages_json(&b, -EAGAIN, NULL);
+	dcp_buf_putc(&b, '\0');
+	CHECK_STR(b.data, ",\"data\":\"unknown\",\"data_reason\":\"lookup\"");
 	dcp_buf_reset(&b);
 	dcp_buf_puts(&b, "{\"type\":\"x\"}\n");
 	CHECK_INT(dcp_pages_json_insert(&b, ",\"a\":1", 6), 0);
