@@ -862,11 +862,31 @@ static void start_progress(void)
 		dcp_progress_start(tick, NULL, 1000000000ULL, 200000000ULL, &progress);
 }
 
-/* --exclude-fstype: the walk does not go into these mounts. */
-static bool skip_mount(uint64_t mnt_id, void *arg)
+/* --exclude-fstype, FUSE and network mounts: the walk does not go in. */
+static int skip_mount(uint64_t mnt_id, void *arg)
 {
 	(void)arg;
 	return dcp_opts_skip_mount(&o, run.mounts, mnt_id);
+}
+
+/* A directory on a mount where an open may wait: not listed, unvisited. */
+static void mount_unvisited(const struct dcp_entry *e, void *arg)
+{
+	struct worker *w = &run.w[e->worker];
+	struct dirstat *ds = e->dir ? e->dir->data : NULL;
+
+	(void)arg;
+	/* Siblings may be left on several threads at once: count atomically. */
+	if (ds)
+		__atomic_fetch_add(&ds->own.not_visited, 1, __ATOMIC_RELAXED);
+	if (e->again)
+		return;
+	w->c.not_visited++;
+	if (shown_bit(ONLY_UNVISITED)) {
+		dcp_pr_unvisited(&w->out, run.fmt, e->path, e->pathlen, -EREMOTE, e->depth);
+		if (w->out.len >= FLUSH_AT)
+			flush_buf(&w->out);
+	}
 }
 
 static int run_walk(void)
@@ -885,6 +905,7 @@ static int run_walk(void)
 		.error = walk_error,
 		.dir_done = dir_done,
 		.skip_mount = skip_mount,
+		.unvisited = mount_unvisited,
 		.alias = root_alias,
 	};
 	struct dcp_walk *w;
@@ -1141,7 +1162,7 @@ int main(int argc, char **argv)
 		}
 	}
 	filtered = dcp_opts_filtering(&o);
-	if (env.per_mount || env.pages || (o.recursive && o.fstypes)) {
+	if (env.per_mount || env.pages || o.recursive) {
 		ret = dcp_mounts_load(NULL, &run.mounts);
 		if (ret < 0)
 			dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");

@@ -258,7 +258,11 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 		if (ev->err || ev->probe_err || o.verbose || (check && ev->after == -EAGAIN))
 			json_event(b, ev);
 	} else {
-		if (ev->err)
+		if (ev->err == EREMOTE && ev->op == DCP_WARM_OP_DIR)
+			warn_path(ev->path, ev->pathlen,
+				  "not entered: an open there may wait on a FUSE daemon or a server; "
+				  "warm it as a PATH of its own", 0);
+		else if (ev->err)
 			warn_path(ev->path, ev->pathlen,
 				  ev->op == DCP_WARM_OP_DIR ? "cannot read directory" : NULL,
 				  ev->err);
@@ -428,7 +432,7 @@ int main(int argc, char **argv)
 	env.flags |= (o.recursive ? DCP_WARM_RECURSIVE : 0) | (o.xdev ? DCP_WARM_XDEV : 0) |
 		     (o.follow == DCP_FOLLOW_ALL ? DCP_WARM_FOLLOW : 0) |
 		     (o.follow == DCP_FOLLOW_ROOTS ? DCP_WARM_FOLLOW_ROOTS : 0);
-	if (o.recursive && o.fstypes) {
+	if (o.recursive) {
 		ret = dcp_mounts_load(NULL, &mounts);
 		if (ret < 0)
 			dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");

@@ -123,12 +123,18 @@ bool dcp_opts_filtering(const struct dcp_opts *o);
 
 /*
  * dcp_opts_skip_mount - whether a walk must not go into the mount with ID
- * (a directory on another filesystem than its parent): its type is in
- * --exclude-fstype (default: the pseudo filesystems, see dcprobe(7)).
- * MOUNTS is the mount table read at the start; a mount not in it is walked.
+ * (a directory on another mount than its parent): its type is in
+ * --exclude-fstype (default: the pseudo filesystems, see dcprobe(7)), or
+ * an open there may wait on a daemon or a server (FUSE, NFS...:
+ * dcp_pages_fstype_opens_safely()), or it is not in MOUNTS, the mount
+ * table read at the start (made since: not known).  Returns what a
+ * walker's skip_mount() answers: DCP_WALK_MOUNT_EXCLUDE for a type in the
+ * list, DCP_WALK_MOUNT_UNSAFE for the others, else DCP_WALK_MOUNT_ENTER.
+ * A root on such a mount is walked: only going into one from another is
+ * refused.
  */
-bool dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mounts,
-			 uint64_t mnt_id);
+int dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mounts,
+			uint64_t mnt_id);
 
 /*
  * dcp_opts_progress - whether to draw a progress line on stderr: --progress

@@ -68,7 +68,10 @@ void dcp_pr_entry(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
  * "PATH/." (dcp_entry.inner).
  *   text: "unvisited PATH"
  *   NUL:  "PATH\0"
- *   JSON: {"type":"unvisited","path":...,"depth":N,"reason":"miss"|"inside-miss"}
+ *   JSON: {"type":"unvisited","path":...,"depth":N,"reason":"miss"|"inside-miss"|
+ *          "mount-may-wait"}
+ * RET -EREMOTE: a directory on a FUSE or network mount, or one made since
+ * the run began, that the walk does not go into (an open may wait).
  */
 void dcp_pr_unvisited(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		      size_t len, int ret, int depth);

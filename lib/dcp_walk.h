@@ -95,6 +95,13 @@ enum {
 	DCP_WALK_ABORT = 2,   /* stop the whole walk as soon as possible */
 };
 
+/* What skip_mount() answers. */
+enum {
+	DCP_WALK_MOUNT_ENTER = 0,
+	DCP_WALK_MOUNT_EXCLUDE = 1,
+	DCP_WALK_MOUNT_UNSAFE = 2,
+};
+
 /* dcp_walk_opts.flags */
 enum {
 	/*
@@ -172,10 +179,19 @@ struct dcp_walk_opts {
 			 void *arg);
 	/*
 	 * skip_mount - a directory below a root is on another mount than its
-	 * parent (MNT_ID): return true to leave it unlisted (it was visited,
-	 * like a mount point under DCP_WALK_XDEV).  Optional.
+	 * parent (MNT_ID), asked before it is opened: DCP_WALK_MOUNT_ENTER,
+	 * DCP_WALK_MOUNT_EXCLUDE to leave it unlisted (it was visited, like a
+	 * mount point under DCP_WALK_XDEV), or DCP_WALK_MOUNT_UNSAFE to leave
+	 * it unlisted and say so through unvisited() (an open there may wait
+	 * on a FUSE daemon or a server).  Optional.
 	 */
-	bool (*skip_mount)(uint64_t mnt_id, void *arg);
+	int (*skip_mount)(uint64_t mnt_id, void *arg);
+	/*
+	 * unvisited - directory E was not listed because skip_mount() said
+	 * DCP_WALK_MOUNT_UNSAFE: what it holds is unknown.  E->probe is its
+	 * own entry's probe.  Optional.
+	 */
+	void (*unvisited)(const struct dcp_entry *e, void *arg);
 	/*
 	 * alias - root ROOT is the same tree as the earlier root SAME_AS (the
 	 * same name, or the same cached directory by another path: "./T",

@@ -22,6 +22,7 @@
 #include "dcp_pathlist.h"
 #include "dcp_probe.h"
 #include "dcp_report.h"
+#include "dcp_pages.h"
 #include "dcp_util.h"
 #include "dcp_walk.h"
 
@@ -523,17 +524,24 @@ bool dcp_opts_match(const struct dcp_opts *o, const struct dcp_entry *e)
 	return true;
 }
 
-bool dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mounts,
-			 uint64_t mnt_id)
+int dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mounts,
+			uint64_t mnt_id)
 {
 	struct dcp_mount mt;
 
-	if (!o->fstypes || !mounts || !mnt_id || dcp_mounts_by_id(mounts, mnt_id, &mt) < 0)
-		return false;
-	for (char **t = o->fstypes; *t; t++)
+	if (!mounts || !mnt_id)
+		return DCP_WALK_MOUNT_ENTER;
+	/* Made after the table was read: what it is, and whether an open
+	 * there may wait, is not known. */
+	if (dcp_mounts_by_id(mounts, mnt_id, &mt) < 0)
+		return DCP_WALK_MOUNT_UNSAFE;
+	for (char **t = o->fstypes; t && *t; t++)
 		if (strcmp(*t, mt.fstype) == 0)
-			return true;
-	return false;
+			return DCP_WALK_MOUNT_EXCLUDE;
+	/* FUSE, NFS...: an open may wait on a daemon whoever mounted it can stop. */
+	if (!dcp_pages_fstype_opens_safely(mt.fstype))
+		return DCP_WALK_MOUNT_UNSAFE;
+	return DCP_WALK_MOUNT_ENTER;
 }
 
 /* ---- progress ---- */

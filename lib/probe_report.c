@@ -143,7 +143,7 @@ void dcp_pr_unvisited(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pat
 		dcp_buf_puts(b, "{\"type\":\"unvisited\",\"path\":");
 		dcp_buf_json_str(b, path, len);
 		dcp_buf_printf(b, ",\"depth\":%d,\"reason\":\"%s\"}\n", depth,
-			       ret == 0 ? "inside-miss" : "miss");
+			       ret == 0 ? "inside-miss" : ret == -EREMOTE ? "mount-may-wait" : "miss");
 		break;
 	}
 }

@@ -44,6 +44,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "dcp_batch.h"
@@ -54,6 +55,9 @@
 
 #ifndef RESOLVE_CACHED
 #define RESOLVE_CACHED 0x20
+#endif
+#ifndef RESOLVE_NO_XDEV
+#define RESOLVE_NO_XDEV 0x01
 #endif
 
 #define DENTS_BUF (64 * 1024)
@@ -191,6 +195,7 @@ struct dcp_walk {
 	struct cold_ent **cold;
 	size_t ncold, coldcap;
 	bool any_cold;		/* atomic: ncold > 0 */
+	bool no_openat2;	/* atomic: open_kid() cannot use openat2 here */
 };
 
 /* ---- descriptors ---------------------------------------------------- */
@@ -240,6 +245,72 @@ static int open_dir_at(int dirfd, const char *name, bool follow, bool opath)
 		fd = openat(dirfd, name, flags);
 	while (fd < 0 && errno == EINTR);
 	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Open directory NAME in DIRFD (a child being descended into) for listing.
+ * Most children are on their parent's mount: one openat2 with
+ * RESOLVE_NO_XDEV opens them.  One on another mount (a mount point, or a
+ * link's target elsewhere) is first looked at without being opened
+ * (O_PATH, and its mount ID from statx without syncing, so no FUSE daemon
+ * or NFS server is asked), and entered only if neither -x nor the
+ * command's skip_mount() keeps it out: an open on a FUSE mount whose daemon
+ * a user stopped would never return.  Then the checked descriptor itself
+ * is reopened ("." from it stays on the same mount even if another mount
+ * covers the name meanwhile).  Returns the descriptor, -EXDEV for a mount
+ * left unlisted, -EREMOTE for one left unlisted as unsafe, or -errno.
+ */
+static int open_kid(struct dcp_walk *w, int dirfd, const char *name, bool follow,
+		    dev_t rootdev)
+{
+	unsigned long long flags = O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NONBLOCK |
+				   (follow ? 0 : O_NOFOLLOW);
+	struct statx stx;
+	int fd, pfd;
+
+	if (!w->o.skip_mount && !(w->o.flags & DCP_WALK_XDEV))
+		return open_dir_at(dirfd, name, follow, false);
+	if (!__atomic_load_n(&w->no_openat2, __ATOMIC_RELAXED)) {
+		do
+			fd = dcp_openat2(dirfd, name, flags, 0, RESOLVE_NO_XDEV);
+		while (fd == -EINTR);
+		if (fd != -EXDEV && fd != -ENOSYS && fd != -EPERM && fd != -EINVAL)
+			return fd;
+		if (fd != -EXDEV) /* no openat2 here (a filter): decide after the open */
+			__atomic_store_n(&w->no_openat2, true, __ATOMIC_RELAXED);
+		if (fd != -EXDEV)
+			return open_dir_at(dirfd, name, follow, false);
+	} else {
+		return open_dir_at(dirfd, name, follow, false);
+	}
+	pfd = open_dir_at(dirfd, name, follow, true);
+	if (pfd < 0)
+		return pfd;
+	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MNT_ID, &stx) < 0) {
+		fd = -errno;
+		close(pfd);
+		return fd;
+	}
+	if ((w->o.flags & DCP_WALK_XDEV) &&
+	    makedev(stx.stx_dev_major, stx.stx_dev_minor) != rootdev) {
+		close(pfd);
+		return -EXDEV;
+	}
+	switch (w->o.skip_mount && (stx.stx_mask & STATX_MNT_ID) ?
+		w->o.skip_mount(stx.stx_mnt_id, w->o.arg) : DCP_WALK_MOUNT_ENTER) {
+	case DCP_WALK_MOUNT_ENTER:
+		break;
+	case DCP_WALK_MOUNT_EXCLUDE:
+		close(pfd);
+		return -EXDEV;
+	default:
+		close(pfd);
+		return -EREMOTE;
+	}
+	fd = open_dir_at(pfd, ".", false, false);
+	close(pfd);
+	return fd;
 }
 
 /*
@@ -1062,30 +1133,45 @@ static void report(struct dcp_walk *w, const struct dcp_entry *e, int err)
 		w->o.error(e, err < 0 ? -err : err, w->o.arg);
 }
 
+/*
+ * The type of NAME in DIRFD into *MODE, from statx without syncing: a
+ * FUSE daemon or an NFS server is not asked (the type of an inode never
+ * changes), and no automount is triggered, as fstatat(2).  0 or -1.
+ */
+static int type_at(int dirfd, const char *name, bool follow, mode_t *mode)
+{
+	struct statx stx;
+
+	if (statx(dirfd, name, AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT |
+		  (follow ? 0 : AT_SYMLINK_NOFOLLOW), STATX_TYPE, &stx) < 0)
+		return -1;
+	*mode = stx.stx_mode;
+	return 0;
+}
+
 /* Is the entry a directory to descend into?  0 no, 1 yes, -errno. */
 static int entry_is_dir(struct dcp_walk *w, int dirfd, const char *name,
 			unsigned char type, bool *via_link)
 {
 	bool follow = w->o.flags & DCP_WALK_FOLLOW;
-	struct stat st;
+	mode_t mode;
 
 	*via_link = false;
 	if (type == DT_DIR)
 		return 1;
 	if (type != DT_UNKNOWN && !(type == DT_LNK && follow))
 		return 0;
-	if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) < 0) {
+	if (type_at(dirfd, name, follow, &mode) < 0) {
 		/* A dangling link is a link, not an error. */
 		if (follow && errno == ENOENT)
 			return 0;
 		return -errno;
 	}
-	if (!S_ISDIR(st.st_mode))
+	if (!S_ISDIR(mode))
 		return 0;
 	*via_link = type == DT_LNK ||
 		    (type == DT_UNKNOWN && follow &&
-		     fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		     S_ISLNK(st.st_mode));
+		     type_at(dirfd, name, false, &mode) == 0 && S_ISLNK(mode));
 	return 1;
 }
 
@@ -1171,7 +1257,7 @@ static int open_node(struct dcp_walk *w, struct node *n)
 	if (pfd < 0)
 		fd = pfd;
 	else
-		fd = open_dir_at(pfd, n->name, n->via_link || n->deferred, false);
+		fd = open_kid(w, pfd, n->name, n->via_link || n->deferred, n->rootdev);
 
 	pthread_mutex_lock(&w->lock);
 	if (pfd >= 0) {
@@ -1263,10 +1349,9 @@ static bool worker_vectors(struct worker *wk, size_t n)
  */
 static bool is_dir_at(int dirfd, const char *name, bool follow)
 {
-	struct stat st;
+	mode_t mode;
 
-	return fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISDIR(st.st_mode);
+	return type_at(dirfd, name, follow, &mode) == 0 && S_ISDIR(mode);
 }
 
 /* Could the walk descend into an entry of this type? */
@@ -1346,6 +1431,8 @@ static void probe_cold(struct worker *wk)
 		wk->ents[i].probe = wk->ents[i].inner = -EAGAIN;
 }
 
+static void mount_unsafe(struct worker *wk, struct node *n);
+
 /*
  * List directory N (its descriptor already open), visit every entry, and
  * queue the subdirectories the visitor let us descend into.
@@ -1372,9 +1459,15 @@ static void list_dir(struct worker *wk, struct node *n)
 		n->rootdev = st.st_dev;
 	if ((w->o.flags & DCP_WALK_XDEV) && st.st_dev != n->rootdev)
 		return; /* a mount point: visited, not listed */
-	if (n->parent && w->o.skip_mount && n->pub.mnt_id != n->parent->pub.mnt_id &&
-	    w->o.skip_mount(n->pub.mnt_id, w->o.arg))
-		return; /* an excluded filesystem type: likewise */
+	if (n->parent && w->o.skip_mount && n->pub.mnt_id != n->parent->pub.mnt_id) {
+		/* Only without openat2 (open_kid() asked before the open). */
+		int why = w->o.skip_mount(n->pub.mnt_id, w->o.arg);
+
+		if (why == DCP_WALK_MOUNT_UNSAFE)
+			mount_unsafe(wk, n);
+		if (why != DCP_WALK_MOUNT_ENTER)
+			return; /* an excluded filesystem type: likewise */
+	}
 	if (w->o.flags & DCP_WALK_FOLLOW) {
 		for (const struct node *a = n->parent; a; a = a->parent) {
 			if (a->pub.dev == st.st_dev && a->pub.ino == st.st_ino) {
@@ -1547,6 +1640,21 @@ static void finish_dir(struct worker *wk, struct node *n)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* N is on a mount where an open may wait: not listed, and said. */
+static void mount_unsafe(struct worker *wk, struct node *n)
+{
+	struct dcp_walk *w = wk->w;
+	struct dcp_entry e;
+
+	if (!w->o.unvisited)
+		return;
+	worker_path(wk, n);
+	fill_dir_entry(&e, wk, n);
+	e.probe = n->pub.probe;
+	e.inner = n->pub.inner;
+	w->o.unvisited(&e, w->o.arg);
+}
+
 static void do_dir(struct worker *wk, struct node *n)
 {
 	struct dcp_walk *w = wk->w;
@@ -1555,6 +1663,13 @@ static void do_dir(struct worker *wk, struct node *n)
 	/* A deferred link that is not a directory, or dangles: nothing to list. */
 	if (n->deferred && (ret == -ENOTDIR || ret == -ENOENT))
 		ret = 0, n->fd = -1;
+	/* A mount kept out (-x, skip_mount): visited, not listed. */
+	if (ret == -EXDEV)
+		ret = 0, n->fd = -1;
+	if (ret == -EREMOTE) {
+		mount_unsafe(wk, n);
+		ret = 0, n->fd = -1;
+	}
 	if (ret < 0) {
 		struct dcp_entry e;
 

@@ -519,11 +519,21 @@ static void root_alias(size_t root, size_t same_as, void *arg)
 		r->same_as = same_as + 1;
 }
 
-static bool skip_mount(uint64_t mnt_id, void *arg)
+static int skip_mount(uint64_t mnt_id, void *arg)
 {
 	struct dcp_warm *w = arg;
 
-	return w->opts.filter && dcp_opts_skip_mount(w->opts.filter, w->opts.mounts, mnt_id);
+	return w->opts.filter ? dcp_opts_skip_mount(w->opts.filter, w->opts.mounts, mnt_id) :
+				DCP_WALK_MOUNT_ENTER;
+}
+
+static void walk_error(const struct dcp_entry *e, int err, void *arg);
+
+/* A directory on a mount where an open may wait (FUSE, NFS...): not warmed,
+ * and said as a directory that could not be read (EREMOTE). */
+static void mount_unvisited(const struct dcp_entry *e, void *arg)
+{
+	walk_error(e, EREMOTE, arg);
 }
 
 static void walk_error(const struct dcp_entry *e, int err, void *arg)
@@ -704,6 +714,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 			.visit = visit,
 			.error = walk_error,
 			.skip_mount = skip_mount,
+			.unvisited = mount_unvisited,
 			.alias = root_alias,
 			.arg = w,
 		};

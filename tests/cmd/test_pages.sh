@@ -823,15 +823,54 @@ test_fuse_files_are_not_opened() {
 	run timeout 20 dcache-probe -L --pages "$links/file"
 	assertEquals "-L PATH: no hang" 0 "$RC"
 	assertEquals "cached pages=unknown:filesystem $links/file" "$OUT"
-	rm "$links/dir"
 	run timeout 20 dcache-probe -r -L --pages "$links"
-	assertEquals "-r -L: no hang" 0 "$RC"
+	assertEquals "-r -L: no hang, the link's directory unvisited" 1 "$RC"
 	assertContains "$OUT" "cached pages=unknown:filesystem $links/file"
+	assertContains "$OUT" "unvisited $links/dir"
 	run timeout 20 cachedopen --path --pages "$links/file"
 	assertEquals "cachedopen --path --pages: no hang" 0 "$RC"
 	kill -CONT "$pid"
 	umount "$fuse"
 	rm -rf "$links"
+}
+
+# A walk does not go from one mount into a FUSE (or network) mount below:
+# an open there waits on a daemon that the user who mounted it can stop.
+# It is reported unvisited (dcache-probe, exit 1) or not entered (warm,
+# exit 2), and a mount given as a PATH is walked.  (Before: every walk
+# below hung on the stopped daemon.)
+test_walks_do_not_enter_fuse_mounts() {
+	local src=$SHUNIT_TMPDIR/wsrc t pid
+	t=$(mktemp -d "$FIXTURE_ROOT/walk.XXXXXX")
+	mkdir -p "$src/d" "$t/sub/mnt" && touch "$src/f" "$src/d/g" "$t/a"
+	ln -s "$t/sub/mnt" "$t/link"
+	bindfs "$src" "$t/sub/mnt" || fail "bindfs"
+	run timeout 20 dcache-probe -r "$t/sub/mnt"
+	assertEquals "a FUSE mount given as a PATH is walked" 4 "$(grep -c . <<<"$OUT")"
+	pid=$(pgrep -f "bindfs .*$t/sub/mnt" | head -1)
+	assertNotNull "the daemon" "$pid"
+	kill -STOP "$pid"
+	run timeout 20 dcache-probe -r "$t"
+	assertEquals "-r: no hang, exit 1 ($ERR)" 1 "$RC"
+	assertContains "$OUT" "unvisited $t/sub/mnt"
+	assertContains "$ERR" "1 directory not visited"
+	run timeout 20 dcache-probe -r -L --pages --json "$t"
+	assertEquals "-r -L --pages: no hang, exit 1 ($ERR)" 1 "$RC"
+	assertEquals "both ways in unvisited, as a mount that may wait" \
+		"mount-may-wait $t/link
+mount-may-wait $t/sub/mnt" \
+		"$(json_get '"\n".join(sorted("%s %s" % (o["reason"], o["path"]) for o in objs if o["type"] == "unvisited"))' <<<"$OUT")"
+	run timeout 20 dcache-probe -r -x "$t"
+	assertEquals "-x: no hang, a mount point is not listed anyway" 0 "$RC"
+	run timeout 20 warm -r -L --check "$t"
+	assertEquals "warm: no hang, not entered is an error" 2 "$RC"
+	assertContains "$ERR" "$t/sub/mnt: not entered: an open there may wait"
+	assertContains "$ERR" "$t/link: not entered"
+	run timeout 20 warm -r "$t/sub"
+	assertEquals "warm -r SUB: no hang" 2 "$RC"
+	kill -CONT "$pid"
+	umount "$t/sub/mnt"
+	rm -rf "$t"
 }
 
 
