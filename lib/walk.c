@@ -61,6 +61,7 @@
 #endif
 
 #define DENTS_BUF (64 * 1024)
+#define CHUNK_ENTS 4096 /* entries of a large directory read, probed and visited at once */
 #define MAX_QUEUED_ROOTS 1024
 #define FD_RESERVE 8	   /* stdio and the command's own descriptors */
 #define FD_BUDGET_MAX 4096 /* leave most of a large limit to the command */
@@ -124,6 +125,22 @@ struct worker {
 	unsigned *flagv;
 	int *resv;		   /* ...and their results */
 	size_t vcap;
+};
+
+/*
+ * A share of one chunk's probes, handed by the thread listing a large
+ * directory to a worker that has nothing else to do (probe_entries()).
+ * Its results land in the lister's vectors; the lister takes a share
+ * back and probes it itself if no worker took it.  Under the walk lock.
+ */
+struct probe_share {
+	struct probe_share *next;
+	int dirfd;
+	const char *const *names;
+	const unsigned *flags;
+	int *res;
+	size_t n;
+	bool taken, done;
 };
 
 struct ent {
@@ -196,6 +213,10 @@ struct dcp_walk {
 	size_t ncold, coldcap;
 	bool any_cold;		/* atomic: ncold > 0 */
 	bool no_openat2;	/* atomic: open_kid() cannot use openat2 here */
+	/* Probes of a large directory shared out (probe_entries()), under lock. */
+	struct probe_share *shares;
+	pthread_cond_t share_done;
+	unsigned idle;		/* workers waiting for work */
 };
 
 /* ---- descriptors ---------------------------------------------------- */
@@ -1215,14 +1236,21 @@ static bool worker_add_kid(struct worker *wk, struct node *kid)
 	return true;
 }
 
-/* Read all of a directory's entries into the worker.  Returns 0 or -errno. */
-static int read_dir(struct worker *wk, int fd)
+/*
+ * Read a directory's next entries into the worker: all of them, or at
+ * least MAX (a chunk) when there are more.  Returns 0 at the end, 1 when
+ * more may follow, or -errno.
+ */
+static int read_dir(struct worker *wk, int fd, size_t max)
 {
 	wk->nents = 0;
 	dcp_buf_reset(&wk->names);
 	for (;;) {
-		ssize_t n = getdents64(fd, wk->dents, DENTS_BUF);
+		ssize_t n;
 
+		if (wk->nents >= max)
+			return 1; /* a chunk: more may follow */
+		n = getdents64(fd, wk->dents, DENTS_BUF);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1361,6 +1389,87 @@ static bool maybe_dir(const struct dcp_walk *w, unsigned char type)
 	       (type == DT_LNK && (w->o.flags & DCP_WALK_FOLLOW));
 }
 
+/* Probes below this many are not shared: a handoff costs more than it saves. */
+#define SHARE_MIN 512
+#define MAX_SHARES 8
+
+/* A worker probes a share handed to it, with its own prober. */
+static void probe_share_run(struct worker *wk, struct probe_share *sh)
+{
+	struct dcp_walk *w = wk->w;
+
+	if (!wk->batch && dcp_batch_new((w->o.flags & DCP_WALK_PROBE_SYNC) ?
+					DCP_BATCH_SYNC : 0, &wk->batch) < 0) {
+		for (size_t i = 0; i < sh->n; i++)
+			sh->res[i] = -ENOMEM;
+		return;
+	}
+	dcp_batch_probe(wk->batch, sh->dirfd, sh->names, sh->flags, sh->n, sh->res);
+}
+
+/*
+ * Probe wk->namev[0..K) relative to DIRFD into wk->resv: a large batch
+ * (one chunk of a wide directory) is shared with the workers that are
+ * idle, so that every core probes while this one lists.  The probes are
+ * the same RESOLVE_CACHED opens whoever makes them; only the visits stay
+ * on this thread, in order.
+ */
+static void probe_shared(struct worker *wk, int dirfd, size_t k)
+{
+	struct dcp_walk *w = wk->w;
+	struct probe_share sh[MAX_SHARES];
+	size_t parts = 1, per, off;
+
+	if (k >= 2 * SHARE_MIN && w->nthreads > 1) {
+		pthread_mutex_lock(&w->lock);
+		parts = 1 + w->idle;
+		pthread_mutex_unlock(&w->lock);
+		if (parts > MAX_SHARES + 1)
+			parts = MAX_SHARES + 1;
+		if (parts > k / SHARE_MIN)
+			parts = k / SHARE_MIN;
+	}
+	if (parts <= 1) {
+		dcp_batch_probe(wk->batch, dirfd, wk->namev, wk->flagv, k, wk->resv);
+		return;
+	}
+	per = (k + parts - 1) / parts;
+	pthread_mutex_lock(&w->lock);
+	for (size_t i = 1; i < parts; i++) {
+		off = i * per;
+		sh[i - 1] = (struct probe_share){
+			.next = w->shares, .dirfd = dirfd, .names = wk->namev + off,
+			.flags = wk->flagv + off, .res = wk->resv + off,
+			.n = off + per <= k ? per : k - off,
+		};
+		w->shares = &sh[i - 1];
+	}
+	pthread_cond_broadcast(&w->work);
+	pthread_mutex_unlock(&w->lock);
+	dcp_batch_probe(wk->batch, dirfd, wk->namev, wk->flagv, per, wk->resv);
+	/* Take back what nobody took; wait for the others. */
+	pthread_mutex_lock(&w->lock);
+	for (size_t i = 0; i + 1 < parts; i++) {
+		if (sh[i].taken)
+			continue;
+		for (struct probe_share **pp = &w->shares; *pp; pp = &(*pp)->next) {
+			if (*pp == &sh[i]) {
+				*pp = sh[i].next;
+				break;
+			}
+		}
+		sh[i].taken = true;
+		pthread_mutex_unlock(&w->lock);
+		dcp_batch_probe(wk->batch, dirfd, sh[i].names, sh[i].flags, sh[i].n, sh[i].res);
+		pthread_mutex_lock(&w->lock);
+		sh[i].done = true;
+	}
+	for (size_t i = 0; i + 1 < parts; i++)
+		while (!sh[i].done)
+			pthread_cond_wait(&w->share_done, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
 /*
  * Probe every entry that is not excluded, in batches, with DCP_NOTDIR:
  * the probe opens nothing whatever the entry is (see dcp_probe.h).  Each
@@ -1405,7 +1514,7 @@ static int probe_entries(struct worker *wk, int dirfd)
 		wk->flagv[k++] = flags;
 		off += strlen(wk->inames.data + off) + 1;
 	}
-	dcp_batch_probe(wk->batch, dirfd, wk->namev, wk->flagv, k, wk->resv);
+	probe_shared(wk, dirfd, k);
 	k = m;
 	m = 0;
 	for (size_t i = 0; i < wk->nents; i++) {
@@ -1434,57 +1543,15 @@ static void probe_cold(struct worker *wk)
 static void mount_unsafe(struct worker *wk, struct node *n);
 
 /*
- * List directory N (its descriptor already open), visit every entry, and
- * queue the subdirectories the visitor let us descend into.
+ * One chunk of directory N's entries, read into the worker: probe them,
+ * visit them, and add the subdirectories to descend into to wk->kids.
  */
-static void list_dir(struct worker *wk, struct node *n)
+static void list_chunk(struct worker *wk, struct node *n)
 {
 	struct dcp_walk *w = wk->w;
 	struct dcp_entry e;
-	struct stat st;
 	int ret;
 
-	worker_path(wk, n);
-	fill_dir_entry(&e, wk, n);
-	if (fstat(n->fd, &st) < 0) {
-		report(w, &e, errno);
-		return;
-	}
-	n->pub.dev = st.st_dev;
-	n->pub.ino = st.st_ino;
-	n->pub.uid = st.st_uid;
-	n->pub.mode = st.st_mode;
-	n->pub.mnt_id = dcp_mnt_id(n->fd);
-	if (!n->parent)
-		n->rootdev = st.st_dev;
-	if ((w->o.flags & DCP_WALK_XDEV) && st.st_dev != n->rootdev)
-		return; /* a mount point: visited, not listed */
-	if (n->parent && w->o.skip_mount && n->pub.mnt_id != n->parent->pub.mnt_id) {
-		/* Only without openat2 (open_kid() asked before the open). */
-		int why = w->o.skip_mount(n->pub.mnt_id, w->o.arg);
-
-		if (why == DCP_WALK_MOUNT_UNSAFE)
-			mount_unsafe(wk, n);
-		if (why != DCP_WALK_MOUNT_ENTER)
-			return; /* an excluded filesystem type: likewise */
-	}
-	if (w->o.flags & DCP_WALK_FOLLOW) {
-		for (const struct node *a = n->parent; a; a = a->parent) {
-			if (a->pub.dev == st.st_dev && a->pub.ino == st.st_ino) {
-				report(w, &e, ELOOP);
-				return;
-			}
-		}
-	}
-	n->listed = true;
-	ret = read_dir(wk, n->fd);
-	if (ret < 0) {
-		report(w, &e, ret);
-		if (ret == -ENOMEM)
-			w->failure = ret;
-		if (!wk->nents)
-			return;
-	}
 	if ((w->o.flags & DCP_WALK_INODE_ORDER) && wk->nents > 1)
 		qsort(wk->ents, wk->nents, sizeof(*wk->ents), cmp_ino);
 
@@ -1522,7 +1589,6 @@ static void list_dir(struct worker *wk, struct node *n)
 	if (probe && n->cold)
 		probe_cold(wk);
 
-	wk->nkids = 0;
 	for (size_t i = 0; i < wk->nents && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED); i++) {
 		const struct ent *en = &wk->ents[i];
 		const char *name = wk->names.data + en->off;
@@ -1585,10 +1651,73 @@ static void list_dir(struct worker *wk, struct node *n)
 		kid->pub.link = en->type == DT_LNK;
 		kid->pub.cold_top = n->cold ? n->pub.cold_top : cold ? &kid->pub : NULL;
 	}
-	wk->path.len = dirlen;
-	wk->path.data[dirlen] = '\0';
 }
 
+/*
+ * List directory N (its descriptor already open), visit every entry, and
+ * queue the subdirectories the visitor let us descend into.
+ */
+static void list_dir(struct worker *wk, struct node *n)
+{
+	struct dcp_walk *w = wk->w;
+	struct dcp_entry e;
+	struct stat st;
+
+	worker_path(wk, n);
+	fill_dir_entry(&e, wk, n);
+	if (fstat(n->fd, &st) < 0) {
+		report(w, &e, errno);
+		return;
+	}
+	n->pub.dev = st.st_dev;
+	n->pub.ino = st.st_ino;
+	n->pub.uid = st.st_uid;
+	n->pub.mode = st.st_mode;
+	n->pub.mnt_id = dcp_mnt_id(n->fd);
+	if (!n->parent)
+		n->rootdev = st.st_dev;
+	if ((w->o.flags & DCP_WALK_XDEV) && st.st_dev != n->rootdev)
+		return; /* a mount point: visited, not listed */
+	if (n->parent && w->o.skip_mount && n->pub.mnt_id != n->parent->pub.mnt_id) {
+		/* Only without openat2 (open_kid() asked before the open). */
+		int why = w->o.skip_mount(n->pub.mnt_id, w->o.arg);
+
+		if (why == DCP_WALK_MOUNT_UNSAFE)
+			mount_unsafe(wk, n);
+		if (why != DCP_WALK_MOUNT_ENTER)
+			return; /* an excluded filesystem type: likewise */
+	}
+	if (w->o.flags & DCP_WALK_FOLLOW) {
+		for (const struct node *a = n->parent; a; a = a->parent) {
+			if (a->pub.dev == st.st_dev && a->pub.ino == st.st_ino) {
+				report(w, &e, ELOOP);
+				return;
+			}
+		}
+	}
+	n->listed = true;
+	/*
+	 * A large directory is read, probed and visited a chunk at a time, so
+	 * memory follows the chunk, not the directory.  Several roots share a
+	 * directory's probes whole (seen_share): read at once.
+	 */
+	size_t max = w->multi ? SIZE_MAX : CHUNK_ENTS;
+	size_t dirlen = wk->path.len;
+
+	wk->nkids = 0;
+	for (int more = 1; more > 0 && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED);) {
+		more = read_dir(wk, n->fd, max);
+		if (more < 0) {
+			report(w, &e, more);
+			if (more == -ENOMEM)
+				w->failure = more;
+		}
+		if (wk->nents)
+			list_chunk(wk, n);
+		wk->path.len = dirlen;
+		wk->path.data[dirlen] = '\0';
+	}
+}
 /* Queue the children found by list_dir() and settle N.  Lock held. */
 static int queue_kids(struct worker *wk, struct node *n)
 {
@@ -2010,8 +2139,23 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct item *it;
 
-		while (!w->stack && !w->roots && !(w->closing && w->active == 0))
+		while (!w->shares && !w->stack && !w->roots && !(w->closing && w->active == 0)) {
+			w->idle++;
 			pthread_cond_wait(&w->work, &w->lock);
+			w->idle--;
+		}
+		if (w->shares) {
+			struct probe_share *sh = w->shares;
+
+			w->shares = sh->next;
+			sh->taken = true;
+			pthread_mutex_unlock(&w->lock);
+			probe_share_run(wk, sh);
+			pthread_mutex_lock(&w->lock);
+			sh->done = true;
+			pthread_cond_broadcast(&w->share_done);
+			continue;
+		}
 		if (w->stack) {
 			it = w->stack;
 			w->stack = it->next;
@@ -2142,6 +2286,7 @@ static void walk_free(struct dcp_walk *w)
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->room);
 	pthread_cond_destroy(&w->seen_cv);
+	pthread_cond_destroy(&w->share_done);
 	free(w->workers);
 	free(w);
 }
@@ -2179,6 +2324,7 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->room, NULL);
 	pthread_cond_init(&w->seen_cv, NULL);
+	pthread_cond_init(&w->share_done, NULL);
 	w->gathered_tail = &w->gathered;
 	w->workers = calloc(threads, sizeof(*w->workers));
 	if (!w->workers) {

@@ -34,6 +34,10 @@ oneTimeSetUp() {
 	ln -s l2 "$MNT/loops/l1"
 	ln -s l1 "$MNT/loops/l2"
 	mkdir -p "$MNT/bind" "$MNT/tmp"
+	# wide: one directory of 10,000 files and 20 directories, more than
+	# two chunks of a listing and shared among the threads (issue 26).
+	mkdir -p "$MNT/wide"
+	(cd "$MNT/wide" && seq -f 'f%05g' 10000 | xargs touch && seq -f 'd%02g' 20 | xargs mkdir)
 	# sib: three siblings, each with a directory b and links to the
 	# others' b (issue 18 item 6): following one link warms another's path.
 	for i in 1 2 3; do
@@ -44,7 +48,7 @@ oneTimeSetUp() {
 		done
 	done
 	# Every path of the trees, listed now: the prober never walks.
-	find "$MNT/t" "$MNT/u" "$MNT/big" >"$SHUNIT_TMPDIR/paths"
+	find "$MNT/t" "$MNT/u" "$MNT/big" "$MNT/wide" >"$SHUNIT_TMPDIR/paths"
 	find -L "$MNT/t" "$MNT/sib" >"$SHUNIT_TMPDIR/paths-L" 2>/dev/null
 	chmod 0644 "$SHUNIT_TMPDIR"/paths*
 	chmod 0755 "$SHUNIT_TMPDIR"
@@ -110,6 +114,30 @@ test_follow_probes_a_link_target_before_following_it() {
 		check_walk $who -r -L -j1 "$MNT/t"
 		cold
 		check_walk $who -r -L -j2 "$MNT/t"
+	done
+}
+
+# Claim (dcache-probe.1 DESCRIPTION): a directory larger than one chunk of
+# a listing (read, probed by every thread and visited a chunk at a time)
+# gets every entry's state, and the counts, as the prober saw them before.
+test_wide_directory_reports_each_entry_as_the_prober_saw_it() {
+	local j who as cached
+	for who in root nobody; do
+		as=
+		[ $who = nobody ] && as=as_nobody
+		for j in 1 8; do
+			cold
+			# Every third name cached, the rest and the directories not.
+			(cd "$MNT/wide" && seq -f 'f%05g' 1 3 10000 | $as xargs stat >/dev/null)
+			check_walk $who -r -j$j "$MNT/wide"
+			assertEquals "$who -j$j: every entry once" 10021 "$(grep -c . <<<"$OUT")"
+			cached=$(grep -c '^cached ' <<<"$OUT")
+			# The same state again: the counts of -s say the same.
+			cold
+			(cd "$MNT/wide" && seq -f 'f%05g' 1 3 10000 | $as xargs stat >/dev/null)
+			run $as dcache-probe -r -s -j$j "$MNT/wide"
+			assertContains "$who -j$j: the counts" "$OUT" "	$cached/10021	$MNT/wide"
+		done
 	done
 }
 
