@@ -85,6 +85,8 @@ test_every_command_installs_with_its_page_and_completion() {
 	assertTrue "pkg-config file" "[ -f '$ROOT/$LIBDIR/pkgconfig/dcprobe.pc' ]"
 	assertTrue "the systemd unit" "[ -f '$ROOT/share/doc/dcprobe/examples/warm-app.service' ]"
 	assertTrue "the cron file" "[ -f '$ROOT/share/doc/dcprobe/examples/dcache.cron' ]"
+	assertTrue "the alerting rules, as in the source" \
+		"cmp -s '$DCP_SRC/man/examples/dcprobe.rules.yml' '$ROOT/share/doc/dcprobe/examples/dcprobe.rules.yml'"
 }
 
 test_man_pages_render() {
