@@ -28,6 +28,10 @@
 #include "dcp_prom.h"
 #include "dcp_report.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* How residency was measured. */
 enum dcp_pages_method {
 	DCP_PAGES_NONE = 0,
@@ -401,5 +405,9 @@ uint64_t dcp_pages_default_max_bytes(void);
 
 /* dcp_pages_warm_method_parse - "willneed", "readahead", "read"; -EINVAL. */
 int dcp_pages_warm_method_parse(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
