@@ -34,6 +34,20 @@ check_selects() {
 	assertEquals "promtool test rules over $prom: $OUT $ERR" 0 "$RC"
 }
 
+# probe_warm OUT ARGS... - dcache-probe ARGS into OUT on a tree warmed
+# before: exit 0, unless a mount elsewhere on the machine made a probe miss
+# (tests/README.md, spurious misses), so up to 3 runs; returns the status.
+probe_warm() {
+	local out=$1 i rc
+	shift
+	for i in 1 2 3; do
+		dcache-probe "$@" >"$out"
+		rc=$?
+		[ $rc = 0 ] && break
+	done
+	return $rc
+}
+
 # alert_names FILE - the alerts of a rules file, sorted, on one line.
 alert_names() {
 	sed -n 's/^ *- alert: //p' "$1" | sort | xargs
@@ -102,7 +116,7 @@ test_cold_tree_output() {
 		"DcprobeTreeCold=dcprobe_cached_ratio{command=\"dcache-probe\",root=\"$APP\"}"
 	# The same tree after warm: the probe's ratio is 1 and nothing fires.
 	warm -r -q "$APP"
-	dcache-probe -r --prometheus "$APP" >"$p"
+	probe_warm "$p" -r --prometheus "$APP"
 	assertEquals "warm: exit 0" 0 $?
 	check_selects "$p"
 }
@@ -114,7 +128,7 @@ test_cold_tree_output() {
 test_data_cold_output() {
 	local p="$SHUNIT_TMPDIR/data.prom" i
 	warm -r -q "$APP"
-	dcache-probe -r --pages --per-dir --prometheus "$APP" >"$p"
+	probe_warm "$p" -r --pages --per-dir --prometheus "$APP"
 	assertEquals "dentries warm: exit 0" 0 $?
 	assertTrue "a per-directory data ratio too" "grep -q '^dcprobe_dir_data_resident_ratio{' '$p'"
 	check_selects "$p" \
@@ -130,12 +144,18 @@ test_data_cold_output() {
 # Every directory listing fails (faultinject: getdents64 gives EIO): exit
 # status 2 fires the failed-run alert, from dcache-probe and from warm.
 test_failed_run_output() {
-	local p="$SHUNIT_TMPDIR/failed.prom" c
+	local p="$SHUNIT_TMPDIR/failed.prom" c i rc
 	warm -r -q "$APP"
-	# warm writes the probe states (after warming) with --check.
+	# warm writes the probe states (after warming) with --check.  The root
+	# alone is probed, cached: a mount elsewhere on the machine can make
+	# one probe miss (tests/README.md, spurious misses), so up to 3 runs.
 	for c in dcache-probe "warm --check"; do
-		"$DCP_BUILD/tests/faultinject" getdents64=EIO -- "$DCP_BIN/"$c -r --prometheus "$APP" >"$p"
-		assertEquals "$c: exit 2" 2 $?
+		for i in 1 2 3; do
+			"$DCP_BUILD/tests/faultinject" getdents64=EIO -- "$DCP_BIN/"$c -r --prometheus "$APP" >"$p"
+			rc=$?
+			grep -q "^dcprobe_cached_ratio{.*} 1$" "$p" && break
+		done
+		assertEquals "$c: exit 2" 2 $rc
 		c=${c% *}
 		assertTrue "promtool accepts it" "prom_check <'$p' >/dev/null"
 		assertEquals "$c: the root alone, cached" 1 "$(prom_check \
