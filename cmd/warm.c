@@ -345,25 +345,25 @@ static void summary_text(const struct dcp_warm_stats *st, double secs, double ra
 static void pages_text(struct dcp_buf *b)
 {
 	const struct dcp_pages_budget *p = &env.pages;
-	uint64_t pages = atomic_load(&p->pages);
+	uint64_t pages = dcp_pages_budget_read(&p->pages);
 
 	dcp_buf_printf(b, "%s: data: %llu files, %llu bytes read, %llu left out by limits",
-		       program_invocation_name, (unsigned long long)atomic_load(&p->files),
-		       (unsigned long long)atomic_load(&p->bytes),
-		       (unsigned long long)atomic_load(&p->skipped));
+		       program_invocation_name, (unsigned long long)dcp_pages_budget_read(&p->files),
+		       (unsigned long long)dcp_pages_budget_read(&p->bytes),
+		       (unsigned long long)dcp_pages_budget_read(&p->skipped));
 	if ((env.flags & DCP_WARM_CHECK) && pages)
 		dcp_buf_printf(b, "; resident before %llu/%llu pages (%.1f%%), after %llu/%llu (%.1f%%)",
-			       (unsigned long long)atomic_load(&p->resident_before),
+			       (unsigned long long)dcp_pages_budget_read(&p->resident_before),
 			       (unsigned long long)pages,
-			       100.0 * (double)atomic_load(&p->resident_before) / (double)pages,
-			       (unsigned long long)atomic_load(&p->resident_after),
+			       100.0 * (double)dcp_pages_budget_read(&p->resident_before) / (double)pages,
+			       (unsigned long long)dcp_pages_budget_read(&p->resident_after),
 			       (unsigned long long)pages,
-			       100.0 * (double)atomic_load(&p->resident_after) / (double)pages);
+			       100.0 * (double)dcp_pages_budget_read(&p->resident_after) / (double)pages);
 	else if (env.flags & DCP_WARM_CHECK) /* no share of nothing */
 		dcp_buf_printf(b, "; resident before 0/0 pages, after 0/0");
-	if ((env.flags & DCP_WARM_CHECK) && atomic_load(&p->unmeasured))
+	if ((env.flags & DCP_WARM_CHECK) && dcp_pages_budget_read(&p->unmeasured))
 		dcp_buf_printf(b, "; %llu not measured (permission)",
-			       (unsigned long long)atomic_load(&p->unmeasured));
+			       (unsigned long long)dcp_pages_budget_read(&p->unmeasured));
 	dcp_buf_putc(b, '\n');
 }
 
@@ -373,18 +373,18 @@ static void pages_json(struct dcp_buf *b)
 	struct dcp_buf m = DCP_BUF_INIT;
 
 	dcp_buf_printf(&m, ",\"data\":{\"files\":%llu,\"bytes_read\":%llu,\"left_out\":%llu,"
-		       "\"errors\":%llu,\"max_bytes\":%llu", (unsigned long long)atomic_load(&p->files),
-		       (unsigned long long)atomic_load(&p->bytes),
-		       (unsigned long long)atomic_load(&p->skipped),
-		       (unsigned long long)atomic_load(&p->errors),
+		       "\"errors\":%llu,\"max_bytes\":%llu", (unsigned long long)dcp_pages_budget_read(&p->files),
+		       (unsigned long long)dcp_pages_budget_read(&p->bytes),
+		       (unsigned long long)dcp_pages_budget_read(&p->skipped),
+		       (unsigned long long)dcp_pages_budget_read(&p->errors),
 		       (unsigned long long)p->max_bytes);
 	if (env.flags & DCP_WARM_CHECK)
 		dcp_buf_printf(&m, ",\"pages\":%llu,\"resident_before\":%llu,"
 			       "\"resident_after\":%llu,\"not_measured\":%llu,\"method\":\"%s\"",
-			       (unsigned long long)atomic_load(&p->pages),
-			       (unsigned long long)atomic_load(&p->resident_before),
-			       (unsigned long long)atomic_load(&p->resident_after),
-			       (unsigned long long)atomic_load(&p->unmeasured),
+			       (unsigned long long)dcp_pages_budget_read(&p->pages),
+			       (unsigned long long)dcp_pages_budget_read(&p->resident_before),
+			       (unsigned long long)dcp_pages_budget_read(&p->resident_after),
+			       (unsigned long long)dcp_pages_budget_read(&p->unmeasured),
 			       dcp_pages_method_name(dcp_pages_support()));
 	dcp_buf_putc(&m, '}');
 	if (!m.oom)

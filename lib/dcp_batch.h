@@ -16,6 +16,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_batch;
 
 /* dcp_batch_new() flags */
@@ -43,5 +47,9 @@ bool dcp_batch_uses_uring(const struct dcp_batch *b);
  */
 void dcp_batch_probe(struct dcp_batch *b, int dirfd, const char *const *names,
 		     const unsigned *flags, size_t n, int *results);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,6 +20,10 @@
 #include "dcp_report.h"
 #include "dcp_walk.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Why a lookup missed.  The names (dcp_why_name) are a stable interface. */
 enum dcp_why {
 	DCP_WHY_NOT_CACHED = 0, /* "not-cached": simply not in the dcache */
@@ -141,5 +145,9 @@ void dcp_why_counts_json(struct dcp_buf *b, const unsigned long long n[DCP_NWHY]
  */
 void dcp_why_table_row(struct dcp_buf *b, size_t from, bool json,
 		       const unsigned long long n[DCP_NWHY]);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

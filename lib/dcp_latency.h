@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_latency {
 	uint64_t *ns;
 	size_t n, cap;
@@ -38,5 +42,9 @@ void dcp_latency_free(struct dcp_latency *l);
  * values in SORTED (ascending).  Returns 0 for N == 0.
  */
 uint64_t dcp_percentile(const uint64_t *sorted, size_t n, double p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

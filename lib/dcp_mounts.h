@@ -11,8 +11,13 @@
 #define DCP_MOUNTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct dcp_mounts;
 
@@ -105,5 +110,9 @@ static inline bool dcp_fs_flagged(const char *fstype)
 {
 	return dcp_fs_cache_class(fstype, NULL) != DCP_FS_CACHEABLE;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,11 +20,15 @@
 
 #include "dcp_report.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* dcp_warn - "PROGRAM: FMT...[: strerror(ERR)]\n" on stderr. */
 void dcp_warn(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* dcp_die - dcp_warn(), then exit(STATUS). */
-_Noreturn void dcp_die(int status, int err, const char *fmt, ...)
+void dcp_die(int status, int err, const char *fmt, ...) __attribute__((noreturn))
 	__attribute__((format(printf, 3, 4)));
 
 /*
@@ -43,5 +47,9 @@ void dcp_msg_progress(struct dcp_buf *b);
 
 /* dcp_msg_progress_clear - erase the progress line, if one is shown. */
 void dcp_msg_progress_clear(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -24,6 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_entry;
 struct dcp_mounts;
 
@@ -143,5 +147,9 @@ int dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mount
  * write to that terminal) nor a terminal that STREAMS lines.
  */
 bool dcp_opts_progress(const struct dcp_opts *o, bool streams);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,7 +20,6 @@
 #ifndef DCP_PAGES_H
 #define DCP_PAGES_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +27,10 @@
 
 #include "dcp_prom.h"
 #include "dcp_report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* How residency was measured. */
 enum dcp_pages_method {
@@ -347,19 +350,30 @@ enum dcp_pages_warm_method {
 				      * (plain reads where io_uring is missing) */
 };
 
-/* Limits shared by every thread of one run. */
+/*
+ * Limits shared by every thread of one run.  The counters from "used" on
+ * are updated by those threads with the compiler's __atomic builtins (plain
+ * types here, so that the header is C99 and C++): read them with
+ * dcp_pages_budget_read() while a run may still be going.
+ */
 struct dcp_pages_budget {
 	uint64_t max_bytes;	/* total bytes to bring in; 0 = no limit */
 	uint64_t max_file_size; /* files larger than this are skipped; 0 = no limit */
 	enum dcp_pages_warm_method method;
-	_Atomic uint64_t used;	/* bytes asked for so far */
-	_Atomic uint64_t files, skipped, bytes, errors;
+	uint64_t used;		/* bytes asked for so far */
+	uint64_t files, skipped, bytes, errors;
 	/* DCP_PAGES_CHECK: pages spanned by the files, resident before and after */
-	_Atomic uint64_t pages, resident_before, resident_after;
+	uint64_t pages, resident_before, resident_after;
 	/* DCP_PAGES_CHECK: files read whose residency the kernel shows only to
 	 * who may write them (not counted in the pages above) */
-	_Atomic uint64_t unmeasured;
+	uint64_t unmeasured;
 };
+
+/* dcp_pages_budget_read - one counter of a dcp_pages_budget, read atomically. */
+static inline uint64_t dcp_pages_budget_read(const uint64_t *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_SEQ_CST);
+}
 
 /*
  * dcp_pages_warm_at - bring the data of regular file NAME (relative to
@@ -391,5 +405,9 @@ uint64_t dcp_pages_default_max_bytes(void);
 
 /* dcp_pages_warm_method_parse - "willneed", "readahead", "read"; -EINVAL. */
 int dcp_pages_warm_method_parse(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_pathlist;
 
 /*
@@ -38,5 +42,9 @@ size_t dcp_pathlist_paths(const struct dcp_pathlist *pl);
 
 /* dcp_pathlist_close - free the list (and close its file, if it opened one). */
 void dcp_pathlist_close(struct dcp_pathlist *pl);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

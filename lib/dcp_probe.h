@@ -5,6 +5,10 @@
 
 #include <stdbool.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Exit statuses shared by every command (see DESIGN.md and dcprobe(7)). */
 enum {
 	DCP_EXIT_OK = 0,	   /* everything cached / action succeeded */
@@ -148,5 +152,9 @@ static inline void dcp_tally_add(struct dcp_tally *t, int ret)
 {
 	t->n[dcp_state_of_errno(ret)]++;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

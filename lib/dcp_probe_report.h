@@ -20,6 +20,10 @@
 #include "dcp_prom.h"
 #include "dcp_report.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Output formats of the per-path, per-directory and per-mount records. */
 enum dcp_pr_format {
 	DCP_PR_TEXT = 0, /* "STATE PATH\n", paths quoted for a terminal */
@@ -236,5 +240,9 @@ struct dcp_pr_prom {
  * A root or directory given twice is one series: the first one's counts.
  */
 void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_progress;
 
 /*
@@ -25,5 +29,9 @@ int dcp_progress_start(void (*tick)(void *arg), void *arg, uint64_t delay_ns,
  * NULL is accepted and returns 0.
  */
 int dcp_progress_stop(struct dcp_progress *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

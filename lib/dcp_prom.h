@@ -22,6 +22,10 @@
 
 #include "dcp_report.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_prom;
 
 /* dcp_prom_new - an empty set of metrics of COMMAND.  NULL when out of memory. */
@@ -65,5 +69,9 @@ void dcp_prom_run(struct dcp_prom *p, double duration_s, int status);
  * some sample was lost (OUT->oom is set too).
  */
 int dcp_prom_write(const struct dcp_prom *p, struct dcp_buf *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

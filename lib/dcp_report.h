@@ -15,6 +15,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_buf {
 	char *data;
 	size_t len;
@@ -96,5 +100,9 @@ void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n);
  * plural, as every message of the suite counts things.
  */
 void dcp_buf_count(struct dcp_buf *b, unsigned long long n, const char *one, const char *many);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -15,6 +15,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_trace;
 
 /* What the kernel traced for one request (one user_data). */
@@ -62,5 +66,9 @@ int dcp_trace_stop(struct dcp_trace *t);
  * anything: only open/write/close/rmdir, so it may run in a signal handler.
  */
 void dcp_trace_abort(const struct dcp_trace *t);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -26,6 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_uring;
 
 /* How one request completed. */
@@ -168,5 +172,9 @@ int dcp_open_flags_parse(const char *s, unsigned long long *flags,
  * separated, into BUF of SIZE bytes (always terminated).  Returns BUF.
  */
 char *dcp_open_flags_format(unsigned long long flags, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

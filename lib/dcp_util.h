@@ -6,6 +6,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * dcp_parse_u64 - parse a whole decimal number in [MIN, MAX].
  * No sign, no leading or trailing garbage or blanks, no empty string.
@@ -48,5 +52,9 @@ const char *dcp_version(void);
 
 /* dcp_now_ns - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t dcp_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,6 +20,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_walk;
 
 /* A directory being walked, as callbacks see it. */
@@ -259,5 +263,9 @@ unsigned dcp_fd_threads(unsigned threads, unsigned per_thread);
  */
 int dcp_walk(const char *const *roots, size_t nroots,
 	     const struct dcp_walk_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

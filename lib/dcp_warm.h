@@ -25,6 +25,10 @@
 #include "dcp_probe.h"
 #include "dcp_prom.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct dcp_warm;
 struct dcp_opts;
 struct dcp_mounts;
@@ -202,5 +206,9 @@ int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st);
  */
 int dcp_warm_prometheus(struct dcp_prom *m, const struct dcp_warm *w,
 			const struct dcp_warm_stats *total, int status);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

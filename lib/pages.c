@@ -1210,7 +1210,7 @@ int dcp_pages_warm_method_parse(const char *name)
 /* Take LEN bytes from the run's budget; returns how many may be read. */
 static uint64_t budget_take(struct dcp_pages_budget *bu, uint64_t len)
 {
-	uint64_t used = atomic_load(&bu->used), grant;
+	uint64_t used = __atomic_load_n(&bu->used, __ATOMIC_SEQ_CST), grant;
 
 	if (!bu->max_bytes)
 		return len;
@@ -1218,7 +1218,8 @@ static uint64_t budget_take(struct dcp_pages_budget *bu, uint64_t len)
 		if (used >= bu->max_bytes)
 			return 0;
 		grant = bu->max_bytes - used < len ? bu->max_bytes - used : len;
-	} while (!atomic_compare_exchange_weak(&bu->used, &used, used + grant));
+	} while (!__atomic_compare_exchange_n(&bu->used, &used, used + grant, true,
+						      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
 	return grant;
 }
 
@@ -1237,7 +1238,7 @@ static int pread_all(int fd, uint64_t start, uint64_t len, char *buf,
 		if (got == 0)
 			break; /* truncated meanwhile */
 		off += (uint64_t)got;
-		atomic_fetch_add(&bu->bytes, (uint64_t)got);
+		__atomic_fetch_add(&bu->bytes, (uint64_t)got, __ATOMIC_SEQ_CST);
 	}
 	return 0;
 }
@@ -1264,7 +1265,7 @@ static int read_in(int fd, uint64_t off, uint64_t len, bool exact, struct dcp_pa
 		int64_t got = uring_read_all(fd, off, len, buf);
 
 		if (got >= 0)
-			atomic_fetch_add(&bu->bytes, (uint64_t)got);
+			__atomic_fetch_add(&bu->bytes, (uint64_t)got, __ATOMIC_SEQ_CST);
 		if (got != -ENOSYS)
 			return got < 0 ? (int)got : 0;
 		/* no io_uring here: plain reads */
@@ -1323,12 +1324,12 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 	}
 	fcntl(fd, F_SETFL, 0); /* reads of a regular file may wait */
 	if (check && (ret = dcp_pages_fd(fd, &before)) == 0) {
-		atomic_fetch_add(&bu->pages, before.pages);
-		atomic_fetch_add(&bu->resident_before, before.resident);
+		__atomic_fetch_add(&bu->pages, before.pages, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&bu->resident_before, before.resident, __ATOMIC_SEQ_CST);
 	} else {
 		/* Not the caller's to see (EPERM): read, but not in the figures. */
 		if (check && dcp_pages_state_of(ret) == DCP_PAGES_UNKNOWN)
-			atomic_fetch_add(&bu->unmeasured, 1);
+			__atomic_fetch_add(&bu->unmeasured, 1, __ATOMIC_SEQ_CST);
 		check = false;
 		ret = 0;
 	}
@@ -1344,20 +1345,20 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 	}
 	len = ret < 0 || (bu->max_file_size && want > bu->max_file_size) ? 0 : budget_take(bu, want);
 	if (len < want)
-		atomic_fetch_add(&bu->skipped, 1);
+		__atomic_fetch_add(&bu->skipped, 1, __ATOMIC_SEQ_CST);
 	if (len && sparse)
 		ret = read_in_sparse(fd, (uint64_t)st.st_size, len, bu);
 	else if (len)
 		ret = read_in(fd, 0, len, len < want, bu);
 	if (check)
-		atomic_fetch_add(&bu->resident_after, dcp_pages_fd(fd, &after) == 0 ?
-				 after.resident : before.resident);
+		__atomic_fetch_add(&bu->resident_after, dcp_pages_fd(fd, &after) == 0 ?
+				 after.resident : before.resident, __ATOMIC_SEQ_CST);
 	close(fd);
 	if (ret < 0) {
-		atomic_fetch_add(&bu->errors, 1);
+		__atomic_fetch_add(&bu->errors, 1, __ATOMIC_SEQ_CST);
 		return ret;
 	}
 	if (len)
-		atomic_fetch_add(&bu->files, 1);
+		__atomic_fetch_add(&bu->files, 1, __ATOMIC_SEQ_CST);
 	return len < want ? 1 : 0;
 }

@@ -1004,16 +1004,16 @@ static void warm_own(struct dcp_prom *m, unsigned fl, const char *root,
 static void prom_data(struct dcp_prom *m, unsigned fl, const struct dcp_pages_budget *p)
 {
 	static const char *const kinds[] = { "total", "resident_before", "resident_after" };
-	uint64_t pages[] = { atomic_load(&p->pages), atomic_load(&p->resident_before),
-			     atomic_load(&p->resident_after) };
+	uint64_t pages[] = { dcp_pages_budget_read(&p->pages), dcp_pages_budget_read(&p->resident_before),
+			     dcp_pages_budget_read(&p->resident_after) };
 
 	dcp_prom_start(m, "dcprobe_warm_data_read_bytes", "Bytes of file data read by warm --pages.");
-	dcp_prom_u64(m, atomic_load(&p->bytes));
+	dcp_prom_u64(m, dcp_pages_budget_read(&p->bytes));
 	dcp_prom_start(m, "dcprobe_warm_data_read_files", "Regular files read by warm --pages.");
-	dcp_prom_u64(m, atomic_load(&p->files));
+	dcp_prom_u64(m, dcp_pages_budget_read(&p->files));
 	dcp_prom_start(m, "dcprobe_warm_data_left_out_files",
 		       "Files left out (in part) by --max-bytes or --max-file-size.");
-	dcp_prom_u64(m, atomic_load(&p->skipped));
+	dcp_prom_u64(m, dcp_pages_budget_read(&p->skipped));
 	if (!(fl & DCP_WARM_CHECK))
 		return;
 	for (int k = 0; k < 3; k++) {

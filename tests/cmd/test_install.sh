@@ -85,6 +85,8 @@ test_every_command_installs_with_its_page_and_completion() {
 	assertTrue "pkg-config file" "[ -f '$ROOT/$LIBDIR/pkgconfig/dcprobe.pc' ]"
 	assertTrue "the systemd unit" "[ -f '$ROOT/share/doc/dcprobe/examples/warm-app.service' ]"
 	assertTrue "the cron file" "[ -f '$ROOT/share/doc/dcprobe/examples/dcache.cron' ]"
+	assertTrue "the alerting rules, as in the source" \
+		"cmp -s '$DCP_SRC/man/examples/dcprobe.rules.yml' '$ROOT/share/doc/dcprobe/examples/dcprobe.rules.yml'"
 }
 
 test_man_pages_render() {
@@ -369,24 +371,128 @@ test_install_prefix_other_than_configured_warns() {
 	assertNotContains "$out" "configured for"
 }
 
+# sanitizer_flags - the -fsanitize flags of the build under test: a
+# sanitized build installs a sanitized library, linked the same way.
+sanitizer_flags() {
+	if grep -Eq '^DCP_SANITIZE:[A-Z]+=(ON|address)$' "$DCP_BUILD/CMakeCache.txt"; then
+		echo -fsanitize=address,undefined
+	elif grep -q '^DCP_SANITIZE:[A-Z]*=thread$' "$DCP_BUILD/CMakeCache.txt"; then
+		echo -fsanitize=thread
+	fi
+}
+
+# pc ARGS... - pkg-config on the installed dcprobe.pc.
+pc() {
+	PKG_CONFIG_PATH=$ROOT/$LIBDIR/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST pkg-config "$@" dcprobe
+}
+
+# run_example BIN - run an example linked with the installed libdcprobe.so
+# (LD_LIBRARY_PATH: the DESTDIR is not where the loader looks) on /.
+run_example() {
+	local out
+	out=$(LD_LIBRARY_PATH=$ROOT/$LIBDIR "$1" / 2>&1)
+	assertEquals "$1 exit: $out" 0 $?
+	assertEquals "$1" "libdcprobe $VERSION
+cached /" "$out"
+}
+
+# needed BIN - the shared libraries BIN names (readelf -d NEEDED).
+needed() {
+	readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | xargs
+}
+
 test_pkg_config_builds_a_program() {
 	local flags bin="$WORK/example"
-	flags=$(PKG_CONFIG_PATH=$ROOT/$LIBDIR/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST \
-		pkg-config --cflags --libs dcprobe) || fail "pkg-config failed"
+	flags=$(pc --cflags --libs) || fail "pkg-config failed"
 	# The .pc file is relocatable: it finds headers and library in DESTDIR.
 	assertContains "$flags" "$DEST"
-	# A sanitized build installs a sanitized library: link it the same way.
-	local san=
-	grep -Eq '^DCP_SANITIZE:[A-Z]+=(ON|address)$' "$DCP_BUILD/CMakeCache.txt" && san=-fsanitize=address,undefined
-	grep -q '^DCP_SANITIZE:[A-Z]*=thread$' "$DCP_BUILD/CMakeCache.txt" && san=-fsanitize=thread
-	cc -std=c11 -Wall -Wextra -Werror $san "$DCP_SRC/tests/example/example.c" \
-		$(PKG_CONFIG_PATH=$ROOT/$LIBDIR/pkgconfig pkg-config --cflags --libs dcprobe) -o "$bin" ||
+	assertNotContains "no liburing, libmount or -pthread for the shared library" "$flags" "-l"uring
+	cc -std=c11 -Wall -Wextra -Werror $(sanitizer_flags) "$DCP_SRC/tests/example/example.c" $flags -o "$bin" ||
 		fail "the example does not build against the installed library"
-	local out
-	out=$("$bin" / 2>&1)
-	assertEquals "example exit" 0 $?
-	assertEquals "libdcprobe $VERSION
-cached /" "$out"
+	assertContains "linked with the shared library" " $(needed "$bin") " " libdcprobe.so.0 "
+	run_example "$bin"
+}
+
+# pkg-config --static: libdcprobe.a and what it needs.
+test_pkg_config_static_builds_a_program() {
+	local flags bin="$WORK/example-static"
+	flags=$(pc --static --cflags --libs) || fail "pkg-config --static failed"
+	assertContains "$flags" "-luring"
+	assertContains "$flags" "-lmount"
+	cc -std=c11 -Wall -Wextra -Werror $(sanitizer_flags) "$DCP_SRC/tests/example/example.c" \
+		${flags/-ldcprobe/-l:libdcprobe.a} -o "$bin" ||
+		fail "the example does not build against the installed static library"
+	assertNotContains "not linked with the shared library" " $(needed "$bin") " "libdcprobe"
+	run_example "$bin"
+}
+
+# libdcprobe.so.0: its SONAME, the files a packager expects, and exactly the
+# functions the installed headers declare (nm -D against the headers as the
+# compiler sees them, static inline functions left out), versioned DCPROBE_0.
+test_shared_library_exports_the_documented_api() {
+	local so="$ROOT/$LIBDIR/libdcprobe.so.0" exported declared
+	assertEquals "libdcprobe.so -> .so.0" libdcprobe.so.0 "$(readlink "$ROOT/$LIBDIR/libdcprobe.so")"
+	assertEquals "libdcprobe.so.0 -> .so.$VERSION" "libdcprobe.so.$VERSION" "$(readlink "$so")"
+	assertEquals "SONAME" "Library soname: [libdcprobe.so.0]" \
+		"$(readelf -d "$so" | grep -o 'Library soname: .*')"
+	exported=$(nm -D --defined-only "$so" | awk '$2 != "A" {print $3}' | sort)
+	assertNotNull "$exported"
+	assertEquals "every export is versioned DCPROBE_0" "" "$(grep -v '@@DCPROBE_0$' <<<"$exported")"
+	assertEquals "nothing but functions" "T" "$(nm -D --defined-only "$so" | awk '$2 != "A" {print $2}' | sort -u | xargs)"
+	declared=$(declared_functions "$ROOT/include/dcprobe/dcprobe.h")
+	assertNotNull "$declared"
+	assertEquals "exports = functions of the headers (< only exported, > only declared)" "" \
+		"$(diff <(sed 's/@@DCPROBE_0$//' <<<"$exported") <(echo "$declared") | grep '^[<>]')"
+	# The check can fail: the static library has a function the headers do
+	# not declare once one is added, and the same comparison sees it.
+	printf 'int dcp_not_in_a_header(void);\nint dcp_not_in_a_header(void) { return 0; }\n' >"$WORK/extra.c"
+	cc -shared -fPIC -Wl,--version-script="$DCP_SRC/lib/libdcprobe.map" "$WORK/extra.c" -o "$WORK/extra.so"
+	assertEquals "the map exports a new dcp_ function, and the diff sees it" "< dcp_not_in_a_header" \
+		"$(diff <(nm -D --defined-only "$WORK/extra.so" | awk '$2 != "A" {sub(/@.*/, "", $3); print $3}') \
+			<(echo "$declared") | grep '^<')"
+}
+
+# declared_functions HEADER - the dcp_ functions HEADER declares, as the
+# compiler reads it (comments gone), without those defined static inline.
+declared_functions() {
+	local text
+	text=$(cc -E -P -I"$(dirname "$1")" -x c "$1" | tr '\n' ' ')
+	comm -23 <(grep -oE '\bdcp_[a-z0-9_]+ *\(' <<<"$text" | sed 's/ *($//' | sort -u) \
+		<(grep -oE 'static inline [^(;{]*\bdcp_[a-z0-9_]+ *\(' <<<"$text" |
+			grep -oE 'dcp_[a-z0-9_]+ *\($' | sed 's/ *($//' | sort -u)
+}
+
+# The installed headers are C99 (-pedantic) and C++: tests/example/example.c
+# built both ways against them and libdcprobe.so.0, and run.
+test_example_is_c99_and_cxx_with_the_shared_library() {
+	local libs cflags
+	cflags=$(pc --cflags) && libs=$(pc --libs) || fail "pkg-config failed"
+	command -v g++ >/dev/null || fail "g++ not found (./bootstrap test installs it)"
+	gcc -std=c99 -pedantic -Wall -Wextra -Werror $(sanitizer_flags) $cflags -x c \
+		"$DCP_SRC/tests/example/example.c" $libs -o "$WORK/example-c99" ||
+		fail "the example is not C99 -pedantic against the installed headers"
+	run_example "$WORK/example-c99"
+	g++ -std=c++11 -pedantic -Wall -Wextra -Werror $(sanitizer_flags) $cflags -x c++ \
+		"$DCP_SRC/tests/example/example.c" $libs -o "$WORK/example-cxx" ||
+		fail "the example is not C++ against the installed headers"
+	assertContains "linked with the shared library" " $(needed "$WORK/example-cxx") " " libdcprobe.so.0 "
+	run_example "$WORK/example-cxx"
+	# Every installed header alone, both ways (a header may rely on no other
+	# header included before it).
+	local h
+	for h in "$ROOT"/include/dcprobe/*.h; do
+		printf '#include <%s>\n' "$(basename "$h")" >"$WORK/one.c"
+		gcc -std=c99 -pedantic -Wall -Wextra -Werror $cflags -fsyntax-only "$WORK/one.c" ||
+			fail "$(basename "$h") is not C99 -pedantic"
+		g++ -std=c++11 -pedantic -Wall -Wextra -Werror $cflags -fsyntax-only -x c++ "$WORK/one.c" ||
+			fail "$(basename "$h") is not C++"
+	done
+	# The check can fail: a C11-only header is refused both ways.
+	printf 'struct s { _Atomic int n; };\n' >"$WORK/c11.h"
+	printf '#include "c11.h"\n' >"$WORK/c11.c"
+	assertFalse "C99 -pedantic refuses _Atomic" \
+		"gcc -std=c99 -pedantic -Werror -fsyntax-only '$WORK/c11.c' 2>/dev/null"
+	assertFalse "C++ refuses _Atomic" "g++ -std=c++11 -fsyntax-only -x c++ '$WORK/c11.c' 2>/dev/null"
 }
 
 . "$SHUNIT2"

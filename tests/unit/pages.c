@@ -198,13 +198,13 @@ int main(void)
 
 		CHECK_INT(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
 		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, file, 0, &bu), 1);
-		CHECK_INT(atomic_load(&bu.bytes), 4 * ps);
+		CHECK_INT(dcp_pages_budget_read(&bu.bytes), 4 * ps);
 		bu = (struct dcp_pages_budget){ .max_file_size = ps };
 		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, file, 0, &bu), 1);
-		CHECK_INT(atomic_load(&bu.bytes), 0);
+		CHECK_INT(dcp_pages_budget_read(&bu.bytes), 0);
 		bu = (struct dcp_pages_budget){ 0 };
 		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, file, 0, &bu), 0);
-		CHECK_INT(atomic_load(&bu.bytes), 10 * ps + 100);
+		CHECK_INT(dcp_pages_budget_read(&bu.bytes), 10 * ps + 100);
 		CHECK_INT(dcp_pages_at(AT_FDCWD, file, 0, &p), 0);
 		CHECK_INT(p.resident, 11);
 		CHECK_INT(ref_resident(file), 11);
