@@ -489,10 +489,13 @@ int dcp_opts_finish(const struct dcp_opts *o, int status)
 static void at_exit(int status, void *arg)
 {
 	const struct dcp_opts *o = arg;
+	/* With another output (--json, -0, -q, -v), metrics are not what was asked. */
+	bool metrics = o->prometheus && !(status == DCP_EXIT_USAGE &&
+					  (o->json || o->nul || o->quiet || o->verbose));
 
 	if (finished || (!parsed && status != DCP_EXIT_USAGE))
 		return; /* --help, --version, or a failure of the parse itself */
-	if (!o->prometheus || dcp_output_failed()) {
+	if (!metrics || dcp_output_failed()) {
 		/* Nothing whole to publish: a failed write is said, FILE stays. */
 		if (outfile && dcp_output_failed()) {
 			publish(o, status);

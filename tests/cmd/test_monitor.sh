@@ -185,12 +185,21 @@ test_usage_error_publishes_its_status() {
 		assertEquals "$cmd: nothing on stdout" "" "$OUT"
 		assertEquals "$cmd: status 64 published" 64 \
 			"$(prom_check "dcprobe_exit_status{command=\"$cmd\",job=\"app\"}" <"$f")"
-		# A conflict is found once every option was read.
+		# A missing PATH is found once every option was read.
 		echo old >"$f"
-		run "$cmd" -q -r "$MNT/t" --prometheus --output="$f"
-		assertEquals "$cmd: -q --prometheus" 64 "$RC"
+		run "$cmd" -r --prometheus --output="$f"
+		assertEquals "$cmd: no PATH" 64 "$RC"
 		assertEquals "$cmd: status 64 published" 64 \
 			"$(prom_check "dcprobe_exit_status{command=\"$cmd\"}" <"$f")"
+		# --prometheus with another output: neither was asked, FILE stays.
+		for opt in -q --json -0; do
+			echo old >"$f"
+			run "$cmd" -r "$MNT/t" $opt --prometheus --output="$f"
+			assertEquals "$cmd $opt --prometheus" 64 "$RC"
+			assertEquals "$cmd $opt --prometheus: FILE as it was" old "$(cat "$f")"
+			run "$cmd" -r "$MNT/t" $opt --prometheus
+			assertEquals "$cmd $opt --prometheus: nothing on stdout" "" "$OUT"
+		done
 		# Options after the one in error are not known: FILE stays.
 		echo old >"$f"
 		run "$cmd" --max-depth=x --prometheus --output="$f" "$MNT/t"
