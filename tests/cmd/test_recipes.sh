@@ -230,7 +230,7 @@ test_node_exporter_two_jobs_on_a_full_disk() {
 			--collector.textfile --collector.textfile.directory="$dir" \
 			>"$SHUNIT_TMPDIR/ne.log" 2>&1 &
 		pid=$!
-		for i in $(seq 1 100); do
+		for i in $(seq 1 300); do # up to 30 s on a loaded machine
 			curl -sf --noproxy '*' "http://127.0.0.1:$port/metrics" >"$SHUNIT_TMPDIR/scrape" && break
 			kill -0 $pid 2>/dev/null || break
 			sleep 0.1
