@@ -425,7 +425,8 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 
 			if (ret < 0)
 				argp_failure(state, DCP_EXIT_ERROR, -ret,
-					     "--output: cannot create a file beside '%s'", quoted(o->output));
+					     "--output: cannot create a file beside '%s'",
+					     quoted(o->output));
 		}
 		parsed = true;
 		break;

@@ -29,6 +29,11 @@ setUp() {
 	rm -rf "${FULL:?}"/* "${FULL:?}"/.[!.]* "${OUTDIR:?}"/* "${OUTDIR:?}"/.[!.]*
 }
 
+# listing DIR - the names in DIR, dot files too, sorted, on one line.
+listing() {
+	find "$1" -mindepth 1 -printf '%f\n' | sort | xargs
+}
+
 # args CMD - arguments that make CMD write output about the fixture.
 args() {
 	case $1 in
@@ -54,7 +59,7 @@ test_output_replaces_the_file_whole() {
 		assertEquals "$cmd: mode 0644 whatever the umask" 644 "$(stat -c %a "$OUTDIR/$cmd.out")"
 	done
 	assertEquals "no temporary file left" "cachedopen.out dcache-probe.out uring-open.out warm.out" \
-		"$(ls -A "$OUTDIR" | xargs)"
+		"$(listing "$OUTDIR")"
 }
 
 test_output_on_a_full_disk_leaves_the_old_file() {
@@ -72,7 +77,7 @@ test_output_on_a_full_disk_leaves_the_old_file() {
 		assertEquals "$cmd: the old file intact" "old $cmd" "$(cat "$FULL/$cmd.prom")"
 	done
 	assertEquals "no temporary file left" "cachedopen.prom dcache-probe.prom fill uring-open.prom warm.prom" \
-		"$(ls -A "$FULL" | xargs)"
+		"$(listing "$FULL")"
 }
 
 test_output_to_a_missing_directory_is_an_error() {
@@ -96,7 +101,7 @@ test_output_of_a_run_that_cannot_probe() {
 		assertEquals "$cmd: cannot probe" 3 "$RC"
 		assertEquals "$cmd: FILE as it was" old "$(cat "$OUTDIR/$cmd.out")"
 	done
-	assertEquals "no temporary file left" "cachedopen.out dcache-probe.out" "$(ls -A "$OUTDIR" | xargs)"
+	assertEquals "no temporary file left" "cachedopen.out dcache-probe.out" "$(listing "$OUTDIR")"
 }
 
 test_labels_on_every_series() {
@@ -112,15 +117,19 @@ test_labels_on_every_series() {
 	done
 	# Two jobs' files side by side: no series twice.
 	run dcache-probe -r --prometheus --label=job=one "$MNT/t"
-	local one=$OUT
+	local first=$OUT
 	run dcache-probe -r --prometheus --label=job=two "$MNT/t"
-	assertTrue "two jobs never collide" "printf '%s\n%s\n' \"\$one\" \"\$OUT\" | grep -v '^#' |
-		sed 's/ .*//' | sort | uniq -d | grep -q . && exit 1 || exit 0"
+	assertEquals "two jobs never collide" "" "$(series_twice "$first" "$OUT")"
 	run dcache-probe -r --prometheus "$MNT/t"
-	local none=$OUT
+	first=$OUT
 	run dcache-probe -r --prometheus "$MNT/t"
-	assertTrue "the control: without labels two runs collide" "printf '%s\n%s\n' \"\$none\" \"\$OUT\" |
-		grep -v '^#' | sed 's/ .*//' | sort | uniq -d | grep -q dcprobe_exit_status"
+	assertContains "the control: without labels two runs collide" \
+		"$(series_twice "$first" "$OUT")" 'dcprobe_exit_status{command="dcache-probe"}'
+}
+
+# series_twice TEXT... - the series that more than one exposition holds.
+series_twice() {
+	printf '%s\n' "$@" | grep -v '^#' | sed 's/ [^ ]*$//' | sort | uniq -d
 }
 
 test_bad_labels_are_usage_errors() {
@@ -218,7 +227,7 @@ test_usage_error_publishes_its_status() {
 		assertEquals "$cmd --help" 0 "$RC"
 		assertEquals "$cmd: FILE as it was" old "$(cat "$f")"
 	done
-	assertEquals "no temporary file left" "dcache-probe.prom warm.prom" "$(ls -A "$OUTDIR" | xargs)"
+	assertEquals "no temporary file left" "dcache-probe.prom warm.prom" "$(listing "$OUTDIR")"
 }
 
 . "$SHUNIT2"

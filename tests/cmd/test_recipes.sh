@@ -197,7 +197,7 @@ test_node_exporter_cron_line() {
 # it must leave its last file whole and say so; the collector then exports
 # both jobs' statuses without a scrape error.
 test_node_exporter_two_jobs_on_a_full_disk() {
-	local ne=prometheus-node-exporter dir app etc before try port pid i
+	local ne=prometheus-node-exporter dir app etc before port pid i
 	if ! command -v $ne >/dev/null; then
 		fail "$ne not found (Debian package prometheus-node-exporter)"
 		return
@@ -222,9 +222,9 @@ test_node_exporter_two_jobs_on_a_full_disk() {
 	assertContains "said on stderr" "$ERR" "No space left on device"
 	assertContains "said on stderr" "$ERR" "'$dir/dcache.prom' left as it was"
 	assertEquals "the old file intact" "$before" "$(sha256sum <"$dir/dcache.prom")"
-	assertEquals "no temporary file left" "dcache-etc.prom dcache.prom fill" "$(ls -A "$dir" | xargs)"
+	assertEquals "no temporary file left" "dcache-etc.prom dcache.prom fill" "$(find "$dir" -mindepth 1 -printf '%f\n' | sort | xargs)"
 	# The real collector over that directory (a port taken meanwhile: another).
-	for try in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 		$ne --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
 			--collector.textfile --collector.textfile.directory="$dir" \
