@@ -106,7 +106,7 @@ static struct dcp_buf err = DCP_BUF_INIT;
 /* Stdout first, so that a terminal shows the lines in order. */
 static void flush(void)
 {
-	int ret = dcp_buf_write(&out, STDOUT_FILENO);
+	int ret = dcp_output_write(&out);
 
 	if (ret < 0) {
 		dcp_warn(-ret, "write error");
@@ -279,8 +279,8 @@ int main(int argc, char **argv)
 	unsigned long long input_errors = 0;
 	int ret, status;
 
-	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_FOLLOW | DCP_OPTS_INPUT | DCP_OPTS_EXPLAIN,
-					  DCP_FOLLOW_ALL);
+	children[0].argp = dcp_opts_argp(&o, "cachedopen", DCP_OPTS_FOLLOW | DCP_OPTS_INPUT |
+					  DCP_OPTS_EXPLAIN, DCP_FOLLOW_ALL);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
@@ -348,5 +348,5 @@ int main(int argc, char **argv)
 		dcp_warn(errno, "write error");
 		return DCP_EXIT_ERROR;
 	}
-	return status;
+	return dcp_opts_finish(&o, status);
 }

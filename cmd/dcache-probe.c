@@ -330,7 +330,7 @@ static void flush_buf(struct dcp_buf *b)
 		return;
 	}
 	pthread_mutex_lock(&run.out_lock);
-	ret = dcp_buf_write(b, STDOUT_FILENO);
+	ret = dcp_output_write(b);
 	pthread_mutex_unlock(&run.out_lock);
 	if (ret < 0) {
 		dcp_buf_reset(b);
@@ -1135,9 +1135,9 @@ int main(int argc, char **argv)
 	struct dcp_pages_counts ptot = { 0 };
 	int ret, status, werr;
 
-	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_WALK | DCP_OPTS_INPUT | DCP_OPTS_NUL |
-					  DCP_OPTS_PROM | DCP_OPTS_PROGRESS | DCP_OPTS_SUMMARY |
-					  DCP_OPTS_EXPLAIN,
+	children[0].argp = dcp_opts_argp(&o, "dcache-probe", DCP_OPTS_WALK | DCP_OPTS_INPUT |
+					  DCP_OPTS_NUL | DCP_OPTS_PROM | DCP_OPTS_PROGRESS |
+					  DCP_OPTS_SUMMARY | DCP_OPTS_EXPLAIN,
 					  DCP_FOLLOW_NONE);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
@@ -1258,7 +1258,7 @@ int main(int argc, char **argv)
 		pages_roots(&out, &err);
 	}
 	if (o.prometheus) {
-		metrics = dcp_prom_new("dcache-probe");
+		metrics = dcp_opts_prom_new(&o);
 		if (!metrics)
 			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
 		prom.duration_s = (double)(dcp_now_ns() - run.t0) / 1e9;
@@ -1297,5 +1297,5 @@ int main(int argc, char **argv)
 		return DCP_EXIT_ERROR;
 	}
 	dcp_msg_buf(&err);
-	return status;
+	return dcp_opts_finish(&o, status);
 }

@@ -189,7 +189,7 @@ static struct dcp_explain *explain; /* --explain */
 
 static void flush(void)
 {
-	int ret = dcp_buf_write(&out, STDOUT_FILENO);
+	int ret = dcp_output_write(&out);
 
 	if (ret < 0 || out.oom) {
 		dcp_warn(ret < 0 ? -ret : ENOMEM, "write error");
@@ -709,7 +709,8 @@ int main(int argc, char **argv)
 	uint64_t seq = 0;
 	int ret, status;
 
-	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_INPUT | DCP_OPTS_EXPLAIN, DCP_FOLLOW_ALL);
+	children[0].argp = dcp_opts_argp(&o, "uring-open", DCP_OPTS_INPUT | DCP_OPTS_EXPLAIN,
+					  DCP_FOLLOW_ALL);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
@@ -769,5 +770,5 @@ int main(int argc, char **argv)
 		dcp_warn(errno, "write error");
 		return DCP_EXIT_ERROR;
 	}
-	return status;
+	return dcp_opts_finish(&o, status);
 }

@@ -140,7 +140,7 @@ static void flush_out(struct dcp_buf *b)
 {
 	pthread_mutex_lock(&out_mu);
 	if (!out_err) {
-		int ret = dcp_buf_write(b, STDOUT_FILENO);
+		int ret = dcp_output_write(b);
 
 		if (ret < 0) {
 			/* Stop at the first failed write (EPIPE with
@@ -419,9 +419,9 @@ int main(int argc, char **argv)
 	double secs, rate;
 	int ret, status;
 
-	children[0].argp = dcp_opts_argp(&o, DCP_OPTS_WALK | DCP_OPTS_INPUT | DCP_OPTS_NUL |
-					  DCP_OPTS_PROM | DCP_OPTS_PROGRESS | DCP_OPTS_VERBOSE |
-					  DCP_OPTS_SUMMARY, DCP_FOLLOW_NONE);
+	children[0].argp = dcp_opts_argp(&o, "warm", DCP_OPTS_WALK | DCP_OPTS_INPUT |
+					  DCP_OPTS_NUL | DCP_OPTS_PROM | DCP_OPTS_PROGRESS |
+					  DCP_OPTS_VERBOSE | DCP_OPTS_SUMMARY, DCP_FOLLOW_NONE);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
@@ -523,7 +523,7 @@ int main(int argc, char **argv)
 	if (o.json && (env.flags & DCP_WARM_PAGES))
 		pages_json(mainbuf);
 	else if (o.prometheus) {
-		struct dcp_prom *m = dcp_prom_new("warm");
+		struct dcp_prom *m = dcp_opts_prom_new(&o);
 
 		if (!m || dcp_warm_prometheus(m, run, &st, status) < 0 ||
 		    dcp_prom_write(m, mainbuf) < 0)
@@ -555,5 +555,5 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < nbufs; i++)
 		dcp_buf_free(&outbufs[i]);
 	free(outbufs);
-	return status;
+	return dcp_opts_finish(&o, status);
 }

@@ -14,7 +14,16 @@
  *   - -0/--null changes output only; lists are read with --from (lines)
  *     or --files0-from (NUL-separated), "-" being standard input.
  *   - -q excludes --json, --prometheus and -v; --json excludes --prometheus
- *     and -0; -0 excludes --prometheus.
+ *     and -0; -0 excludes --prometheus; --label needs --prometheus.
+ *   - --output=FILE (every command): standard output goes to a temporary
+ *     file beside FILE, renamed onto FILE by dcp_opts_finish() when the
+ *     run ended and every write succeeded (dcp_output.h).
+ *
+ * A run that does not reach dcp_opts_finish() (exit 3 "cannot probe", a
+ * fatal error, exit 64 for a usage error once --prometheus was read) ends
+ * in an exit handler: with --prometheus it writes the run-level series
+ * (dcp_prom_run(): exit status, duration, timestamp) as the whole output,
+ * so that monitoring sees the failure; without, FILE is left as it was.
  */
 #ifndef DCP_OPTS_H
 #define DCP_OPTS_H
@@ -62,8 +71,15 @@ struct dcp_input {
 	bool nul;
 };
 
+/* A --label=NAME=VALUE. */
+struct dcp_label {
+	char *name;
+	const char *value;
+};
+
 struct dcp_opts {
 	unsigned set;		/* DCP_OPTS_* given to dcp_opts_argp() */
+	const char *command;	/* its name in metrics */
 	bool recursive, xdev, quiet, json, prometheus, nul, summary, total, verbose;
 	bool explain;
 	int progress;		/* -1 never, 0 when it cannot mix (default), 1 always */
@@ -82,16 +98,36 @@ struct dcp_opts {
 	size_t ninputs;
 	char **paths;		/* the PATH arguments */
 	int npaths;
+	const char *output;	/* --output=FILE, or NULL: standard output */
+	struct dcp_label *labels; /* --label, in order */
+	size_t nlabels;
 };
 
 /*
- * dcp_opts_argp - the argp of the shared options in SET, filling O (which
- * must outlive the parse).  FOLLOW is the default of -L/-P/-H.  Add it to
- * the command's argp as a child with header NULL and group 0, so that its
- * options merge into the command's DCP_OPTS_GROUP_* headers.  The command's
- * own ARGP_KEY_END checks may read O: shared options are set by then.
+ * dcp_opts_argp - the argp of the shared options in SET of COMMAND (its
+ * name in metrics: a static string), filling O (which must outlive the
+ * process: the exit handler reads it).  FOLLOW is the default of
+ * -L/-P/-H.  Add it to the command's argp as a child with header NULL and
+ * group 0, so that its options merge into the command's DCP_OPTS_GROUP_*
+ * headers.  The command's own ARGP_KEY_END checks may read O: shared
+ * options are set by then.
  */
-const struct argp *dcp_opts_argp(struct dcp_opts *o, unsigned set, enum dcp_follow follow);
+const struct argp *dcp_opts_argp(struct dcp_opts *o, const char *command, unsigned set,
+				 enum dcp_follow follow);
+
+/*
+ * dcp_opts_finish - the end of a run that wrote all its output, with exit
+ * STATUS: under --output, rename the file into place (or, when a write
+ * failed, remove it and say that FILE was left as it was).  Returns STATUS,
+ * or DCP_EXIT_ERROR when the file could not be published.
+ */
+int dcp_opts_finish(const struct dcp_opts *o, int status);
+
+/*
+ * dcp_opts_prom_new - the metrics of the run: dcp_prom_new() of the command
+ * with the --label labels.  NULL when out of memory.
+ */
+struct dcp_prom *dcp_opts_prom_new(const struct dcp_opts *o);
 
 /*
  * dcp_opts_number - the value of option OPT (its name, "--depth"), a whole

@@ -4,8 +4,10 @@
  * one writer for every command.
  *
  * Every metric is a gauge named dcprobe_*; every series carries the label
- * command="NAME" first (dcache-probe, warm), so that the files of several
- * commands can sit side by side in one textfile-collector directory.
+ * command="NAME" first (dcache-probe, warm), then the run's own labels
+ * (--label: job="app"...), so that the files of several commands and of
+ * several runs of one command can sit side by side in one textfile-collector
+ * directory.
  * Samples are collected first and written at the end, grouped by family:
  * HELP and TYPE come exactly once per family, before its first sample, and
  * a family without a sample is not written.  A series (family name and
@@ -30,6 +32,20 @@ struct dcp_prom;
 
 /* dcp_prom_new - an empty set of metrics of COMMAND.  NULL when out of memory. */
 struct dcp_prom *dcp_prom_new(const char *command);
+
+/*
+ * dcp_prom_label_name_ok - whether NAME may be a run label (--label): 0, or
+ * -EINVAL (not a Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*), -EPERM
+ * (starts with "__", reserved by Prometheus) or -EEXIST (a label the
+ * suite's own series carry: command, root, state...).
+ */
+int dcp_prom_label_name_ok(const char *name);
+
+/*
+ * dcp_prom_add_label - add NAME="VALUE" to every series of P, after the
+ * command label (a run label: --label).  Returns 0 or -ENOMEM.
+ */
+int dcp_prom_add_label(struct dcp_prom *p, const char *name, const char *value);
 
 /* dcp_prom_free - release P (NULL is fine). */
 void dcp_prom_free(struct dcp_prom *p);

@@ -36,5 +36,6 @@
 #include "dcp_msg.h"	      /* every diagnostic on stderr, whole */
 #include "dcp_util.h"	      /* strict parsing, errno names, clocks */
 #include "dcp_opts.h"	      /* the options the commands share */
+#include "dcp_output.h"      /* standard output, and --output=FILE */
 
 #endif

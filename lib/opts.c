@@ -19,8 +19,10 @@
 #include "dcp_mounts.h"
 #include "dcp_msg.h"
 #include "dcp_opts.h"
+#include "dcp_output.h"
 #include "dcp_pathlist.h"
 #include "dcp_probe.h"
+#include "dcp_prom.h"
 #include "dcp_report.h"
 #include "dcp_pages.h"
 #include "dcp_util.h"
@@ -43,6 +45,8 @@ enum {
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
 	OPT_EXPLAIN,
+	OPT_OUTPUT,
+	OPT_LABEL,
 };
 
 /* One row of the table: the sets that take it, then argp's own fields. */
@@ -130,6 +134,12 @@ static const struct row table[] = {
 	{ DCP_OPTS_PROM, { "prometheus", OPT_PROMETHEUS, NULL, 0,
 			   "Metrics in the Prometheus text format (node_exporter's textfile "
 			   "collector) on standard output", G_FMT } },
+	{ DCP_OPTS_PROM, { "label", OPT_LABEL, "NAME=VALUE", 0,
+			   "--prometheus: add the label NAME=\"VALUE\" to every series (as "
+			   "job=app), so that two runs' files never collide; repeatable", G_FMT } },
+	{ 0, { "output", OPT_OUTPUT, "FILE", 0,
+	       "Write the output to a temporary file beside FILE and rename it to FILE once "
+	       "all of it is written; FILE is left as it was if a write fails", G_FMT } },
 	{ DCP_OPTS_PROGRESS, { "progress", OPT_PROGRESS, NULL, 0,
 			       "Draw a progress line on standard error even when it could mix "
 			       "with output", G_FMT } },
@@ -143,6 +153,10 @@ static struct argp_option options[NROWS + 1];
 static struct dcp_opts *opts;
 static char *default_fstypes; /* what the default --exclude-fstype list points into */
 static struct dcp_buf qbuf;   /* an argument quoted for a message */
+static uint64_t started;      /* when the parse began: the run's duration */
+static bool parsed;	      /* the command line was read whole */
+static bool finished;	      /* dcp_opts_finish() was called */
+static struct dcp_output *outfile; /* --output's temporary file */
 
 static const char *quoted(const char *s)
 {
@@ -244,6 +258,38 @@ static void add_input(struct argp_state *state, struct dcp_opts *o, const char *
 	o->inputs = push(state, o->inputs, &o->ninputs, sizeof(in), &in);
 }
 
+static void add_label(struct argp_state *state, struct dcp_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	struct dcp_label l;
+	int ret;
+
+	if (!eq)
+		argp_error(state, "invalid --label '%s': NAME=VALUE is needed", quoted(arg));
+	l.name = strndup(arg, (size_t)(eq - arg));
+	l.value = eq + 1;
+	if (!l.name)
+		argp_failure(state, DCP_EXIT_ERROR, ENOMEM, "options");
+	ret = dcp_prom_label_name_ok(l.name);
+	if (ret == -EINVAL)
+		argp_error(state, "invalid --label name '%s': a Prometheus label name is a letter "
+			   "or '_', then letters, digits and '_'", quoted(l.name));
+	if (ret == -EPERM)
+		argp_error(state, "invalid --label name '%s': names starting with __ are "
+			   "reserved by Prometheus", quoted(l.name));
+	if (ret == -EEXIST)
+		argp_error(state, "invalid --label name '%s': the series already carry it "
+			   "(command, root, state, fstype, mount_id, mountpoint, path, kind)",
+			   quoted(l.name));
+	for (size_t i = 0; i < o->nlabels; i++)
+		if (!strcmp(o->labels[i].name, l.name))
+			argp_error(state, "--label '%s' given twice", quoted(l.name));
+	if (!*l.value)
+		argp_error(state, "invalid --label '%s': an empty VALUE is no label to Prometheus",
+			   quoted(arg));
+	o->labels = push(state, o->labels, &o->nlabels, sizeof(l), &l);
+}
+
 /* The checks that hold in every command, once every option is known. */
 static void check(struct argp_state *state, struct dcp_opts *o)
 {
@@ -259,6 +305,8 @@ static void check(struct argp_state *state, struct dcp_opts *o)
 		argp_error(state, "-0 excludes --prometheus");
 	if (o->prometheus && o->verbose)
 		argp_error(state, "--prometheus excludes -v");
+	if (o->nlabels && !o->prometheus)
+		argp_error(state, "--label needs --prometheus");
 	if (o->total && !o->summary && (o->set & DCP_OPTS_SUMMARY))
 		o->summary = true; /* -c alone: the roots' lines and the total */
 	if (!o->recursive && (o->set & DCP_OPTS_WALK)) {
@@ -350,6 +398,14 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case OPT_PROMETHEUS:
 		o->prometheus = true;
 		break;
+	case OPT_OUTPUT:
+		if (!*arg)
+			argp_error(state, "--output needs a file name");
+		o->output = arg;
+		break;
+	case OPT_LABEL:
+		add_label(state, o, arg);
+		break;
 	case OPT_PROGRESS:
 		o->progress = 1;
 		break;
@@ -364,6 +420,15 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		check(state, o);
+		if (o->output) {
+			int ret = dcp_output_open(o->output, &outfile);
+
+			if (ret < 0)
+				argp_failure(state, DCP_EXIT_ERROR, -ret,
+					     "--output: cannot create a file beside '%s'",
+					     quoted(o->output));
+		}
+		parsed = true;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -373,11 +438,104 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 
 static struct argp shared = { .options = options, .parser = parse };
 
-const struct argp *dcp_opts_argp(struct dcp_opts *o, unsigned set, enum dcp_follow follow)
+/* ---- the end of the run: --output, and the metrics of a run that stopped ---- */
+
+struct dcp_prom *dcp_opts_prom_new(const struct dcp_opts *o)
 {
+	struct dcp_prom *m = dcp_prom_new(o->command);
+
+	for (size_t i = 0; m && i < o->nlabels; i++)
+		if (dcp_prom_add_label(m, o->labels[i].name, o->labels[i].value) < 0) {
+			dcp_prom_free(m);
+			return NULL;
+		}
+	return m;
+}
+
+/* Publish the output file (if any) of a run that ends with STATUS. */
+static int publish(const struct dcp_opts *o, int status)
+{
+	struct dcp_output *f = outfile;
+	int ret;
+
+	outfile = NULL;
+	if (!f)
+		return status;
+	if (dcp_output_failed()) {
+		dcp_output_discard(f);
+		dcp_warn(0, "'%s' left as it was: the output could not be written whole",
+			 quoted(o->output));
+		return DCP_EXIT_ERROR;
+	}
+	ret = dcp_output_commit(f);
+	if (ret < 0) {
+		dcp_warn(-ret, "'%s' left as it was: cannot write it", quoted(o->output));
+		return DCP_EXIT_ERROR;
+	}
+	return status;
+}
+
+int dcp_opts_finish(const struct dcp_opts *o, int status)
+{
+	finished = true;
+	return publish(o, status);
+}
+
+/*
+ * A run that exits without dcp_opts_finish(): exit 3, a fatal error, or a
+ * usage error (64, when --prometheus was read before it).  With
+ * --prometheus its whole output is the run-level series, which say the
+ * exit status; without, FILE stays as it was.
+ */
+static void at_exit(int status, void *arg)
+{
+	const struct dcp_opts *o = arg;
+	/* With another output (--json, -0, -q, -v), metrics are not what was asked. */
+	bool metrics = o->prometheus && !(status == DCP_EXIT_USAGE &&
+					  (o->json || o->nul || o->quiet || o->verbose));
+
+	if (finished || (!parsed && status != DCP_EXIT_USAGE))
+		return; /* --help, --version, or a failure of the parse itself */
+	if (!metrics || dcp_output_failed()) {
+		/* Nothing whole to publish: a failed write is said, FILE stays. */
+		if (outfile && dcp_output_failed()) {
+			publish(o, status);
+		} else if (outfile) {
+			dcp_output_discard(outfile);
+			outfile = NULL;
+		}
+		return;
+	}
+	/* A usage error before --output's file was made: make it now. */
+	if (o->output && !outfile && dcp_output_open(o->output, &outfile) < 0)
+		return;
+	if (!outfile || dcp_output_truncate(outfile) == 0) {
+		struct dcp_prom *m = dcp_opts_prom_new(o);
+		struct dcp_buf b = DCP_BUF_INIT;
+
+		if (m) {
+			dcp_prom_run(m, (double)(dcp_now_ns() - started) / 1e9, status);
+			dcp_prom_write(m, &b);
+			dcp_output_write(&b);
+		}
+		dcp_prom_free(m);
+		dcp_buf_free(&b);
+	}
+	if (publish(o, status) != status)
+		_exit(DCP_EXIT_ERROR); /* exit() again from a handler is undefined */
+}
+
+const struct argp *dcp_opts_argp(struct dcp_opts *o, const char *command, unsigned set,
+				 enum dcp_follow follow)
+{
+	static bool handler;
 	size_t n = 0;
 
-	*o = (struct dcp_opts){ .set = set, .max_depth = -1, .follow = follow };
+	*o = (struct dcp_opts){ .set = set, .command = command, .max_depth = -1,
+				.follow = follow };
+	started = dcp_now_ns();
+	if (!handler)
+		handler = on_exit(at_exit, o) == 0;
 	if (set & DCP_OPTS_WALK) {
 		char *save = NULL;
 		size_t k = 0;

@@ -21,6 +21,8 @@ struct family {
 
 struct dcp_prom {
 	char *command;
+	char **labels;	    /* the run's labels: name, value, name, value... */
+	size_t nlabels;	    /* names */
 	struct family *fam;
 	size_t nfam, capfam;
 	struct family *cur; /* family of the sample being built */
@@ -57,8 +59,50 @@ void dcp_prom_free(struct dcp_prom *p)
 	free(p->set);
 	free(p->fam);
 	dcp_buf_free(&p->key);
+	for (size_t i = 0; i < 2 * p->nlabels; i++)
+		free(p->labels[i]);
+	free(p->labels);
 	free(p->command);
 	free(p);
+}
+
+/* Every label name a series of the suite carries: a run label may not be one. */
+static const char *const own_labels[] = {
+	"command", "root", "state", "fstype", "mount_id", "mountpoint", "path", "kind",
+};
+
+int dcp_prom_label_name_ok(const char *name)
+{
+	if (!(*name == '_' || (*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z')))
+		return -EINVAL;
+	for (const char *c = name + 1; *c; c++)
+		if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9')))
+			return -EINVAL;
+	if (name[0] == '_' && name[1] == '_')
+		return -EPERM;
+	for (size_t i = 0; i < sizeof(own_labels) / sizeof(own_labels[0]); i++)
+		if (!strcmp(name, own_labels[i]))
+			return -EEXIST;
+	return 0;
+}
+
+int dcp_prom_add_label(struct dcp_prom *p, const char *name, const char *value)
+{
+	char **v = realloc(p->labels, 2 * (p->nlabels + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	p->labels = v;
+	v[2 * p->nlabels] = strdup(name);
+	v[2 * p->nlabels + 1] = strdup(value);
+	if (!v[2 * p->nlabels] || !v[2 * p->nlabels + 1]) {
+		free(v[2 * p->nlabels]);
+		free(v[2 * p->nlabels + 1]);
+		return -ENOMEM;
+	}
+	p->nlabels++;
+	return 0;
 }
 
 static struct family *family(struct dcp_prom *p, const char *name, const char *help)
@@ -90,6 +134,8 @@ void dcp_prom_start(struct dcp_prom *p, const char *name, const char *help)
 	dcp_buf_puts(&p->key, name);
 	p->open = false;
 	dcp_prom_labelz(p, "command", p->command);
+	for (size_t i = 0; i < p->nlabels; i++)
+		dcp_prom_labelz(p, p->labels[2 * i], p->labels[2 * i + 1]);
 }
 
 void dcp_prom_label(struct dcp_prom *p, const char *name, const char *v, size_t n)
@@ -190,7 +236,8 @@ void dcp_prom_run(struct dcp_prom *p, double duration_s, int status)
 	dcp_prom_start(p, "dcprobe_duration_seconds", "Wall time of the run.");
 	dcp_prom_value(p, duration_s, 6);
 	dcp_prom_start(p, "dcprobe_exit_status",
-		       "Exit status of the run (0 all cached or done, 1 cold, 2 error).");
+		       "Exit status of the run (0 all cached or done, 1 cold, 2 error, "
+		       "3 cannot probe here, 64 usage error).");
 	dcp_prom_value(p, status, 0);
 	dcp_prom_start(p, "dcprobe_last_run_timestamp_seconds", "Unix time at the end of the run.");
 	dcp_prom_value(p, (double)now.tv_sec + (double)now.tv_nsec / 1e9, 3);

@@ -319,7 +319,7 @@ test_examples_name_the_installed_binaries() {
 			"$(build "$p")/cmake_install.cmake")
 		bindir=${bindir//'${CMAKE_INSTALL_PREFIX}'/$p}
 		assertEquals "$p: commands go to" "$p/bin" "$bindir"
-		assertEquals "$p: the unit runs the installed warm" "ExecStart=$bindir/warm -r -q /srv/app" \
+		assertEquals "$p: the unit runs the installed warm" "ExecStart=$bindir/warm -r --prometheus --label=job=warm-app --output=/var/lib/prometheus/node-exporter/warm-app.prom /srv/app" \
 			"$(grep '^ExecStart=' "$ex/warm-app.service")"
 		assertContains "$p: the cron line runs the installed dcache-probe" \
 			"$(grep -v '^#' "$ex/dcache.cron")" " $bindir/dcache-probe -r "

@@ -63,7 +63,7 @@ test_recipes_are_in_dcprobe7() {
 	while IFS= read -r line; do
 		grep -qxF -- "$line" "$MAN7" || fail "dcprobe.7 lacks: $line"
 	done <"$RECIPES"
-	grep -qxF "ExecStart=/usr/local/bin/warm -r -q /srv/app" "$MAN7" ||
+	grep -qxF "ExecStart=/usr/local/bin/warm -r --prometheus --label=job=warm-app --output=/var/lib/prometheus/node-exporter/warm-app.prom /srv/app" "$MAN7" ||
 		fail "dcprobe.7 lacks the unit's ExecStart"
 }
 
@@ -137,29 +137,35 @@ test_systemd_unit() {
 	exec=$(sed -n 's/^ExecStart=//p' "$UNIT")
 	run sh -c "$exec"
 	assertEquals "the unit's command succeeds" 0 "$RC"
+	assertEquals "its metrics published, job warm-app, status 0" 0 \
+		"$(prom_check 'dcprobe_exit_status{command="warm",job="warm-app"}' <"$TEXTFILE/warm-app.prom")"
 	run dcache-probe -r -s --no-perturb "$APP"
 	assertEquals "the tree is warm after it" 0 "$RC"
 }
 
 test_node_exporter_cron_line() {
-	local line cmd shim="$SHUNIT_TMPDIR/shim2"
+	local line cmd shim="$SHUNIT_TMPDIR/shim2" job='command="dcache-probe",job="app"'
 	line=$(recipe 3)
 	assertEquals "a cron.d line" "*/5 * * * * root" "$(echo "$line" | cut -d' ' -f1-6)"
 	cmd=$(echo "$line" | cut -d' ' -f7- | local_paths)
+	assertContains "the recipe writes through --output" "$cmd" " --output=$TEXTFILE/dcache.prom "
+	assertContains "the recipe names its job" "$cmd" " --label=job=app "
 	# Cold: exit status 1 from the probe, the metrics are still published.
 	run sh -c "$cmd"
+	assertEquals "cold: 1" 1 "$RC"
 	assertTrue "dcache.prom published" "[ -s '$TEXTFILE/dcache.prom' ]"
-	assertFalse "no .new left behind" "[ -e '$TEXTFILE/dcache.prom.new' ]"
+	assertEquals "nothing else left behind" "dcache.prom" "$(ls -A "$TEXTFILE")"
+	assertEquals "mode 0644" 644 "$(stat -c %a "$TEXTFILE/dcache.prom")"
 	assertTrue "promtool accepts it, no duplicate series" "prom_check <'$TEXTFILE/dcache.prom' >/dev/null"
 	assertEquals "status 1 published" 1 \
-		"$(prom_check 'dcprobe_exit_status{command="dcache-probe"}' <"$TEXTFILE/dcache.prom")"
+		"$(prom_check "dcprobe_exit_status{$job}" <"$TEXTFILE/dcache.prom")"
 	assertTrue "a cold ratio below 1" \
-		"grep -q '^dcprobe_cached_ratio{command=\"dcache-probe\",root=\"$APP\"} 0' '$TEXTFILE/dcache.prom'"
+		"grep -q '^dcprobe_cached_ratio{$job,root=\"$APP\"} 0' '$TEXTFILE/dcache.prom'"
 	# Warm: status 0 replaces it.
 	run warm -r -q "$APP"
 	run sh -c "$cmd"
 	assertEquals "status 0 published" 0 \
-		"$(prom_check 'dcprobe_exit_status{command="dcache-probe"}' <"$TEXTFILE/dcache.prom")"
+		"$(prom_check "dcprobe_exit_status{$job}" <"$TEXTFILE/dcache.prom")"
 	# An error (every directory listing fails with EIO): status 2 is
 	# published too, so monitoring sees it instead of the last run's metrics.
 	mkdir -p "$shim"
@@ -168,10 +174,81 @@ test_node_exporter_cron_line() {
 	chmod +x "$shim/dcache-probe"
 	# The recipe names the command by its full path (or by PATH).
 	run env PATH="$shim:$PATH" sh -c "${cmd//$DCP_BIN\/dcache-probe/$shim/dcache-probe}"
-	assertFalse "no .new left behind" "[ -e '$TEXTFILE/dcache.prom.new' ]"
+	assertEquals "nothing else left behind" "dcache.prom" "$(ls -A "$TEXTFILE")"
 	assertTrue "promtool accepts it" "prom_check <'$TEXTFILE/dcache.prom' >/dev/null"
-	assertEquals "status 2 published" "2 1" "$(prom_check 'dcprobe_exit_status{command="dcache-probe"}' \
-		"dcprobe_walk_errors{command=\"dcache-probe\",root=\"$APP\"}" <"$TEXTFILE/dcache.prom" | xargs)"
+	assertEquals "status 2 published" "2 1" "$(prom_check "dcprobe_exit_status{$job}" \
+		"dcprobe_walk_errors{$job,root=\"$APP\"}" <"$TEXTFILE/dcache.prom" | xargs)"
+	# This system cannot probe (no openat2): status 3 is published, alone.
+	printf '#!/bin/sh\nexec "%s" openat2=ENOSYS -- "%s/dcache-probe" "$@"\n' \
+		"$DCP_BUILD/tests/faultinject" "$DCP_BIN" >"$shim/dcache-probe"
+	run env PATH="$shim:$PATH" sh -c "${cmd//$DCP_BIN\/dcache-probe/$shim/dcache-probe}"
+	assertEquals "cannot probe: 3" 3 "$RC"
+	assertEquals "nothing else left behind" "dcache.prom" "$(ls -A "$TEXTFILE")"
+	assertEquals "status 3 published" 3 \
+		"$(prom_check "dcprobe_exit_status{$job}" <"$TEXTFILE/dcache.prom")"
+	assertEquals "the run-level series only" \
+		"dcprobe_duration_seconds dcprobe_exit_status dcprobe_last_run_timestamp_seconds" \
+		"$(grep -v '^#' "$TEXTFILE/dcache.prom" | sed 's/{.*//' | xargs)"
+}
+
+# The cron recipe as two jobs (job=app as written, and job=etc, another tree
+# and file), their files in one textfile directory on a tiny tmpfs, scraped
+# by the real node_exporter.  The second run of job app meets the full disk:
+# it must leave its last file whole and say so; the collector then exports
+# both jobs' statuses without a scrape error.
+test_node_exporter_two_jobs_on_a_full_disk() {
+	local ne=prometheus-node-exporter dir app etc before port pid i
+	if ! command -v $ne >/dev/null; then
+		fail "$ne not found (Debian package prometheus-node-exporter)"
+		return
+	fi
+	dir=$(mktemp -d "$FIXTURE_ROOT/textfile.XXXXXX")
+	mount -t tmpfs -o size=256k,mode=0755 tmpfs "$dir" || fail "cannot mount a tmpfs"
+	app=$(recipe 3 | cut -d' ' -f7- | local_paths | sed "s|$TEXTFILE|$dir|g")
+	etc=$(printf '%s\n' "$app" | sed -e 's/--label=job=app/--label=job=etc/' \
+		-e "s|/dcache.prom |/dcache-etc.prom |" -e "s| $APP\$| $MNT/mostly/warm|")
+	assertContains "$etc" "--label=job=etc --output=$dir/dcache-etc.prom $MNT/mostly/warm"
+	run warm -r -q "$MNT/mostly/warm"
+	run sh -c "$etc"
+	assertEquals "job etc: warm" 0 "$RC"
+	run sh -c "$app"
+	assertEquals "job app: cold" 1 "$RC"
+	before=$(sha256sum <"$dir/dcache.prom")
+	# Fill the disk; then the tree is warm, and the next run would say 0.
+	dd if=/dev/zero of="$dir/fill" bs=4k 2>/dev/null
+	run warm -r -q "$APP"
+	run sh -c "$app"
+	assertEquals "a full disk: exit 2" 2 "$RC"
+	assertContains "said on stderr" "$ERR" "No space left on device"
+	assertContains "said on stderr" "$ERR" "'$dir/dcache.prom' left as it was"
+	assertEquals "the old file intact" "$before" "$(sha256sum <"$dir/dcache.prom")"
+	assertEquals "no temporary file left" "dcache-etc.prom dcache.prom fill" "$(find "$dir" -mindepth 1 -printf '%f\n' | sort | xargs)"
+	# The real collector over that directory (a port taken meanwhile: another).
+	for _ in 1 2 3 4 5; do
+		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		$ne --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
+			--collector.textfile --collector.textfile.directory="$dir" \
+			>"$SHUNIT_TMPDIR/ne.log" 2>&1 &
+		pid=$!
+		for i in $(seq 1 300); do # up to 30 s on a loaded machine
+			curl -sf --noproxy '*' "http://127.0.0.1:$port/metrics" >"$SHUNIT_TMPDIR/scrape" && break
+			kill -0 $pid 2>/dev/null || break
+			sleep 0.1
+		done
+		kill $pid 2>/dev/null
+		wait $pid 2>/dev/null
+		[ -s "$SHUNIT_TMPDIR/scrape" ] && break
+	done
+	umount "$dir"
+	assertTrue "scraped: $(cat "$SHUNIT_TMPDIR/ne.log")" "[ -s '$SHUNIT_TMPDIR/scrape' ]"
+	assertTrue "no scrape error" "grep -qx 'node_textfile_scrape_error 0' '$SHUNIT_TMPDIR/scrape'"
+	assertTrue "job app's status: its last good run" \
+		"grep -qxF 'dcprobe_exit_status{command=\"dcache-probe\",job=\"app\"} 1' '$SHUNIT_TMPDIR/scrape'"
+	assertTrue "job etc's status" \
+		"grep -qxF 'dcprobe_exit_status{command=\"dcache-probe\",job=\"etc\"} 0' '$SHUNIT_TMPDIR/scrape'"
+	assertTrue "both roots' ratios" "[ $(grep -c '^dcprobe_cached_ratio{' "$SHUNIT_TMPDIR/scrape") -eq 2 ]"
+	assertFalse "node_exporter logged no error: $(cat "$SHUNIT_TMPDIR/ne.log")" \
+		"grep -qiE 'level=error|collected before' '$SHUNIT_TMPDIR/ne.log'"
 }
 
 test_uring_bench_recipe() {

@@ -132,6 +132,30 @@ int main(void)
 	CHECK(strstr(str(&b), "dcprobe_paths{command=\"warm\",state=\"cached\"} 8\n") != NULL);
 	dcp_buf_reset(&b);
 
+	/* Run labels (--label): on every series, after command, escaped. */
+	m = dcp_prom_new("warm");
+	CHECK_INT(dcp_prom_add_label(m, "job", "a\"b\n"), 0);
+	CHECK_INT(dcp_prom_add_label(m, "site", "x"), 0);
+	dcp_pr_prometheus(m, &p);
+	dcp_prom_write(m, &b);
+	dcp_prom_free(m);
+	str(&b);
+	CHECK(strstr(b.data, "dcprobe_paths{command=\"warm\",job=\"a\\\"b\\n\",site=\"x\",state=\"cached\"} 8\n") != NULL);
+	CHECK(strstr(b.data, "dcprobe_exit_status{command=\"warm\",job=\"a\\\"b\\n\",site=\"x\"} 1\n") != NULL);
+	for (const char *l = b.data; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		CHECK(*l == '#' || strncmp(strchr(l, '{'), "{command=\"warm\",job=", 19) == 0);
+	dcp_buf_reset(&b);
+	CHECK_INT(dcp_prom_label_name_ok("job"), 0);
+	CHECK_INT(dcp_prom_label_name_ok("_x9"), 0);
+	CHECK_INT(dcp_prom_label_name_ok(""), -EINVAL);
+	CHECK_INT(dcp_prom_label_name_ok("9x"), -EINVAL);
+	CHECK_INT(dcp_prom_label_name_ok("a-b"), -EINVAL);
+	CHECK_INT(dcp_prom_label_name_ok("a.b"), -EINVAL);
+	CHECK_INT(dcp_prom_label_name_ok("__name__"), -EPERM);
+	CHECK_INT(dcp_prom_label_name_ok("command"), -EEXIST);
+	CHECK_INT(dcp_prom_label_name_ok("root"), -EEXIST);
+	CHECK_INT(dcp_prom_label_name_ok("mountpoint"), -EEXIST);
+
 	/* Per-device tables: get adds, merge sums. */
 	struct dcp_pr_devtab t1 = { 0 }, t2 = { 0 };
 	for (int i = 0; i < 20; i++)

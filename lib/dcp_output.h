@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_output.h - where a command's standard output goes.
+ *
+ * --output=FILE (node_exporter's textfile convention): the output is
+ * written to a temporary file beside FILE (same directory, so the rename is
+ * atomic; named ".NAME.XXXXXX", which the textfile collector, reading only
+ * *.prom, ignores) and renamed onto FILE only when all of it was written
+ * and flushed.  A reader of FILE sees the old file or the new one, whole,
+ * never a half.
+ *
+ * dcp_output_write() is the one writer of standard output for the four
+ * commands: it remembers the first failed write, so that a file that lost
+ * a write is never renamed into place.
+ *
+ * Functions return 0 or -errno; nothing here prints or exits.
+ */
+#ifndef DCP_OUTPUT_H
+#define DCP_OUTPUT_H
+
+#include "dcp_report.h"
+
+struct dcp_output;
+
+/*
+ * dcp_output_open - create the temporary file beside FILE (mode 0644,
+ * whatever the umask) and make it standard output.  Returns 0 and *OUT, or
+ * -errno (FILE's directory missing or not writable...).
+ */
+int dcp_output_open(const char *file, struct dcp_output **out);
+
+/* dcp_output_truncate - empty the temporary file (a run that stopped short). */
+int dcp_output_truncate(struct dcp_output *out);
+
+/*
+ * dcp_output_commit - flush the temporary file to disk and rename it onto
+ * FILE; on any failure remove it, leaving FILE as it was.  Frees OUT.
+ */
+int dcp_output_commit(struct dcp_output *out);
+
+/* dcp_output_discard - remove the temporary file, leaving FILE as it was.  Frees OUT. */
+void dcp_output_discard(struct dcp_output *out);
+
+/*
+ * dcp_output_write - write B whole to standard output (dcp_buf_write) and
+ * empty it; the first failure is remembered (dcp_output_failed).  Callers
+ * serialise their writes.  Returns 0 or -errno.
+ */
+int dcp_output_write(struct dcp_buf *b);
+
+/* dcp_output_failed - the -errno of the first failed dcp_output_write(), or 0. */
+int dcp_output_failed(void);
+
+#endif
