@@ -164,10 +164,9 @@ test_failed_run_output() {
 	done
 }
 
-# Exit status 3 (no RESOLVE_CACHED: faultinject openat2=EINVAL).  The
-# commands print no metrics then, so the cron line of dcache.cron keeps
-# the last file and the stale alert is what fires; if they come to print
-# dcprobe_exit_status 3, the cannot-probe alert must select it.
+# Exit status 3 (no RESOLVE_CACHED: faultinject openat2=EINVAL): the
+# commands print the run-level series (dcprobe_exit_status 3), and the
+# cannot-probe alert must select it.
 test_cannot_probe_output() {
 	local p="$SHUNIT_TMPDIR/cannot.prom" c
 	# warm probes (and can fail to) only with --check.
@@ -182,25 +181,39 @@ test_cannot_probe_output() {
 	done
 }
 
-# The cron line of dcache.cron (as built) publishes nothing on exit status 3
-# (openat2 without RESOLVE_CACHED) or 64 (a usage error): the last file
-# stays, its timestamp ages, and DcprobeRunStale is the alert (dcprobe.7).
-test_cron_line_keeps_the_last_file_on_3_and_64() {
+# The cron line of dcache.cron (as built) on exit status 3 (openat2 without
+# RESOLVE_CACHED) publishes the run's status, which DcprobeCannotProbe
+# selects; on 64 (a usage error before --prometheus is read) it publishes
+# nothing: the last file stays, its timestamp ages, and DcprobeRunStale is
+# the alert (dcprobe.7).
+test_cron_line_on_3_and_64() {
 	local line cmd shim="$SHUNIT_TMPDIR/shim3" tf="$SHUNIT_TMPDIR/textfile" why
 	line=$(grep -v '^#' "$DCP_BUILD/examples/dcache.cron" | cut -d' ' -f7-)
 	assertContains "$line" "/dcache-probe -r "
 	mkdir -p "$shim" "$tf"
-	for why in "openat2=EINVAL --" "openat2=EINVAL -- --no-such-option"; do
-		printf '#!/bin/sh\nexec "%s" %s "%s/dcache-probe" %s "$@"\n' "$DCP_BUILD/tests/faultinject" \
-			"${why%% *}" "$DCP_BIN" "${why#*--}" >"$shim/dcache-probe"
+	for why in 3 64; do
+		# 64: a bad option before everything the cron line gives.
+		printf '#!/bin/sh\nexec "%s" openat2=EINVAL -- "%s/dcache-probe" %s "$@"\n' \
+			"$DCP_BUILD/tests/faultinject" "$DCP_BIN" \
+			"$([ $why = 64 ] && echo --no-such-option)" >"$shim/dcache-probe"
 		chmod +x "$shim/dcache-probe"
 		cmd=$(printf '%s\n' "$line" | sed -e "s|[^ ]*/dcache-probe |$shim/dcache-probe |" \
 			-e "s|/var/lib/prometheus/node-exporter|$tf|g" -e "s|/srv/app|$APP|g")
 		echo "the last run's metrics" >"$tf/dcache.prom"
 		run sh -c "$cmd"
-		assertEquals "$why: the last file is kept" "the last run's metrics" "$(cat "$tf/dcache.prom")"
-		run "$shim/dcache-probe" -r --prometheus "$APP"
-		assertTrue "$why: the status is 3 or 64 ($RC)" "[ $RC = 3 ] || [ $RC = 64 ]"
+		case $why in
+		64)
+			assertEquals "64: the status" 64 "$RC"
+			assertEquals "64: the last file is kept" "the last run's metrics" "$(cat "$tf/dcache.prom")"
+			;;
+		*)
+			assertEquals "3: the status" 3 "$RC"
+			assertContains "3: published" "$(cat "$tf/dcache.prom")" "dcprobe_exit_status{"
+			assertTrue "promtool accepts it" "prom_check <'$tf/dcache.prom' >/dev/null"
+			check_selects "$tf/dcache.prom" \
+				"DcprobeCannotProbe=dcprobe_exit_status{command=\"dcache-probe\",job=\"app\"}"
+			;;
+		esac
 	done
 	# Control: a run that works replaces it.
 	cmd=$(printf '%s\n' "$line" | sed -e "s|[^ ]*/dcache-probe |$DCP_BIN/dcache-probe |" \
