@@ -289,21 +289,19 @@ static int open_kid(struct dcp_walk *w, int dirfd, const char *name, bool follow
 	struct statx stx;
 	int fd, pfd;
 
-	if (!w->o.skip_mount && !(w->o.flags & DCP_WALK_XDEV))
+	if ((!w->o.skip_mount && !(w->o.flags & DCP_WALK_XDEV)) ||
+	    __atomic_load_n(&w->no_openat2, __ATOMIC_RELAXED))
 		return open_dir_at(dirfd, name, follow, false);
-	if (!__atomic_load_n(&w->no_openat2, __ATOMIC_RELAXED)) {
-		do
-			fd = dcp_openat2(dirfd, name, flags, 0, RESOLVE_NO_XDEV);
-		while (fd == -EINTR);
-		if (fd != -EXDEV && fd != -ENOSYS && fd != -EPERM && fd != -EINVAL)
-			return fd;
-		if (fd != -EXDEV) /* no openat2 here (a filter): decide after the open */
-			__atomic_store_n(&w->no_openat2, true, __ATOMIC_RELAXED);
-		if (fd != -EXDEV)
-			return open_dir_at(dirfd, name, follow, false);
-	} else {
+	do
+		fd = dcp_openat2(dirfd, name, flags, 0, RESOLVE_NO_XDEV);
+	while (fd == -EINTR);
+	if (fd == -ENOSYS || fd == -EPERM || fd == -EINVAL) {
+		/* No openat2 here (a filter): list_dir() decides after the open. */
+		__atomic_store_n(&w->no_openat2, true, __ATOMIC_RELAXED);
 		return open_dir_at(dirfd, name, follow, false);
 	}
+	if (fd != -EXDEV)
+		return fd;
 	pfd = open_dir_at(dirfd, name, follow, true);
 	if (pfd < 0)
 		return pfd;
