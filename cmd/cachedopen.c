@@ -143,7 +143,7 @@ struct result {
 static void err_line(const char *path, const char *what, int e)
 {
 	flush();
-	prefix(&err, path);
+	dcp_msg_path(&err, path, strlen(path));
 	dcp_buf_printf(&err, "%s: %s\n", what, strerror(-e));
 	flush();
 }
@@ -314,6 +314,7 @@ int main(int argc, char **argv)
 	if (pc.failed || input_errors)
 		status = DCP_EXIT_ERROR;
 	if (o.json) {
+		dcp_opts_input_records(&out);
 		dcp_buf_printf(&out,
 			       "{\"type\":\"summary\",\"paths\":%llu,\"cached\":%llu,"
 			       "\"negative\":%llu,\"miss\":%llu,\"error\":%llu,\"status\":%d}\n",

@@ -34,6 +34,7 @@ static struct env {
 	bool no_perturb;
 	bool ignore_unvisited;
 	bool per_mount;
+	bool sort;	   /* --sort: per-path lines by path, after the walk */
 	bool pages;	  /* --pages: data residency of cached regular files */
 	int per_dir;	  /* deepest directory reported; -1: no --per-dir */
 	unsigned walk_flags;
@@ -75,7 +76,7 @@ static const char doc[] =
 "  dcache-probe -rq --min-cached 95 /srv/app && echo warm\n"
 "  dcache-probe -r -0 --only=miss /srv | xargs -0r warm\n"
 "  dcache-probe -r --prometheus /srv        # metrics; for cron see dcprobe(7)\n"
-"  dcache-probe -r -s --pages /srv/app      # and how much of its data is in memory\n"
+"  dcache-probe -r -s --pages /srv/app      # and how much data is in memory\n"
 "\v"
 "Opening a directory to list it puts that directory's own dentry in the cache\n"
 "(and, for a caller who is not its owner, its ACL); --no-perturb only lists\n"
@@ -93,6 +94,7 @@ enum {
 	OPT_IGNORE_UNVISITED,
 	OPT_PAGES,
 	OPT_MIN_RESIDENT,
+	OPT_SORT,
 };
 
 /* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/opts.c. */
@@ -116,15 +118,19 @@ static const struct argp_option options[] = {
 	{ "per-mount", OPT_PER_MOUNT, NULL, 0,
 	  "Instead of paths, a table of cached/total per mount with its filesystem type",
 	  DCP_OPTS_GROUP_REPORT },
+	{ "sort", OPT_SORT, NULL, 0,
+	  "Write the per-path lines sorted by path, a directory before what it holds (as "
+	  "bfs -s), once the walk is done (they are held in memory until then)",
+	  DCP_OPTS_GROUP_REPORT },
 	{ "min-cached", OPT_MIN_CACHED, "PCT", 0,
 	  "Exit 0 if at least PCT percent of the paths were cached and no directory was "
-	  "left unvisited, else 1", DCP_OPTS_GROUP_REPORT },
+	  "left unvisited, else 1; implies -r (a gate judges trees)", DCP_OPTS_GROUP_REPORT },
 	{ "ignore-unvisited", OPT_IGNORE_UNVISITED, NULL, 0,
 	  "Let the exit status and --min-cached judge the probed paths alone, although "
 	  "unvisited directories hold an unknown number of misses", DCP_OPTS_GROUP_REPORT },
 	{ "min-resident", OPT_MIN_RESIDENT, "PCT", 0,
 	  "Exit 0 only if at least PCT percent of the files' pages are in the page cache "
-	  "and no file's residency is unknown; implies --pages", DCP_OPTS_GROUP_REPORT },
+	  "and no file's residency is unknown; implies --pages and -r", DCP_OPTS_GROUP_REPORT },
 
 	{ NULL, 0, NULL, 0, "Output format:", DCP_OPTS_GROUP_FORMAT },
 	{ 0 },
@@ -156,6 +162,8 @@ static int parse_only(const char *arg)
 	return 0;
 }
 
+static bool run_records_possible(void);
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
@@ -167,7 +175,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ONLY:
 		if (parse_only(arg) < 0)
-			argp_error(state, "invalid --only '%s': a comma-separated list of "
+			argp_error(state, "invalid --only %s: a comma-separated list of "
 				   "cached, negative, miss, error, unvisited is needed",
 				   dcp_quoted(&qbuf, arg));
 		break;
@@ -180,17 +188,30 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MIN_CACHED:
 		env.min_cached = dcp_opts_percent(state, "--min-cached", arg);
+		o.recursive = true; /* a gate judges trees, never one entry */
 		break;
 	case OPT_PAGES:
 		env.pages = true;
 		break;
+	case OPT_SORT:
+		env.sort = true;
+		break;
 	case OPT_MIN_RESIDENT:
 		env.min_resident = dcp_opts_percent(state, "--min-resident", arg);
 		env.pages = true;
+		o.recursive = true;
 		break;
 	case ARGP_KEY_END:
 		if (env.per_dir >= 0 && o.summary)
 			argp_error(state, "--per-dir excludes -s");
+		/* One text table per stream: each has its own columns (JSON
+		 * records and metrics say what they are). */
+		if (!o.json && !o.prometheus && env.per_mount && (env.per_dir >= 0 || o.summary))
+			argp_error(state, "--per-mount excludes %s in text (run the command twice, "
+				   "or use --json)", o.summary ? "-s" : "--per-dir");
+		if (env.sort && !run_records_possible())
+			argp_error(state, "--sort orders per-path lines: -s, -q, --per-dir, "
+				   "--per-mount and --prometheus print none");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -215,6 +236,7 @@ static const struct argp argp = {
 /* What one walker thread owns: no locking needed while it fills them. */
 struct worker {
 	struct dcp_buf out;
+	struct dcp_rows sorted;	    /* --sort: its lines, held until the end */
 	struct dcp_pr_counts c;
 	struct dcp_pr_devtab devs; /* --per-mount, by mount ID (with --pages data) */
 	struct dcp_pages_counts pc; /* --pages */
@@ -227,6 +249,23 @@ struct worker {
 };
 
 static struct dcp_progress *progress;
+
+/*
+ * A --per-dir row, held to the end: rows come in du's order whichever
+ * thread finished first, and a directory listed from several roots (or
+ * names) gets one row, under the first root (in the order given) and
+ * the first path there, whichever listing came first.
+ */
+struct dirrow {
+	size_t root;
+	dev_t dev;
+	ino_t ino;
+	int depth;
+	char *path;
+	size_t pathlen;
+	struct dcp_pr_counts c;
+	struct dcp_pages_counts pc;
+};
 
 /* Per-directory data (dcp_dir.data): own entries and finished subtrees. */
 struct dirstat {
@@ -261,9 +300,11 @@ static struct {
 	_Atomic int write_err;	   /* first -errno of writing stdout */
 	enum dcp_pr_format fmt;
 	bool records;		   /* per-path records are printed */
-	struct dcp_buf dirbuf;	   /* --per-dir rows (dir_done is serialised) */
-	struct dcp_pr_prom_series *dirs; /* --per-dir rows kept for --prometheus */
-	size_t ndirs, dircap;
+	struct dcp_buf dirbuf;	   /* --per-dir rows, */
+	struct dirrow *dirrows;	   /* held until the end (dir_done is serialised) */
+	size_t ndirrows, dirrowcap;
+	struct dcp_pr_prom_series *dirs; /* --per-dir rows for --prometheus */
+	size_t ndirs;
 	struct rootrec *roots[ROOT_CHUNKS]; /* chunks of ROOT_CHUNK */
 	size_t nroots;		   /* written by the main thread only */
 	size_t nroots_added;	   /* roots handed to the walker */
@@ -404,8 +445,24 @@ static void pages_json_entry(struct worker *w)
 	dcp_buf_free(&m);
 }
 
+/* Ranks of the records of one path under --sort. */
+enum { RANK_ENTRY, RANK_UNVISITED, RANK_WALK_ERROR };
+
+/*
+ * The record just written at AT in W's buffer: held back under --sort,
+ * else written out once enough is buffered.
+ */
+static void held(struct worker *w, size_t at, size_t root, const char *path, size_t len,
+		 int rank)
+{
+	if (env.sort)
+		dcp_rows_cut(&w->sorted, &w->out, at, root, path, len, rank);
+	else if (w->out.len >= FLUSH_AT)
+		flush_buf(&w->out);
+}
+
 /* Count one probe result, and print it when asked. */
-static void record(struct worker *w, const char *path, size_t len, int ret,
+static void record(struct worker *w, size_t root, const char *path, size_t len, int ret,
 		   unsigned char type, int depth, struct dcp_pr_counts *dirc,
 		   struct dcp_pr_counts *mntc, const struct dcp_why_info *why, bool again)
 {
@@ -430,6 +487,8 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 	atomic_store_explicit(&w->seen, atomic_load_explicit(&w->seen, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	if (shown(ret)) {
+		size_t at = w->out.len;
+
 		if (env.pages && run.fmt == DCP_PR_TEXT)
 			dcp_pages_entry_text(&w->out, path, len, ret, w->pret, &w->pg);
 		else
@@ -438,8 +497,7 @@ static void record(struct worker *w, const char *path, size_t len, int ret,
 			dcp_explain_insert(&w->out, run.fmt == DCP_PR_JSON, why);
 		if (env.pages && run.fmt == DCP_PR_JSON)
 			pages_json_entry(w);
-		if (w->out.len >= FLUSH_AT)
-			flush_buf(&w->out);
+		held(w, at, root, path, len, RANK_ENTRY);
 	}
 }
 
@@ -586,19 +644,8 @@ static int visit(const struct dcp_entry *e, void *arg)
 		}
 		w->pg.again = run_again;
 	}
-	record(w, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
+	record(w, e->root, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
 	       mrow ? &mrow->c : NULL, run.explain && st == DCP_MISS ? &why : NULL, e->again);
-	if (!o.recursive && o.summary && !o.quiet && !o.prometheus) {
-		struct dcp_pr_counts one = { 0 };
-		size_t row = w->out.len;
-
-		one.n[st] = 1;
-		if (run.explain && st == DCP_MISS)
-			one.why[why.why] = 1;
-		dcp_pr_root(&w->out, run.fmt, e->path, e->pathlen, &one);
-		if (run.explain)
-			dcp_why_table_row(&w->out, row, o.json, one.why);
-	}
 walk_on:
 	note_progress_path(e->path);
 	/* A tree that is not there is no tree: an error, never a warm one. */
@@ -625,20 +672,14 @@ walk_on:
 			return DCP_WALK_PRUNE;
 		w->c.not_visited++;
 		if (shown_bit(ONLY_UNVISITED)) {
+			size_t at = w->out.len;
+
 			dcp_pr_unvisited(&w->out, run.fmt, e->path, e->pathlen, ret, e->depth);
-			if (w->out.len >= FLUSH_AT)
-				flush_buf(&w->out);
+			held(w, at, e->root, e->path, e->pathlen, RANK_UNVISITED);
 		}
 		return DCP_WALK_PRUNE;
 	}
 	return DCP_WALK_DESCEND;
-}
-
-static void quote_path(struct dcp_buf *b, const char *path, size_t len)
-{
-	dcp_buf_reset(b);
-	dcp_buf_quote(b, path, len);
-	dcp_buf_putc(b, '\0');
 }
 
 static void walk_error(const struct dcp_entry *e, int err, void *arg)
@@ -657,12 +698,16 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 		return; /* said by the walk of the root that met it first */
 	w->c.walk_errors++;
 	if (run.fmt == DCP_PR_JSON) {
+		size_t at = w->out.len;
+
 		dcp_pr_walk_error(&w->out, run.fmt, e->path, e->pathlen, err);
+		held(w, at, e->root, e->path, e->pathlen, RANK_WALK_ERROR);
 	} else {
 		/* An error is said even under -q: the run could not look everywhere. */
 		struct dcp_buf q = DCP_BUF_INIT;
 
-		quote_path(&q, e->path, e->pathlen);
+		dcp_buf_quote_msg(&q, e->path, e->pathlen);
+		dcp_buf_putc(&q, '\0');
 		dcp_warn(err, "cannot walk %s", q.oom ? "(path)" : q.data);
 		dcp_buf_free(&q);
 	}
@@ -675,8 +720,8 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 
 	(void)arg;
 	/* What --explain kept of a missed root is not needed below it any more. */
-	if (!d->parent && ds->has_root)
-		dcp_explain_root_done(run.explain, ds->root);
+	if (!d->parent)
+		dcp_explain_root_done(run.explain, d->root);
 	dcp_pr_counts_add(&tot, &ds->sub);
 	dcp_pages_counts_add(&ds->pown, &ds->psub); /* --pages: own + sub from here on */
 	if (d->parent) {
@@ -686,7 +731,7 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 		dcp_pages_counts_add(&up->psub, &ds->pown);
 		dcp_pages_links_merge(&up->links, &ds->links, &up->psub);
 	} else {
-		struct rootrec *rr = root_rec(ds->root);
+		struct rootrec *rr = root_rec(d->root);
 
 		/* The root's own probe is in rr already; add what lies below. */
 		if (rr)
@@ -695,41 +740,103 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 			dcp_pages_counts_add(&rr->pc, &ds->pown);
 		dcp_pages_links_free(&ds->links);
 	}
-	/* A directory listed again from another root has its row already. */
-	if (env.per_dir < 0 || d->depth > env.per_dir || o.quiet || d->again)
+	/* A directory listed again keeps a row too: which listing was first
+	 * depends on the threads, which row is written does not. */
+	if (env.per_dir < 0 || d->depth > env.per_dir || o.quiet)
 		return;
-	if (!o.prometheus) {
-		size_t row = run.dirbuf.len;
-
-		dcp_pr_dir(&run.dirbuf, run.fmt, path, pathlen, d->depth, &tot);
-		if (env.pages)
-			dcp_pages_table_row(&run.dirbuf, row, run.fmt == DCP_PR_JSON, &ds->pown);
-		if (run.dirbuf.len >= FLUSH_AT)
-			flush_buf(&run.dirbuf);
-		return;
-	}
-	if (run.ndirs == run.dircap) {
-		size_t cap = run.dircap ? run.dircap * 2 : 64;
-		struct dcp_pr_prom_series *v = realloc(run.dirs, cap * sizeof(*v));
+	if (run.ndirrows == run.dirrowcap) {
+		size_t cap = run.dirrowcap ? run.dirrowcap * 2 : 64;
+		struct dirrow *v = realloc(run.dirrows, cap * sizeof(*v));
 
 		if (!v)
-			return;
-		run.dirs = v;
-		run.dircap = cap;
+			goto oom;
+		run.dirrows = v;
+		run.dirrowcap = cap;
 	}
-	struct dcp_pr_counts *c = malloc(sizeof(*c));
 	char *p = malloc(pathlen + 1);
 
-	if (!c || !p) {
-		free(c);
-		free(p);
+	if (!p)
+		goto oom;
+	memcpy(p, path, pathlen + 1);
+	run.dirrows[run.ndirrows++] = (struct dirrow){
+		.root = d->root, .dev = d->dev, .ino = d->ino, .depth = d->depth,
+		.path = p, .pathlen = pathlen, .c = tot, .pc = ds->pown };
+	return;
+oom:
+	run.input_errors++;
+	dcp_warn(ENOMEM, "--per-dir");
+}
+
+static int cmp_dirrow_id(const void *a, const void *b)
+{
+	const struct dirrow *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return dcp_path_cmp(x->path, x->pathlen, y->path, y->pathlen, DCP_ROWS_PREORDER);
+}
+
+static int cmp_dirrow(const void *a, const void *b)
+{
+	const struct dirrow *x = a, *y = b;
+
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return dcp_path_cmp(x->path, x->pathlen, y->path, y->pathlen, DCP_ROWS_POSTORDER);
+}
+
+/* The --per-dir rows: one per directory, in du's order, as text or JSON
+ * in run.dirbuf, or as series for --prometheus. */
+static void dir_rows(void)
+{
+	size_t n = 0;
+
+	if (!run.ndirrows)
+		return;
+	qsort(run.dirrows, run.ndirrows, sizeof(*run.dirrows), cmp_dirrow_id);
+	for (size_t i = 0; i < run.ndirrows; i++) {
+		struct dirrow *r = &run.dirrows[i];
+
+		if (n && r->dev == run.dirrows[n - 1].dev && r->ino == run.dirrows[n - 1].ino) {
+			free(r->path);
+			continue;
+		}
+		run.dirrows[n++] = *r;
+	}
+	run.ndirrows = n;
+	qsort(run.dirrows, n, sizeof(*run.dirrows), cmp_dirrow);
+	if (o.prometheus) {
+		run.dirs = calloc(n, sizeof(*run.dirs));
+		if (!run.dirs) {
+			run.input_errors++;
+			dcp_warn(ENOMEM, "--per-dir");
+			return;
+		}
+		for (size_t i = 0; i < n; i++) {
+			struct dirrow *r = &run.dirrows[i];
+
+			run.dirs[i] = (struct dcp_pr_prom_series){ .path = r->path,
+								   .pathlen = r->pathlen, .c = &r->c };
+			if (env.pages)
+				pages_keep_series(&pdirs, r->path, r->pathlen, NULL, NULL, &r->pc);
+		}
+		run.ndirs = n;
 		return;
 	}
-	*c = tot;
-	memcpy(p, path, pathlen + 1);
-	run.dirs[run.ndirs++] = (struct dcp_pr_prom_series){ .path = p, .pathlen = pathlen, .c = c };
-	if (env.pages)
-		pages_keep_series(&pdirs, p, pathlen, NULL, NULL, &ds->pown);
+	for (size_t i = 0; i < n; i++) {
+		struct dirrow *r = &run.dirrows[i];
+		size_t row = run.dirbuf.len;
+
+		dcp_pr_dir(&run.dirbuf, run.fmt, r->path, r->pathlen, r->depth, &r->c);
+		if (env.pages)
+			dcp_pages_table_row(&run.dirbuf, row, run.fmt == DCP_PR_JSON, &r->pc);
+		if (run.dirbuf.len >= FLUSH_AT)
+			flush_buf(&run.dirbuf);
+	}
 }
 
 /* ---- progress ---- */
@@ -883,9 +990,10 @@ static void mount_unvisited(const struct dcp_entry *e, void *arg)
 		return;
 	w->c.not_visited++;
 	if (shown_bit(ONLY_UNVISITED)) {
+		size_t at = w->out.len;
+
 		dcp_pr_unvisited(&w->out, run.fmt, e->path, e->pathlen, -EREMOTE, e->depth);
-		if (w->out.len >= FLUSH_AT)
-			flush_buf(&w->out);
+		held(w, at, e->root, e->path, e->pathlen, RANK_UNVISITED);
 	}
 }
 
@@ -1020,6 +1128,22 @@ oom:
 	dcp_warn(ENOMEM, "--per-mount");
 }
 
+/* Whether per-path records are printed. */
+static bool run_records_possible(void)
+{
+	return !o.summary && !o.quiet && !o.prometheus && env.per_dir < 0 && !env.per_mount;
+}
+
+/* Held records, in ORDER; out of memory, some are lost: said, and an error. */
+static void rows_out(struct dcp_rows *r, enum dcp_rows_order order, struct dcp_buf *out)
+{
+	if (r->oom) {
+		run.input_errors++;
+		dcp_warn(ENOMEM, "some lines were not kept to be sorted");
+	}
+	dcp_rows_write(r, order, out);
+}
+
 static int exit_status(const struct dcp_pr_counts *tot)
 {
 	bool err = tot->n[DCP_ERROR] || tot->walk_errors || run.input_errors ||
@@ -1030,6 +1154,12 @@ static int exit_status(const struct dcp_pr_counts *tot)
 	/* Below an unvisited directory every lookup misses: how many is unknown. */
 	if (!dcp_pr_complete(tot) && !env.ignore_unvisited)
 		return DCP_EXIT_COLD;
+	/* A gate passes on what was probed, never on nothing. */
+	if (env.min_cached >= 0 && !dcp_pr_total(tot)) {
+		if (!o.quiet)
+			dcp_warn(0, "--min-cached: no path was probed, there is no share to judge");
+		return DCP_EXIT_COLD;
+	}
 	if (env.min_cached >= 0)
 		return dcp_pr_cached_pct(tot) >= env.min_cached ? DCP_EXIT_OK : DCP_EXIT_COLD;
 	return tot->n[DCP_MISS] ? DCP_EXIT_COLD : DCP_EXIT_OK;
@@ -1169,8 +1299,7 @@ int main(int argc, char **argv)
 	}
 	/* -0 is for a program (xargs -0r); on a terminal, names are quoted. */
 	run.fmt = dcp_pr_format_of(o.json, o.nul);
-	run.records = !o.summary && !o.quiet && !o.prometheus && env.per_dir < 0 &&
-		      !env.per_mount;
+	run.records = run_records_possible();
 
 	run.t0 = run.last_t = dcp_now_ns();
 	if (o.recursive) {
@@ -1196,10 +1325,19 @@ int main(int argc, char **argv)
 
 	for (unsigned i = 0; i < run.nw; i++) {
 		flush_buf(&run.w[i].out);
+		if (i)
+			dcp_rows_merge(&run.w[0].sorted, &run.w[i].sorted);
 		dcp_pr_counts_add(&tot, &run.w[i].c);
 		dcp_pages_counts_add(&ptot, &run.w[i].pc);
 	}
+	if (env.sort) {
+		rows_out(&run.w[0].sorted, DCP_ROWS_PREORDER, &out);
+		flush_buf(&out);
+	}
+	dir_rows();
 	flush_buf(&run.dirbuf);
+	if (run.nw)
+		dcp_rows_free(&run.w[0].sorted);
 
 	if (o.prometheus) {
 		struct dcp_pr_prom_series *roots = NULL;
@@ -1265,8 +1403,10 @@ int main(int argc, char **argv)
 		prom.status = status;
 		dcp_pr_prometheus(metrics, &prom);
 	} else if (o.json) {
-		size_t at = out.len;
+		size_t at;
 
+		dcp_opts_input_records(&out);
+		at = out.len;
 		dcp_pr_summary_json(&out, &tot, env.min_cached,
 				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
 		if (o.explain)

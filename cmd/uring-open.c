@@ -67,7 +67,8 @@ static const char doc[] =
 "  uring-open --cached /srv/cold      # EAGAIN instead of a punt\n"
 "  uring-open -n 1000 --json /etc/hosts | tail -1\n"
 "  sudo uring-open --trace /etc/nanorc   # what io_uring's tracepoints say\n"
-"  find /usr/lib -type f -print0 | uring-open --bench --files0-from=- --depth 64\n"
+"  find /usr/lib -type f -print0 |\n"
+"    uring-open --bench --files0-from=- --depth 64\n"
 "\v"
 "The verdict is exact: the ring uses IORING_SETUP_DEFER_TASKRUN, so a\n"
 "worker's completion only reaches the ring when this process waits for it;\n"
@@ -128,7 +129,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FLAGS:
 		if (dcp_open_flags_parse(arg, &env.how.flags, &bad) < 0)
-			argp_error(state, "invalid --flags at '%s': a comma-separated list of rdonly, "
+			argp_error(state, "invalid --flags at %s: a comma-separated list of rdonly, "
 				   "wronly, rdwr, creat, excl, trunc, append, nonblock, nofollow, directory, "
 				   "path, cloexec, noctty, noatime, sync, dsync, direct, tmpfile (one access "
 				   "mode) is needed", dcp_quoted(&qbuf, bad));
@@ -347,8 +348,8 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 	}
 	dcp_buf_putc(&out, '\n');
 	if (r->res < 0) {
-		dcp_buf_quote(&err, path, strlen(path));
-		dcp_buf_printf(&err, ": %s\n", strerror(-r->res));
+		dcp_msg_path(&err, path, strlen(path));
+		dcp_buf_printf(&err, "%s\n", strerror(-r->res));
 	}
 	if (!k)
 		return;
@@ -441,11 +442,11 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 		k = kernel_view(seq);
 		if (!k.seen || k.verdict != r.verdict) {
 			t->disagree++;
-			dcp_buf_quote(&err, path, strlen(path));
+			dcp_msg_path(&err, path, strlen(path));
 			if (!k.seen)
-				dcp_buf_puts(&err, ": the trace has no io_uring events for this open\n");
+				dcp_buf_puts(&err, "the trace has no io_uring events for this open\n");
 			else
-				dcp_buf_printf(&err, ": the kernel's trace says %s, the ring said %s\n",
+				dcp_buf_printf(&err, "the kernel's trace says %s, the ring said %s\n",
 					       verdict_name(k.verdict), verdict_name(r.verdict));
 		}
 	}
@@ -497,6 +498,7 @@ static void summary(struct totals *t)
 	int status = status_of(t);
 
 	if (o.json) {
+		dcp_opts_input_records(&out);
 		dcp_buf_printf(&out,
 			       "{\"type\":\"summary\",\"opens\":%llu,\"inline\":%llu,\"punted\":%llu,"
 			       "\"forced\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s",
@@ -563,8 +565,9 @@ static int keep_path(const char *path, void *ctx)
 static void read_paths(void)
 {
 	dcp_opts_each_path(&o, keep_path, NULL, &input_errors);
+	/* Nothing to open (empty lists): done; bad lists said why. */
 	if (!env.npaths)
-		exit(DCP_EXIT_ERROR); /* each list said why */
+		exit(input_errors ? DCP_EXIT_ERROR : DCP_EXIT_OK);
 }
 
 static int bench(void)
@@ -618,8 +621,8 @@ static int bench(void)
 	if (b.failed) {
 		const char *p = paths[b.first_error_index];
 
-		dcp_buf_quote(&err, p, strlen(p));
-		dcp_buf_printf(&err, ": %s", strerror(-b.first_error));
+		dcp_msg_path(&err, p, strlen(p));
+		dcp_buf_printf(&err, "%s", strerror(-b.first_error));
 		if (b.failed > 1)
 			dcp_buf_printf(&err, " (and %llu more failed opens)",
 				       (unsigned long long)b.failed - 1);
@@ -636,6 +639,7 @@ static int bench(void)
 	else
 		status = DCP_EXIT_OK;
 	if (o.json) {
+		dcp_opts_input_records(&out);
 		dcp_buf_printf(&out,
 			       "{\"type\":\"bench\",\"mode\":\"%s\",\"direct\":%s,\"depth\":%u,\"opens\":%llu,"
 			       "\"inline\":%llu,\"punted\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s,"

@@ -96,7 +96,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_BYTES:
 	case OPT_MAX_FILE_SIZE:
 		if (dcp_pages_parse_size(arg, &n) < 0 || !n)
-			argp_error(state, "invalid %s '%s': a positive number of bytes, "
+			argp_error(state, "invalid %s %s: a positive number of bytes, "
 				   "with K, M, G or T for powers of 1024, is needed",
 				   key == OPT_MAX_BYTES ? "--max-bytes" : "--max-file-size",
 				   dcp_quoted(&qbuf, arg));
@@ -105,7 +105,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PAGES_METHOD:
 		if (dcp_pages_warm_method_parse(arg) < 0)
-			argp_error(state, "invalid --pages-method '%s': read, willneed, readahead "
+			argp_error(state, "invalid --pages-method %s: read, willneed, readahead "
 				   "or uring is needed", dcp_quoted(&qbuf, arg));
 		env.pages.method = dcp_pages_warm_method_parse(arg);
 		env.flags |= DCP_WARM_PAGES;
@@ -160,7 +160,7 @@ static void warn_path(const char *path, size_t len, const char *what, int err)
 {
 	struct dcp_buf q = DCP_BUF_INIT;
 
-	dcp_buf_quote(&q, path, len);
+	dcp_buf_quote_msg(&q, path, len);
 	dcp_buf_putc(&q, '\0');
 	dcp_warn(err, "%s%s%s", q.oom ? "(path)" : q.data, what ? ": " : "", what ? what : "");
 	dcp_buf_free(&q);
@@ -518,8 +518,10 @@ int main(int argc, char **argv)
 		if (o.total)
 			summary_row(mainbuf, NULL, 0, &st);
 	}
-	if (o.json)
+	if (o.json) {
+		dcp_opts_input_records(mainbuf);
 		summary_json(mainbuf, &st, secs, rate, st.jobs, status);
+	}
 	if (o.json && (env.flags & DCP_WARM_PAGES))
 		pages_json(mainbuf);
 	else if (o.prometheus) {

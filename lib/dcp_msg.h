@@ -39,6 +39,12 @@ void dcp_die(int status, int err, const char *fmt, ...) __attribute__((noreturn)
 void dcp_msg_buf(struct dcp_buf *b);
 
 /*
+ * dcp_msg_path - start a message about PATH (LEN bytes) in B, for
+ * dcp_msg_buf(): "PROGRAM: 'PATH': ".  The caller adds the rest and '\n'.
+ */
+void dcp_msg_path(struct dcp_buf *b, const char *path, size_t len);
+
+/*
  * dcp_msg_progress - show the progress line in B (starting with "\r\033[K",
  * without '\n') and empty B; the next message, or dcp_msg_progress_clear(),
  * erases it first.

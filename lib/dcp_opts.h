@@ -37,6 +37,7 @@
 extern "C" {
 #endif
 
+struct dcp_buf;
 struct dcp_entry;
 struct dcp_mounts;
 
@@ -141,14 +142,22 @@ double dcp_opts_percent(struct argp_state *state, const char *opt, const char *a
 
 /*
  * dcp_opts_each_path - hand every path to ADD, in order: the PATH
- * arguments, then each list.  A list that cannot be read, a bad record
- * (empty, a NUL byte in a line, longer than PATH_MAX) or a list with no
- * path is an input error: said on stderr (unless O->quiet) in the same
- * words in every command, counted in *ERRORS, and skipped.  Stops when ADD
- * returns < 0 and returns that; else 0.
+ * arguments, then each list.  A list that cannot be read or a bad record
+ * (empty, a NUL byte in a line, longer than PATH_MAX) is an input error:
+ * said on stderr (even under -q) in the same words in every command,
+ * counted in *ERRORS, and skipped; under --json also kept as an
+ * "input_error" record for dcp_opts_input_records().  A list that holds no
+ * path is no error: there is nothing to do.  Stops when ADD returns < 0
+ * and returns that; else 0.
  */
 int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, void *ctx),
 		       void *ctx, unsigned long long *errors);
+
+/*
+ * dcp_opts_input_records - append to OUT the "input_error" records kept
+ * by dcp_opts_each_path() under --json (before the summary), and forget them.
+ */
+void dcp_opts_input_records(struct dcp_buf *out);
 
 /*
  * dcp_opts_match - whether entry E passes --type, --name and --mindepth:

@@ -49,7 +49,8 @@ unsigned long long dcp_pr_total(const struct dcp_pr_counts *c);
 
 /*
  * dcp_pr_cached_pct - the cached share in percent: cached and negative
- * paths over all probed paths; 100 when nothing was probed.
+ * paths over all probed paths; -1 when nothing was probed (a share of
+ * nothing is absent: "-" in text, null in JSON, no Prometheus sample).
  */
 double dcp_pr_cached_pct(const struct dcp_pr_counts *c);
 

@@ -67,11 +67,77 @@ bool dcp_utf8_valid(const char *s, size_t n);
 void dcp_buf_quote(struct dcp_buf *b, const char *s, size_t n);
 
 /*
- * dcp_quoted - S quoted as dcp_buf_quote() does, NUL-terminated, in B
+ * dcp_buf_quote_msg - append name S (N bytes) for a message, as GNU tools
+ * quote: between single quotes, escaped as dcp_buf_quote() does, a quote
+ * inside as \'  ('/srv/a b', 'it\'s').
+ */
+void dcp_buf_quote_msg(struct dcp_buf *b, const char *s, size_t n);
+
+/*
+ * dcp_quoted - S quoted as dcp_buf_quote_msg() does, NUL-terminated, in B
  * (reset first): for messages that name a path or echo an argument.
  * Returns B's text, or a placeholder if memory ran out.
  */
 const char *dcp_quoted(struct dcp_buf *b, const char *s);
+
+/*
+ * dcp_rows - records held back to be written in a fixed order, whatever
+ * order the walker's threads produced them in: the --per-dir rows, and
+ * every per-path line under --sort.  Each record has a key: the index of
+ * its root (roots in the order given), its path, and a rank that orders
+ * records of the same path (an entry before what is said of its listing).
+ * Memory: every record held, until dcp_rows_write().
+ */
+struct dcp_row {
+	size_t root;
+	size_t at, keylen, reclen; /* key, then record, at AT in the arena */
+	int rank;
+};
+
+struct dcp_rows {
+	struct dcp_row *v;
+	size_t n, cap;
+	struct dcp_buf arena;
+	bool oom;
+};
+
+enum dcp_rows_order {
+	DCP_ROWS_PREORDER,  /* a directory before what it holds (find -s, bfs -s) */
+	DCP_ROWS_POSTORDER, /* what a directory holds before it (du) */
+};
+
+/*
+ * dcp_rows_add - hold the record REC (RECLEN bytes) under the key ROOT,
+ * PATH (LEN bytes), RANK.  Out of memory, R->oom is set and the record lost.
+ */
+void dcp_rows_add(struct dcp_rows *r, size_t root, const char *path, size_t len, int rank,
+		  const char *rec, size_t reclen);
+
+/*
+ * dcp_rows_cut - dcp_rows_add() of the bytes of B from AT on (the record
+ * just written there), which leave B.
+ */
+void dcp_rows_cut(struct dcp_rows *r, struct dcp_buf *b, size_t at, size_t root,
+		  const char *path, size_t len, int rank);
+
+/* dcp_rows_merge - move every record of FROM into INTO (FROM is emptied). */
+void dcp_rows_merge(struct dcp_rows *into, struct dcp_rows *from);
+
+/*
+ * dcp_rows_write - append the records to OUT by root, then by path in
+ * ORDER (siblings by the bytes of their names), then by rank; empty R.
+ */
+void dcp_rows_write(struct dcp_rows *r, enum dcp_rows_order order, struct dcp_buf *out);
+
+/*
+ * dcp_path_cmp - compare paths A and B (AN, BN bytes) by their components,
+ * siblings by the bytes of their names ('/' before every byte), an ancestor
+ * before or after what it holds as ORDER says: < 0, 0 or > 0.
+ */
+int dcp_path_cmp(const char *a, size_t an, const char *b, size_t bn, enum dcp_rows_order order);
+
+/* dcp_rows_free - forget every record and free R's memory. */
+void dcp_rows_free(struct dcp_rows *r);
 
 /* dcp_needs_quote - true when dcp_buf_quote() would change S. */
 bool dcp_needs_quote(const char *s, size_t n);

@@ -42,7 +42,6 @@ const char *dcp_errno_name(int err);
  * empty argument or record, and a path list without a single path.
  */
 #define DCP_MSG_EMPTY_PATH "an empty PATH names nothing"
-#define DCP_MSG_EMPTY_LIST "the list holds no paths"
 
 /* dcp_args_have_empty - true when one of the N strings of V is empty. */
 bool dcp_args_have_empty(char *const *v, int n);

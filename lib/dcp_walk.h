@@ -53,6 +53,7 @@ struct dcp_dir {
 	 * for it was already due to the first listing.
 	 */
 	bool again;
+	size_t root;		      /* index of its root, as dcp_entry.root */
 	void *data;		      /* opts.dir_data_size bytes, zeroed */
 };
 

@@ -103,6 +103,14 @@ void dcp_die(int status, int err, const char *fmt, ...)
 	exit(status);
 }
 
+void dcp_msg_path(struct dcp_buf *b, const char *path, size_t len)
+{
+	dcp_buf_puts(b, program_invocation_name);
+	dcp_buf_puts(b, ": ");
+	dcp_buf_quote_msg(b, path, len);
+	dcp_buf_puts(b, ": ");
+}
+
 void dcp_msg_buf(struct dcp_buf *b)
 {
 	if (b->len)

@@ -181,7 +181,7 @@ int dcp_opts_number(struct argp_state *state, const char *opt, const char *arg, 
 	uint64_t v;
 
 	if (dcp_parse_u64(arg, min, max, &v) < 0)
-		argp_error(state, "invalid %s '%s': a whole number from %llu to %llu is needed",
+		argp_error(state, "invalid %s %s: a whole number from %llu to %llu is needed",
 			   opt, quoted(arg), (unsigned long long)min, (unsigned long long)max);
 	return (int)v;
 }
@@ -191,7 +191,7 @@ double dcp_opts_percent(struct argp_state *state, const char *opt, const char *a
 	double v;
 
 	if (dcp_parse_percent(arg, &v) < 0)
-		argp_error(state, "invalid %s '%s': a percentage from 0 to 100 is needed", opt,
+		argp_error(state, "invalid %s %s: a percentage from 0 to 100 is needed", opt,
 			   quoted(arg));
 	return v;
 }
@@ -212,7 +212,7 @@ static unsigned parse_types(struct argp_state *state, const char *arg)
 			if (p[0] == types[i].c && (p[1] == ',' || !p[1]))
 				break;
 		if (i == sizeof(types) / sizeof(types[0]))
-			argp_error(state, "invalid --type '%s': a comma-separated list of "
+			argp_error(state, "invalid --type %s: a comma-separated list of "
 				   "f, d, l, b, c, p, s is needed", quoted(arg));
 		mask |= 1u << types[i].dt;
 		if (!p[1])
@@ -265,27 +265,27 @@ static void add_label(struct argp_state *state, struct dcp_opts *o, const char *
 	int ret;
 
 	if (!eq)
-		argp_error(state, "invalid --label '%s': NAME=VALUE is needed", quoted(arg));
+		argp_error(state, "invalid --label %s: NAME=VALUE is needed", quoted(arg));
 	l.name = strndup(arg, (size_t)(eq - arg));
 	l.value = eq + 1;
 	if (!l.name)
 		argp_failure(state, DCP_EXIT_ERROR, ENOMEM, "options");
 	ret = dcp_prom_label_name_ok(l.name);
 	if (ret == -EINVAL)
-		argp_error(state, "invalid --label name '%s': a Prometheus label name is a letter "
+		argp_error(state, "invalid --label name %s: a Prometheus label name is a letter "
 			   "or '_', then letters, digits and '_'", quoted(l.name));
 	if (ret == -EPERM)
-		argp_error(state, "invalid --label name '%s': names starting with __ are "
+		argp_error(state, "invalid --label name %s: names starting with __ are "
 			   "reserved by Prometheus", quoted(l.name));
 	if (ret == -EEXIST)
-		argp_error(state, "invalid --label name '%s': the series already carry it "
+		argp_error(state, "invalid --label name %s: the series already carry it "
 			   "(command, root, state, fstype, mount_id, mountpoint, path, kind)",
 			   quoted(l.name));
 	for (size_t i = 0; i < o->nlabels; i++)
 		if (!strcmp(o->labels[i].name, l.name))
-			argp_error(state, "--label '%s' given twice", quoted(l.name));
+			argp_error(state, "--label %s given twice", quoted(l.name));
 	if (!*l.value)
-		argp_error(state, "invalid --label '%s': an empty VALUE is no label to Prometheus",
+		argp_error(state, "invalid --label %s: an empty VALUE is no label to Prometheus",
 			   quoted(arg));
 	o->labels = push(state, o->labels, &o->nlabels, sizeof(l), &l);
 }
@@ -309,6 +309,9 @@ static void check(struct argp_state *state, struct dcp_opts *o)
 		argp_error(state, "--label needs --prometheus");
 	if (o->total && !o->summary && (o->set & DCP_OPTS_SUMMARY))
 		o->summary = true; /* -c alone: the roots' lines and the total */
+	/* A root's line covers its tree, as du -s: -s and -c imply -r. */
+	if (o->summary && (o->set & DCP_OPTS_WALK))
+		o->recursive = true;
 	if (!o->recursive && (o->set & DCP_OPTS_WALK)) {
 		const char *which = o->xdev ? "-x" : o->nexcludes ? "--exclude" :
 				    o->nnames ? "--name" : o->types ? "--type" :
@@ -319,11 +322,65 @@ static void check(struct argp_state *state, struct dcp_opts *o)
 	}
 }
 
+/*
+ * argp's usage errors end with glibc's old "Try `PROG --help' or `PROG
+ * --usage' for more information."  They go through this stream, which
+ * says it as GNU tools say it today ("Try 'PROG --help' for more
+ * information.") and passes every other line to stderr as it is.
+ */
+static char err_line[1024];
+static size_t err_len;
+
+static void err_flush(void)
+{
+	static const char head[] = "Try `", tail[] = "' or `";
+	char *end;
+
+	if (err_len >= sizeof(head) - 1 && memcmp(err_line, head, sizeof(head) - 1) == 0 &&
+	    (end = memmem(err_line, err_len, tail, sizeof(tail) - 1))) {
+		dprintf(STDERR_FILENO, "Try '%.*s' for more information.\n",
+			(int)(end - err_line - (sizeof(head) - 1)), err_line + sizeof(head) - 1);
+	} else if (err_len) {
+		ssize_t w = write(STDERR_FILENO, err_line, err_len);
+
+		(void)w; /* nothing better to do with a message that cannot be said */
+	}
+	err_len = 0;
+}
+
+static ssize_t err_write(void *cookie, const char *buf, size_t n)
+{
+	(void)cookie;
+	for (size_t i = 0; i < n; i++) {
+		if (err_len == sizeof(err_line))
+			err_flush();
+		err_line[err_len++] = buf[i];
+		if (buf[i] == '\n')
+			err_flush();
+	}
+	return (ssize_t)n;
+}
+
+static FILE *usage_stream(void)
+{
+	static FILE *f;
+
+	if (!f) {
+		f = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = err_write });
+		if (f)
+			setvbuf(f, NULL, _IONBF, 0);
+	}
+	return f ? f : stderr;
+}
+
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
 	struct dcp_opts *o = opts;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->err_stream = usage_stream();
+		break;
 	case 'h':
 		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
 		break;
@@ -425,7 +482,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 
 			if (ret < 0)
 				argp_failure(state, DCP_EXIT_ERROR, -ret,
-					     "--output: cannot create a file beside '%s'",
+					     "--output: cannot create a file beside %s",
 					     quoted(o->output));
 		}
 		parsed = true;
@@ -463,13 +520,13 @@ static int publish(const struct dcp_opts *o, int status)
 		return status;
 	if (dcp_output_failed()) {
 		dcp_output_discard(f);
-		dcp_warn(0, "'%s' left as it was: the output could not be written whole",
+		dcp_warn(0, "%s left as it was: the output could not be written whole",
 			 quoted(o->output));
 		return DCP_EXIT_ERROR;
 	}
 	ret = dcp_output_commit(f);
 	if (ret < 0) {
-		dcp_warn(-ret, "'%s' left as it was: cannot write it", quoted(o->output));
+		dcp_warn(-ret, "%s left as it was: cannot write it", quoted(o->output));
 		return DCP_EXIT_ERROR;
 	}
 	return status;
@@ -575,13 +632,28 @@ static const char *list_name(struct dcp_buf *b, const char *file)
 	return strcmp(file, "-") == 0 ? "standard input" : dcp_quoted(b, file);
 }
 
+static struct dcp_buf input_records; /* --json: the lists' errors, as records */
+
 /* Said under -q too: an error is not a result. */
-static void input_error(unsigned long long *errors, const char *file, size_t record, int err,
-			const char *what)
+static void input_error(const struct dcp_opts *o, unsigned long long *errors, const char *file,
+			size_t record, int err, const char *what)
 {
 	struct dcp_buf b = DCP_BUF_INIT;
 
 	(*errors)++;
+	if (o->json) {
+		const char *msg = err ? strerror(err) : what + (what[0] == ':' ? 2 : 0);
+
+		dcp_buf_puts(&input_records, "{\"type\":\"input_error\",\"list\":");
+		dcp_buf_json_str(&input_records, file, strlen(file));
+		if (record)
+			dcp_buf_printf(&input_records, ",\"record\":%zu", record);
+		if (err)
+			dcp_buf_printf(&input_records, ",\"errno\":\"%s\"", dcp_errno_name(err));
+		dcp_buf_puts(&input_records, ",\"message\":");
+		dcp_buf_json_str(&input_records, msg, strlen(msg));
+		dcp_buf_puts(&input_records, "}\n");
+	}
 	if (record)
 		dcp_warn(err, "%s: record %zu%s%s", list_name(&b, file), record, what ? ": " : "",
 			 what ? what : "");
@@ -609,25 +681,25 @@ int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, vo
 
 		ret = dcp_pathlist_open(in->file, in->nul, &pl);
 		if (ret < 0) {
-			input_error(errors, in->file, 0, -ret, NULL);
+			input_error(o, errors, in->file, 0, -ret, NULL);
 			continue;
 		}
 		while ((ret = dcp_pathlist_next(pl, &p, &len)) != 0) {
 			size_t rec = dcp_pathlist_record(pl);
 
 			if (ret == -EINVAL || ret == -ENODATA) {
-				input_error(errors, in->file, rec, 0, ret == -EINVAL ?
+				input_error(o, errors, in->file, rec, 0, ret == -EINVAL ?
 					    "a path contains a NUL byte (use --files0-from)" :
 					    DCP_MSG_EMPTY_PATH);
 				continue;
 			}
 			if (ret < 0) {
 				/* Unreadable (EISDIR for a directory): the rest is lost. */
-				input_error(errors, in->file, 0, -ret, NULL);
+				input_error(o, errors, in->file, 0, -ret, NULL);
 				break;
 			}
 			if (len >= PATH_MAX) {
-				input_error(errors, in->file, rec, 0,
+				input_error(o, errors, in->file, rec, 0,
 					    "the path is longer than PATH_MAX (4096 bytes)");
 				continue;
 			}
@@ -637,11 +709,17 @@ int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, vo
 				return ret;
 			}
 		}
-		if (ret == 0 && !dcp_pathlist_paths(pl))
-			input_error(errors, in->file, 0, 0, ": " DCP_MSG_EMPTY_LIST);
+		/* An empty list is no error (as du --files0-from): nothing
+		 * to do is done; a gate over nothing fails by itself. */
 		dcp_pathlist_close(pl);
 	}
 	return 0;
+}
+
+void dcp_opts_input_records(struct dcp_buf *out)
+{
+	dcp_buf_add(out, input_records.data, input_records.len);
+	dcp_buf_free(&input_records);
 }
 
 /* ---- filters ---- */

@@ -36,7 +36,7 @@ double dcp_pr_cached_pct(const struct dcp_pr_counts *c)
 	unsigned long long t = dcp_pr_total(c);
 
 	if (!t)
-		return 100.0;
+		return -1.0; /* no share of nothing */
 	return 100.0 * (double)(c->n[DCP_CACHED] + c->n[DCP_NEGATIVE]) / (double)t;
 }
 
@@ -70,10 +70,14 @@ static void json_counts(struct dcp_buf *b, const struct dcp_pr_counts *c)
 {
 	dcp_buf_printf(b, "\"paths\":%llu,\"cached\":%llu,\"negative\":%llu,"
 		       "\"miss\":%llu,\"error\":%llu,\"not_visited\":%llu,"
-		       "\"walk_errors\":%llu,\"cached_percent\":%.2f,\"complete\":%s",
+		       "\"walk_errors\":%llu,\"cached_percent\":",
 		       dcp_pr_total(c), c->n[DCP_CACHED], c->n[DCP_NEGATIVE],
-		       c->n[DCP_MISS], c->n[DCP_ERROR], c->not_visited, c->walk_errors,
-		       dcp_pr_cached_pct(c), dcp_pr_complete(c) ? "true" : "false");
+		       c->n[DCP_MISS], c->n[DCP_ERROR], c->not_visited, c->walk_errors);
+	if (dcp_pr_total(c))
+		dcp_buf_printf(b, "%.2f", dcp_pr_cached_pct(c));
+	else
+		dcp_buf_puts(b, "null");
+	dcp_buf_printf(b, ",\"complete\":%s", dcp_pr_complete(c) ? "true" : "false");
 }
 
 static void json_errno(struct dcp_buf *b, int err)
@@ -162,8 +166,11 @@ void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pa
 /* The "PCT%\tCACHED/TOTAL\t" columns of the text tables. */
 static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c)
 {
-	dcp_buf_printf(b, "%5.1f%%\t%llu/%llu", pct1(c),
-		       c->n[DCP_CACHED] + c->n[DCP_NEGATIVE], dcp_pr_total(c));
+	if (dcp_pr_total(c))
+		dcp_buf_printf(b, "%5.1f%%\t", pct1(c));
+	else
+		dcp_buf_puts(b, "     -\t"); /* nothing probed: no share */
+	dcp_buf_printf(b, "%llu/%llu", c->n[DCP_CACHED] + c->n[DCP_NEGATIVE], dcp_pr_total(c));
 	if (c->not_visited)
 		dcp_buf_printf(b, "+%llu?", c->not_visited);
 	dcp_buf_putc(b, '\t');
@@ -266,10 +273,11 @@ void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c)
 	unsigned long long t = dcp_pr_total(c);
 
 	dcp_buf_count(b, t, "path", "paths");
-	dcp_buf_printf(b, ": %llu cached, %llu negative, %llu miss, %llu error; "
-		       "%s%.1f%% cached", c->n[DCP_CACHED],
-		       c->n[DCP_NEGATIVE], c->n[DCP_MISS], c->n[DCP_ERROR],
-		       dcp_pr_complete(c) ? "" : "at most ", pct1(c));
+	dcp_buf_printf(b, ": %llu cached, %llu negative, %llu miss, %llu error", c->n[DCP_CACHED],
+		       c->n[DCP_NEGATIVE], c->n[DCP_MISS], c->n[DCP_ERROR]);
+	if (t)
+		dcp_buf_printf(b, "; %s%.1f%% cached", dcp_pr_complete(c) ? "" : "at most ",
+			       pct1(c));
 	if (c->not_visited) {
 		dcp_buf_puts(b, "; ");
 		dcp_buf_count(b, c->not_visited, "directory", "directories");
@@ -429,9 +437,12 @@ void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p)
 			prom_states(m, "dcprobe_paths",
 				    "Paths probed with openat2 RESOLVE_CACHED, by residency state "
 				    "(warm: after warming).", "root", s, c);
-			prom_value(m, "dcprobe_cached_ratio",
-				   "Share of probed paths resolved from the dentry cache (cached or negative).",
-				   "root", s, true, dcp_pr_cached_pct(c) / 100.0);
+			/* No sample for a share of nothing. */
+			if (dcp_pr_total(c))
+				prom_value(m, "dcprobe_cached_ratio",
+					   "Share of probed paths resolved from the dentry cache "
+					   "(cached or negative).",
+					   "root", s, true, dcp_pr_cached_pct(c) / 100.0);
 		}
 		if (!p->no_unvisited)
 			prom_value(m, "dcprobe_not_visited_dirs",

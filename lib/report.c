@@ -234,6 +234,21 @@ void dcp_buf_quote(struct dcp_buf *b, const char *s, size_t n)
 	dcp_buf_add(b, s + run, n - run);
 }
 
+void dcp_buf_quote_msg(struct dcp_buf *b, const char *s, size_t n)
+{
+	const char *q;
+
+	dcp_buf_putc(b, '\'');
+	while ((q = memchr(s, '\'', n))) {
+		dcp_buf_quote(b, s, (size_t)(q - s));
+		dcp_buf_puts(b, "\\'");
+		n -= (size_t)(q - s) + 1;
+		s = q + 1;
+	}
+	dcp_buf_quote(b, s, n);
+	dcp_buf_putc(b, '\'');
+}
+
 void dcp_buf_base64(struct dcp_buf *b, const void *p, size_t n)
 {
 	static const char tbl[] =
@@ -311,7 +326,7 @@ const char *dcp_quoted(struct dcp_buf *b, const char *s)
 {
 	dcp_buf_reset(b);
 	b->oom = false;
-	dcp_buf_quote(b, s, strlen(s));
+	dcp_buf_quote_msg(b, s, strlen(s));
 	dcp_buf_putc(b, '\0');
 	return b->oom ? "(name not shown: out of memory)" : b->data;
 }
@@ -355,4 +370,112 @@ void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n)
 void dcp_buf_count(struct dcp_buf *b, unsigned long long n, const char *one, const char *many)
 {
 	dcp_buf_printf(b, "%llu %s", n, n == 1 ? one : many);
+}
+
+/* ---- records in a fixed order ---- */
+
+void dcp_rows_add(struct dcp_rows *r, size_t root, const char *path, size_t len, int rank,
+		  const char *rec, size_t reclen)
+{
+	size_t at = r->arena.len;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		struct dcp_row *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v) {
+			r->oom = true;
+			return;
+		}
+		r->v = v;
+		r->cap = cap;
+	}
+	dcp_buf_add(&r->arena, path, len);
+	dcp_buf_add(&r->arena, rec, reclen);
+	if (r->arena.oom) {
+		r->oom = true;
+		return;
+	}
+	r->v[r->n++] = (struct dcp_row){ root, at, len, reclen, rank };
+}
+
+void dcp_rows_cut(struct dcp_rows *r, struct dcp_buf *b, size_t at, size_t root,
+		  const char *path, size_t len, int rank)
+{
+	if (b->len > at)
+		dcp_rows_add(r, root, path, len, rank, b->data + at, b->len - at);
+	b->len = at;
+}
+
+void dcp_rows_merge(struct dcp_rows *into, struct dcp_rows *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const struct dcp_row *w = &from->v[i];
+
+		dcp_rows_add(into, w->root, from->arena.data + w->at, w->keylen, w->rank,
+			     from->arena.data + w->at + w->keylen, w->reclen);
+	}
+	into->oom |= from->oom;
+	dcp_rows_free(from);
+}
+
+int dcp_path_cmp(const char *a, size_t an, const char *b, size_t bn, enum dcp_rows_order order)
+{
+	bool post = order == DCP_ROWS_POSTORDER;
+	size_t i = 0, n = an < bn ? an : bn;
+
+	while (i < n && a[i] == b[i])
+		i++;
+	if (i == an && i == bn)
+		return 0;
+	if (i == an || i == bn) {
+		const char *l = i == an ? a : b, *m = i == an ? b : a; /* l is a prefix of m */
+		bool ancestor = m[i] == '/' || (i && l[i - 1] == '/');
+		int sign = i == an ? -1 : 1;
+
+		return ancestor && post ? -sign : sign;
+	}
+	if (a[i] == '/' || b[i] == '/')
+		return a[i] == '/' ? -1 : 1;
+	return (unsigned char)a[i] < (unsigned char)b[i] ? -1 : 1;
+}
+
+struct rows_sort {
+	const char *base;
+	enum dcp_rows_order order;
+};
+
+static int row_cmp(const void *x, const void *y, void *arg)
+{
+	const struct dcp_row *a = x, *b = y;
+	const struct rows_sort *s = arg;
+	int d;
+
+	if (a->root != b->root)
+		return a->root < b->root ? -1 : 1;
+	d = dcp_path_cmp(s->base + a->at, a->keylen, s->base + b->at, b->keylen, s->order);
+	if (d)
+		return d;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return (a->at > b->at) - (a->at < b->at); /* held first, written first */
+}
+
+void dcp_rows_write(struct dcp_rows *r, enum dcp_rows_order order, struct dcp_buf *out)
+{
+	struct rows_sort s = { r->arena.data, order };
+
+	if (r->n)
+		qsort_r(r->v, r->n, sizeof(*r->v), row_cmp, &s);
+	for (size_t i = 0; i < r->n; i++)
+		dcp_buf_add(out, r->arena.data + r->v[i].at + r->v[i].keylen, r->v[i].reclen);
+	r->n = 0;
+	r->arena.len = 0;
+}
+
+void dcp_rows_free(struct dcp_rows *r)
+{
+	free(r->v);
+	dcp_buf_free(&r->arena);
+	*r = (struct dcp_rows){ 0 };
 }

@@ -690,7 +690,7 @@ static struct node *node_new(struct dcp_walk *w, struct node *parent,
 	n->refs = 1;
 	n->id = __atomic_add_fetch(&w->next_id, 1, __ATOMIC_RELAXED);
 	if (parent) {
-		n->root = parent->root;
+		n->root = n->pub.root = parent->root;
 		n->rootdev = parent->rootdev;
 	}
 	return n;
@@ -1879,7 +1879,7 @@ static void do_root(struct worker *wk, struct item *it)
 		w->failure = -ENOMEM;
 		return;
 	}
-	n->root = it->root;
+	n->root = n->pub.root = it->root;
 	n->entry_again = it->again;
 	n->cold = (w->o.flags & DCP_WALK_PROBE) && (e.probe != 0 || e.inner == -EAGAIN);
 	n->pub.pathlen = e.pathlen;

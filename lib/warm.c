@@ -237,6 +237,10 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 		bump(s, S_ERRORS);
 		tell = true;
 	}
+	/* A tree that is not there could not be walked: a walk error, as
+	 * dcache-probe -r counts it (one family, one meaning). */
+	if ((fl & DCP_WARM_RECURSIVE) && ev->depth == 0 && ev->err == ENOENT)
+		bump(s, S_WALK_ERRORS);
 	if (fl & DCP_WARM_CHECK) {
 		bool was = ev->before == 0 || ev->before == -ENOENT;
 		bool is = ev->after == 0 || ev->after == -ENOENT;

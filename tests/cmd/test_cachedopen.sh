@@ -31,7 +31,7 @@ test_transcript() {
 	run cachedopen "$MNT/nanorc"
 	assertEquals "first open misses" 1 "$RC"
 	assertEquals "open: -1" "$OUT"
-	assertEquals "openat2: Resource temporarily unavailable" "$ERR"
+	assertEquals "cachedopen: '$MNT/nanorc': openat2: Resource temporarily unavailable" "$ERR"
 	run cachedopen "$MNT/nanorc"
 	assertEquals "a miss does not warm the path" 1 "$RC"
 	assertEquals "open: -1" "$OUT"
@@ -47,7 +47,7 @@ test_negative_dentry_is_enoent() {
 	run cachedopen "$MNT/absent"
 	assertEquals 2 "$RC"
 	assertEquals "open: -1" "$OUT"
-	assertEquals "openat2: No such file or directory" "$ERR"
+	assertEquals "cachedopen: '$MNT/absent': openat2: No such file or directory" "$ERR"
 	run cachedopen --json "$MNT/absent"
 	assertEquals "negative" "$(json_get 'objs[0]["state"]' <<<"$OUT")"
 	assertEquals "ENOENT" "$(json_get 'objs[0]["errno"]' <<<"$OUT")"
@@ -73,7 +73,7 @@ test_mid_walk_error_is_a_miss() {
 	ls -l "$MNT/script" >/dev/null
 	run cachedopen "$MNT/script/notadir"
 	assertEquals 1 "$RC"
-	assertEquals "openat2: Resource temporarily unavailable" "$ERR"
+	assertEquals "cachedopen: '$MNT/script/notadir': openat2: Resource temporarily unavailable" "$ERR"
 	run cachedopen --retry "$MNT/script/notadir"
 	assertEquals 2 "$RC"
 	assertContains "$ERR" "open: Not a directory"
@@ -86,7 +86,7 @@ test_several_paths_and_error_wins() {
 	assertEquals "a miss among hits" 1 "$RC"
 	assertEquals "$MNT/nanorc: open: 3
 $MNT/a/b/c/file: open: -1" "$OUT"
-	assertEquals "$MNT/a/b/c/file: openat2: Resource temporarily unavailable" "$ERR"
+	assertEquals "cachedopen: '$MNT/a/b/c/file': openat2: Resource temporarily unavailable" "$ERR"
 	run cachedopen "$MNT/a/b/c/file" "$MNT/gone"
 	assertEquals "error (negative) beats miss" 2 "$RC"
 }
@@ -118,7 +118,7 @@ test_follow_and_no_follow() {
 	assertEquals "follows by default" 0 "$RC"
 	run cachedopen -P "$MNT/link"
 	assertEquals "a real open of a symlink with -P is ELOOP" 2 "$RC"
-	assertEquals "openat2: Too many levels of symbolic links" "$ERR"
+	assertEquals "cachedopen: '$MNT/link': openat2: Too many levels of symbolic links" "$ERR"
 	run cachedopen -P --path "$MNT/link"
 	assertEquals "--path -P probes the link itself" 0 "$RC"
 	fixture_cold "$MNT"
@@ -185,7 +185,7 @@ test_unprivileged_under_private_dir() {
 
 	run as_nobody "$DCP_BIN/cachedopen" "$MNT/private/file"
 	assertEquals "a denied search is a miss under RESOLVE_CACHED" 1 "$RC"
-	assertEquals "openat2: Resource temporarily unavailable" "$ERR"
+	assertEquals "$DCP_BIN/cachedopen: '$MNT/private/file': openat2: Resource temporarily unavailable" "$ERR"
 	run as_nobody "$DCP_BIN/cachedopen" --retry "$MNT/private/file"
 	assertEquals "the blocking retry reports EACCES" 2 "$RC"
 	assertContains "$ERR" "open: Permission denied"

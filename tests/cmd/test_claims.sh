@@ -273,9 +273,9 @@ test_unvisited_directories_fail_the_verdict() {
 	assertEquals "warm now: the recipe does nothing" 0 "$RC"
 }
 
-# Claim (all four man pages; issue 10.4): a walk root that does not exist,
-# an empty PATH and an empty list are errors; an absent single path is
-# negative.
+# Claim (all four man pages; issue 10.4, 19.8): a walk root that does not
+# exist and an empty PATH are errors; an absent single path is negative; an
+# empty list is nothing to do (as du --files0-from), which no gate passes.
 test_a_missing_tree_is_an_error() {
 	local cmd
 	stat "$MNT/t/absent" >/dev/null 2>&1
@@ -305,16 +305,27 @@ test_a_missing_tree_is_an_error() {
 		assertEquals "$cmd: nothing ran" "" "$OUT"
 	done
 	run dcache-probe --from /dev/null
-	assertEquals "dcache-probe, empty list" 2 "$RC"
-	assertContains "$ERR" "the list holds no paths"
+	assertEquals "dcache-probe, empty list" 0 "$RC"
+	assertEquals "dcache-probe, empty list: no share of nothing" \
+		"dcache-probe: 0 paths: 0 cached, 0 negative, 0 miss, 0 error" "$ERR"
+	run dcache-probe -q --min-cached 0 --from /dev/null
+	assertEquals "dcache-probe, empty list: a gate fails" 1 "$RC"
+	run dcache-probe -q --min-resident 0 --from /dev/null
+	assertEquals "dcache-probe, empty list: a data gate fails" 1 "$RC"
 	run warm --from /dev/null
-	assertEquals "warm, empty list" 2 "$RC"
-	assertContains "$ERR" "the list holds no paths"
+	assertEquals "warm, empty list" 0 "$RC"
+	run warm --files0-from=- </dev/null
+	assertEquals "warm, empty list on stdin" 0 "$RC"
 	run cachedopen --from /dev/null
-	assertEquals "cachedopen, empty list" 2 "$RC"
-	assertContains "$ERR" "the list holds no paths"
+	assertEquals "cachedopen, empty list" 0 "$RC"
+	assertEquals "cachedopen: nothing said" "" "$OUT$ERR"
 	run uring-open --bench --from /dev/null
-	assertEquals "uring-open, empty list" 2 "$RC"
+	assertEquals "uring-open, empty list" 0 "$RC"
+	assertEquals "uring-open: nothing said" "" "$OUT$ERR"
+	# The recipe that used to break a set -euo pipefail script on a warm tree.
+	warm -r "$MNT/t/a"
+	run bash -c "set -euo pipefail; dcache-probe -r -0 --only=miss '$MNT/t/a' | warm --files0-from=-"
+	assertEquals "dcache-probe --only=miss | warm on a warm tree ($ERR)" 0 "$RC"
 }
 
 # Claim (dcache-probe.1 --per-mount): rows are mounts, not devices.

@@ -99,7 +99,7 @@ cached $MNT/t/c" "$OUT"
 	run dcache-probe -r "$MNT/t/absent"
 	assertEquals "a negative walk root is an error" 2 "$RC"
 	assertEquals "negative $MNT/t/absent" "$OUT"
-	assertContains "$ERR" "cannot walk $MNT/t/absent: No such file or directory"
+	assertContains "$ERR" "cannot walk '$MNT/t/absent': No such file or directory"
 }
 
 # A walk root whose middle component is a regular file (FILE/x, ENOTDIR)
@@ -113,13 +113,13 @@ test_walk_root_through_a_file() {
 		run $as "$DCP_BIN/dcache-probe" -r "$f/x"
 		assertEquals "$as: exit 2: $ERR" 2 "$RC"
 		assertEquals "$as: the prober's answer" "$("$DCP_BUILD/tests/oprobe" "$f/x")" "$OUT"
-		assertContains "$as" "$ERR" "cannot walk $f/x: Not a directory"
+		assertContains "$as" "$ERR" "cannot walk '$f/x': Not a directory"
 		run $as "$DCP_BIN/dcache-probe" -r --min-cached 0 --json "$f/x"
 		assertEquals "$as: no gate passes" 2 "$RC"
 		assertEquals "$as" "1 2" "$(json_get '"%d %d" % (objs[-1]["walk_errors"], objs[-1]["status"])' <<<"$OUT")"
 		run $as "$DCP_BIN/warm" -r "$f/x"
 		assertEquals "$as: warm: exit 2" 2 "$RC"
-		assertContains "$as" "$ERR" "$f/x: Not a directory"
+		assertContains "$as" "$ERR" "'$f/x': Not a directory"
 		run $as "$DCP_BIN/dcache-probe" -r "$f"
 		assertEquals "$as: a file as the root: $ERR" 0 "$RC"
 		assertEquals "$as" "cached $f" "$OUT"
@@ -469,8 +469,8 @@ test_symlink_loops() {
 	run timeout 20 dcache-probe -r -L "$MNT/loop"
 	assertEquals "cycles and ELOOP are errors" 2 "$RC"
 	assertContains "$OUT" "error ELOOP $MNT/loop/l1"
-	assertContains "$ERR" "cannot walk $MNT/loop/self: Too many levels of symbolic links"
-	assertContains "$ERR" "cannot walk $MNT/loop/d/up: Too many levels of symbolic links"
+	assertContains "$ERR" "cannot walk '$MNT/loop/self': Too many levels of symbolic links"
+	assertContains "$ERR" "cannot walk '$MNT/loop/d/up': Too many levels of symbolic links"
 	run dcache-probe -r "$MNT/tlink"
 	assertEquals "a root symlink is probed, not followed" 1 "$(wc -l <<<"$OUT")"
 	run dcache-probe -r -H "$MNT/tlink"
@@ -500,7 +500,7 @@ test_unreadable_directory() {
 	ls -l "$MNT/perm" "$MNT/perm/pub" >/dev/null
 	run as_nobody "$DCP_BIN/dcache-probe" -r "$MNT/perm"
 	assertEquals "a walk error is exit 2" 2 "$RC"
-	assertContains "$ERR" "cannot walk $MNT/perm/priv: Permission denied"
+	assertContains "$ERR" "cannot walk '$MNT/perm/priv': Permission denied"
 	assertContains "the walk went on" "$OUT" "$MNT/perm/pub/file"
 	assertContains "$ERR" "1 walk error"
 	run as_nobody "$DCP_BIN/dcache-probe" -r --json "$MNT/perm"
@@ -595,13 +595,13 @@ test_walk_controls() {
 test_progress() {
 	local t=$SHUNIT_TMPDIR/typescript
 	# A list that arrives slowly keeps the run going for more than a second.
-	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe --from - -s" "$t" >/dev/null
+	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe --from - >/dev/null" "$t" >/dev/null
 	assertContains "progress on a terminal" "$(cat "$t")" "path, "
-	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe --no-progress --from - -s" "$t" >/dev/null
+	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe --no-progress --from - >/dev/null" "$t" >/dev/null
 	assertNotContains "$(cat "$t")" "path, "
-	run bash -c '(echo /; sleep 1.7; echo /) | dcache-probe --from - -s'
+	run bash -c '(echo /; sleep 1.7; echo /) | dcache-probe --from - --only=error'
 	assertNotContains "never when stderr is not a terminal" "$ERR" "path, "
-	run bash -c '(echo /; sleep 1.7; echo /) | dcache-probe --progress --from - -s'
+	run bash -c '(echo /; sleep 1.7; echo /) | dcache-probe --progress --from - --only=error'
 	assertContains "--progress forces it" "$ERR" "path, "
 }
 
@@ -678,7 +678,7 @@ test_walk_errors_never_share_a_line() {
 	for run in 1 2 3 4 5; do
 		as_nobody dcache-probe -r -j 64 "$d" >/dev/null 2>"$SHUNIT_TMPDIR/err"
 		assertEquals "run $run: exit" 2 $?
-		bad=$(grep -Evc -e "^dcache-probe: cannot walk $d/d[0-9]+/u[0-9]+: Permission denied\$" \
+		bad=$(grep -Evc -e "^dcache-probe: cannot walk '$d/d[0-9]+/u[0-9]+': Permission denied\$" \
 			-e '^dcache-probe: 1345 paths: [0-9]+ cached, 0 negative, [0-9]+ miss, 0 error; [0-9.]+% cached; 1280 walk errors$' \
 			"$SHUNIT_TMPDIR/err")
 		assertEquals "run $run: lines that are not one whole message: $(grep -v 'Permission denied$' "$SHUNIT_TMPDIR/err" | head -3)" 0 "$bad"

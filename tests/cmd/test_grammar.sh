@@ -247,13 +247,16 @@ test_bad_lists_are_said_in_the_same_words() {
 	for cmd in "${ALL[@]}"; do
 		run "$cmd" --from="$bad"
 		assertEquals "$cmd: an empty record" 2 "$RC"
-		assertContains "$cmd" "$ERR" "$bad: record 2: an empty PATH names nothing"
+		assertContains "$cmd" "$ERR" "'$bad': record 2: an empty PATH names nothing"
+		# JSON consumers get a record for every error that sets the status.
+		run "$cmd" --json --from="$bad" --from="$MNT/t"
+		assertEquals "$cmd --json: input_error records" "2 None None EISDIR" \
+			"$(json_get '" ".join(str(o.get(k)) for o in objs if o["type"] == "input_error" for k in ("record", "errno"))' <<<"$OUT" | cut -d' ' -f1-4)"
 		run "$cmd" --from="$MNT/t"
 		assertEquals "$cmd: a directory as the list" 2 "$RC"
-		assertContains "$cmd" "$ERR" "cannot read $MNT/t: Is a directory"
+		assertContains "$cmd" "$ERR" "cannot read '$MNT/t': Is a directory"
 		run "$cmd" --from=/dev/null
-		assertEquals "$cmd: an empty list" 2 "$RC"
-		assertContains "$cmd" "$ERR" "/dev/null: the list holds no paths"
+		assertEquals "$cmd: an empty list is nothing to do" 0 "$RC"
 		run "$cmd" --from="$LIST0"
 		assertEquals "$cmd: a NUL list read as lines" 2 "$RC"
 		assertContains "$cmd" "$ERR" "record 1: a path contains a NUL byte (use --files0-from)"
@@ -274,9 +277,9 @@ test_bad_lists_are_said_in_the_same_words() {
 test_progress_only_where_it_cannot_mix() {
 	local t=$SHUNIT_TMPDIR/typescript
 	# A list that arrives slowly keeps a run going for more than a second.
-	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe -s --from - >/dev/null" "$t" >/dev/null
+	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe --from - >/dev/null" "$t" >/dev/null
 	assertContains "dcache-probe: stdout not a pipe, stderr a terminal" "$(cat "$t")" "path, "
-	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe -s --from - | cat >/dev/null" "$t" >/dev/null
+	script -qfec "(echo /; sleep 1.7; echo /) | dcache-probe --from - | cat >/dev/null" "$t" >/dev/null
 	assertNotContains "dcache-probe: stdout into a pipe" "$(cat "$t")" "path, "
 	script -qfec "(echo /; sleep 1.2; echo /) | warm --from - >/dev/null" "$t" >/dev/null
 	assertContains "warm: stdout not a pipe" "$(cat "$t")" "1 entry, 0 errors, "
@@ -300,19 +303,19 @@ test_cachedopen_lines_in_order_on_a_terminal() {
 "M/t/a: open: 3
 M/t/x.c: open: 3
 M/t/c/v.txt: open: -1
-M/t/c/v.txt: openat2: Resource temporarily unavailable
+cachedopen: 'M/t/c/v.txt': openat2: Resource temporarily unavailable
 cachedopen: a miss can also be a name that does not exist and was never looked up; --retry tells" "$lines"
 	script -qfec "cachedopen --retry '$MNT/t/c/v.txt' '$MNT/t/nope'" "$t" >/dev/null
 	lines=$(tr -d '\r' <"$t" | grep -v '^Script \(started\|done\)' | grep . |
 		sed "s|$MNT|M|g; s/[0-9]* us/N us/; s/open: [0-9][0-9]*/open: F/")
 	assertEquals "with --retry, the man page's order; no hint" \
 "M/t/c/v.txt: open: -1
-M/t/c/v.txt: openat2: Resource temporarily unavailable
+cachedopen: 'M/t/c/v.txt': openat2: Resource temporarily unavailable
 M/t/c/v.txt: retry: open: F (blocking, N us)
 M/t/nope: open: -1
-M/t/nope: openat2: Resource temporarily unavailable
+cachedopen: 'M/t/nope': openat2: Resource temporarily unavailable
 M/t/nope: retry: open: -1 (blocking, N us)
-M/t/nope: open: No such file or directory" "$lines"
+cachedopen: 'M/t/nope': open: No such file or directory" "$lines"
 }
 
 # One wording for counts: "1 path", "2 paths".
@@ -348,7 +351,7 @@ test_summary_per_root_and_total() {
 	assertEquals "warm -c: the total" "$(printf '%d\t1\ttotal' $((n + 1)))" "$(tail -n1 <<<"$OUT")"
 	assertEquals "warm: an error too" 2 "$RC"
 	run warm -s "$MNT/t/x.c" "$MNT/t/a"
-	assertEquals "warm -s without -r: a line per path" "$(printf '1\t0\t%s\n1\t0\t%s' "$MNT/t/a" "$MNT/t/x.c")" "$(sort -t$'\t' -k3 <<<"$OUT")"
+	assertEquals "warm -s implies -r: a line per tree, as du -s" "$(printf '6\t0\t%s\n1\t0\t%s' "$MNT/t/a" "$MNT/t/x.c")" "$(sort -t$'\t' -k3 <<<"$OUT")"
 	assertEquals "warm -s: no summary on stderr when it is not a terminal" "" "$ERR"
 	run warm -r -c --json --check "$MNT/t"
 	assertEquals "root total summary" "$(json_types <<<"$OUT" | paste -sd' ')"

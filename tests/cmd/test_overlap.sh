@@ -197,7 +197,7 @@ test_root_given_twice_is_reported_once() {
 # Without -r each PATH is a question of its own: answered as often as asked.
 test_without_r_each_path_is_answered() {
 	cold 0
-	run dcache-probe -s "$T/d1" "$T/d1"
+	run dcache-probe "$T/d1" "$T/d1"
 	assertEquals 2 "$(wc -l <<<"$OUT")"
 }
 

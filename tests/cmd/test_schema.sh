@@ -92,6 +92,10 @@ test_a_mutated_record_fails() {
 		run $CHECK --command "$cmd" <<<"$bad"
 		assertEquals "$cmd refuses $bad" 1 "$RC"
 	done <<'EOF_RECORDS'
+dcache-probe	{"type":"input_error","list":"l","record":2,"message":"an empty PATH names nothing"}	{"type":"input_error","list":"l","record":0,"message":"an empty PATH names nothing"}
+warm	{"type":"input_error","list":"/x","errno":"ENOENT","message":"No such file or directory"}	{"type":"input_error","list":"/x","errno":"ENOENT"}
+cachedopen	{"type":"input_error","list":"-","record":1,"message":"a path contains a NUL byte (use --files0-from)"}	{"type":"input_error","record":1,"message":"x"}
+dcache-probe	{"type":"dir","path":"/e","depth":1,"paths":0,"cached":0,"negative":0,"miss":0,"error":0,"not_visited":0,"walk_errors":0,"cached_percent":null,"complete":true}	{"type":"dir","path":"/e","depth":1,"paths":0,"cached":0,"negative":0,"miss":0,"error":0,"not_visited":0,"walk_errors":0,"cached_percent":"-","complete":true}
 dcache-probe	{"type":"entry","path":"/a","state":"miss","kind":"file","depth":1}	{"type":"entry","path":"/a","state":"warm","kind":"file","depth":1}
 dcache-probe	{"type":"entry","path":{"bytes":"/w=="},"state":"error","kind":"dir","depth":0,"errno":"ELOOP","message":"x"}	{"type":"entry","path":{"bytes":"/w=="},"state":"error","kind":"dir","depth":0}
 dcache-probe	{"type":"unvisited","path":"/a","depth":2,"reason":"inside-miss"}	{"type":"unvisited","path":"/a","depth":2,"reason":"inside-miss","extra":1}

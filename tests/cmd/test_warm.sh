@@ -158,13 +158,13 @@ test_still_miss_is_exit_1() {
 test_missing_paths_are_reported_and_the_run_goes_on() {
 	run warm "$MNT/absent" "$MNT/a/other" "$MNT/a/b/nothing/here"
 	assertEquals "exit 2: an error" 2 "$RC"
-	assertContains "$ERR" "warm: $MNT/absent: No such file or directory"
-	assertContains "$ERR" "warm: $MNT/a/b/nothing/here: No such file or directory"
+	assertContains "$ERR" "warm: '$MNT/absent': No such file or directory"
+	assertContains "$ERR" "warm: '$MNT/a/b/nothing/here': No such file or directory"
 	assertContains "$ERR" "3 entries, 2 errors in"
 	assertTrue "the good path was warmed" "cached $MNT/a/other"
 	run warm -r "$MNT/absent" "$MNT/tree/x"
 	assertEquals 2 "$RC"
-	assertContains "$ERR" "warm: $MNT/absent: No such file or directory"
+	assertContains "$ERR" "warm: '$MNT/absent': No such file or directory"
 	assertTrue "the tree was warmed" "cached $MNT/tree/x/y/z/deep"
 	# Error wins over miss.
 	run warm --check "$MNT/absent" /proc/sys/kernel/hostname
@@ -174,15 +174,15 @@ test_missing_paths_are_reported_and_the_run_goes_on() {
 test_unreadable_directory_as_nobody() {
 	run as_nobody "$DCP_BIN/warm" -r -x "$MNT"
 	assertEquals "exit 2: $ERR" 2 "$RC"
-	assertContains "$ERR" "warm: $MNT/private: cannot read directory: Permission denied"
-	assertContains "$ERR" "warm: $MNT/lost+found: cannot read directory: Permission denied"
+	assertContains "$ERR" "warm: '$MNT/private': cannot read directory: Permission denied"
+	assertContains "$ERR" "warm: '$MNT/lost+found': cannot read directory: Permission denied"
 	assertContains "$ERR" ", 2 errors in"
 	assertTrue "the rest was warmed" "cached $MNT/tree/d4/f40.txt"
 	assertTrue "the private directory itself was looked up" "cached $MNT/private"
 	assertFalse "its contents were not" "cached $MNT/private/inner"
 	run as_nobody "$DCP_BIN/warm" "$MNT/private/inner/secret"
 	assertEquals 2 "$RC"
-	assertContains "$ERR" "secret: Permission denied"
+	assertContains "$ERR" "secret': Permission denied"
 }
 
 test_out_of_descriptors() {
@@ -223,8 +223,8 @@ test_unreadable_lists() {
 	chmod 0755 "$SHUNIT_TMPDIR"
 	run as_nobody "$DCP_BIN/warm" --from "$SHUNIT_TMPDIR/list" --from "$MNT/nolist" "$MNT/tree/d1"
 	assertEquals "exit 2: $ERR" 2 "$RC"
-	assertContains "$ERR" "warm: cannot read $SHUNIT_TMPDIR/list: Permission denied"
-	assertContains "$ERR" "warm: cannot read $MNT/nolist: No such file or directory"
+	assertContains "$ERR" "warm: cannot read '$SHUNIT_TMPDIR/list': Permission denied"
+	assertContains "$ERR" "warm: cannot read '$MNT/nolist': No such file or directory"
 	assertContains "$ERR" "1 entry, 2 errors"
 	assertTrue "the argument was warmed" "cached $MNT/tree/d1"
 }
@@ -240,7 +240,7 @@ test_from_stdin_nul_with_newline_names() {
 	# The same list read as lines names two files that do not exist.
 	run warm --from - <<<"$MNT/$NL"
 	assertEquals 2 "$RC"
-	assertContains "$ERR" "$MNT/new: No such file or directory"
+	assertContains "$ERR" "$MNT/new': No such file or directory"
 	# A NUL byte in a newline-separated list is bad input; the rest goes on.
 	printf '%s\n%s\0x\n' "$MNT/a/other" "$MNT/a" >"$SHUNIT_TMPDIR/in"
 	run warm --from - <"$SHUNIT_TMPDIR/in"
@@ -401,7 +401,7 @@ test_quiet_and_progress() {
 	assertEquals "" "$OUT$ERR"
 	run warm -q "$MNT/absent"
 	assertEquals 2 "$RC"
-	assertEquals "errors are still shown" "warm: $MNT/absent: No such file or directory" "$ERR"
+	assertEquals "errors are still shown" "warm: '$MNT/absent': No such file or directory" "$ERR"
 	# Not a terminal: no progress unless asked; --progress forces it.
 	run warm --from - < <(echo "$MNT/a"; sleep 1.2; echo "$MNT/a/other")
 	assertNotContains "$ERR" $'\r'
@@ -526,11 +526,11 @@ test_messages_never_share_a_line() {
 	for run in 1 2 3 4 5; do
 		warm -j 64 --from="$list" >/dev/null 2>"$SHUNIT_TMPDIR/err"
 		assertEquals "run $run: exit" 2 $?
-		bad=$(grep -Evc -e "^warm: $MNT/nx/p[0-9]+: No such file or directory\$" \
-			-e "^warm: $list: record [0-9]+: an empty PATH names nothing\$" \
+		bad=$(grep -Evc -e "^warm: '$MNT/nx/p[0-9]+': No such file or directory\$" \
+			-e "^warm: '$list': record [0-9]+: an empty PATH names nothing\$" \
 			-e '^warm: 4000 entries, 4400 errors in [0-9.]+ s \([0-9]+ entries/s\)$' \
 			"$SHUNIT_TMPDIR/err")
-		lines=$(grep -Ec "^warm: $MNT/nx/p[0-9]+: No such file or directory\$" "$SHUNIT_TMPDIR/err")
+		lines=$(grep -Ec "^warm: '$MNT/nx/p[0-9]+': No such file or directory\$" "$SHUNIT_TMPDIR/err")
 		assertEquals "run $run: lines that are not one whole message: $(grep -Ev -e ': No such file or directory$' -e 'names nothing$' -e 'entries/s)$' "$SHUNIT_TMPDIR/err" | head -3)" 0 "$bad"
 		assertEquals "run $run: one line per missing path" 4000 "$lines"
 		assertEquals "run $run: one line per empty record" 400 \

@@ -25,7 +25,7 @@ int main(void)
 
 	CHECK_INT(dcp_pr_total(&c), 12);
 	CHECK(dcp_pr_cached_pct(&c) == 75.0);
-	CHECK(dcp_pr_cached_pct(&zero) == 100.0);
+	CHECK(dcp_pr_cached_pct(&zero) < 0);
 
 	dcp_pr_entry(&b, DCP_PR_TEXT, "/a\nb", 4, 0, DT_REG, 1);
 	dcp_pr_entry(&b, DCP_PR_TEXT, "/x", 2, -ENOENT, DT_UNKNOWN, 0);
@@ -76,7 +76,13 @@ int main(void)
 	CHECK_STR(str(&b), " 75.0%\t9/12+2?\tvfat*\t/boot/efi\n");
 	dcp_buf_reset(&b);
 	dcp_pr_mount(&b, DCP_PR_TEXT, NULL, makedev(0, 99), &zero);
-	CHECK_STR(str(&b), "100.0%\t0/0\tunknown\t?\n");
+	CHECK_STR(str(&b), "     -\t0/0\tunknown\t?\n"); /* no share of nothing */
+	dcp_buf_reset(&b);
+	dcp_pr_root(&b, DCP_PR_JSON, "/e", 2, &zero);
+	CHECK(strstr(str(&b), "\"cached_percent\":null,") != NULL);
+	dcp_buf_reset(&b);
+	dcp_pr_summary_text(&b, &zero);
+	CHECK_STR(str(&b), "0 paths: 0 cached, 0 negative, 0 miss, 0 error\n");
 	dcp_buf_reset(&b);
 	dcp_pr_mount(&b, DCP_PR_JSON, &mt, mt.dev, &c);
 	CHECK(strstr(str(&b), "\"resolve_cached\":\"never\",\"note\":") != NULL);

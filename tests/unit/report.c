@@ -1,4 +1,5 @@
 /* Unit tests for lib/report.c: quoting, JSON strings, base64, labels. */
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,46 @@ int main(void)
 	CHECK(dcp_utf8_valid("\xf0\x9f\x98\x80", 4));
 	CHECK(!dcp_utf8_valid("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
 	CHECK(!dcp_utf8_valid("\xe0\x80\xaf", 3));     /* overlong */
+
+	/* names in messages: always between quotes, a quote inside escaped */
+	dcp_buf_reset(&b);
+	dcp_buf_quote_msg(&b, "it's a\nb", 8);
+	CHECK(b.len == 12 && memcmp(b.data, "'it\\'s a\\nb'", 12) == 0);
+	dcp_buf_reset(&b);
+	{
+		struct dcp_buf q = DCP_BUF_INIT;
+
+		CHECK(strcmp(dcp_quoted(&q, "/srv/a b"), "'/srv/a b'") == 0);
+		dcp_buf_free(&q);
+	}
+
+	/* rows in a fixed order: by root, then path (pre or post), then rank */
+	{
+		static const char *const paths[] = { "t/b", "t", "t/a/x", "t/a", "t/a-b", "t/ab" };
+		struct dcp_rows r = { 0 };
+		struct dcp_buf o = DCP_BUF_INIT;
+
+		for (size_t i = 0; i < 6; i++) {
+			char rec[16];
+			int n = snprintf(rec, sizeof(rec), "%s;", paths[i]);
+
+			dcp_rows_add(&r, 0, paths[i], strlen(paths[i]), 0, rec, (size_t)n);
+		}
+		dcp_rows_add(&r, 1, "a", 1, 1, "A2;", 3); /* a later root, later */
+		dcp_rows_add(&r, 1, "a", 1, 0, "A1;", 3); /* the lower rank first */
+		dcp_rows_write(&r, DCP_ROWS_PREORDER, &o);
+		CHECK(o.len == 33 && memcmp(o.data, "t;t/a;t/a/x;t/a-b;t/ab;t/b;A1;A2;", 33) == 0);
+		CHECK(r.n == 0);
+		dcp_buf_reset(&o);
+		for (size_t i = 0; i < 6; i++)
+			dcp_rows_add(&r, 0, paths[i], strlen(paths[i]), 0, paths[i], strlen(paths[i]));
+		dcp_rows_write(&r, DCP_ROWS_POSTORDER, &o); /* du's order */
+		CHECK(o.len == 21 && memcmp(o.data, "t/a/xt/at/a-bt/abt/bt", 21) == 0);
+		CHECK(dcp_path_cmp("/", 1, "/usr", 4, DCP_ROWS_PREORDER) < 0);
+		CHECK(dcp_path_cmp("/", 1, "/usr", 4, DCP_ROWS_POSTORDER) > 0);
+		dcp_rows_free(&r);
+		dcp_buf_free(&o);
+	}
 
 	/* buffer growth and printf */
 	for (int i = 0; i < 10000; i++)
