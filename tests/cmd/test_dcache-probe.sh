@@ -689,4 +689,35 @@ test_walk_errors_never_share_a_line() {
 	rm -rf "$d"
 }
 
+# Issue 19.9: tables and --sort lines come in one order whatever the
+# threads did: --per-dir in du's post-order (siblings by name, roots as
+# given, a directory reached from two roots once, under the first);
+# --sort in bfs -s pre-order.  Checked against an order computed here.
+test_fixed_orders() {
+	local i first out want
+	ls -R "$MNT/t" >/dev/null
+	first=$(dcache-probe -j 8 -r --per-dir "$MNT/t" "$MNT/t/a" 2>/dev/null)
+	for i in 1 2 3 4 5; do
+		out=$(dcache-probe -j 8 -r --per-dir "$MNT/t" "$MNT/t/a" 2>/dev/null)
+		assertEquals "--per-dir run $i: the same rows in the same order" "$first" "$out"
+	done
+	want=$(find "$MNT/t" -type d | python3 -c '
+import sys
+ps = [l.rstrip("\n") for l in sys.stdin]
+# post-order: by components, a directory after what it holds
+print("\n".join(sorted(ps, key=lambda p: [(c.encode(), 0) for c in p.split("/")] + [(b"\xff" * 300, 1)])))')
+	assertEquals "--per-dir: du order, t/a once (under the first root)" "$want" "$(cut -f3 <<<"$first")"
+	out=$(dcache-probe -j 8 -r --sort "$MNT/t" 2>/dev/null)
+	want=$(find "$MNT/t" | python3 -c '
+import sys
+ps = [l.rstrip("\n") for l in sys.stdin]
+print("\n".join(sorted(ps, key=lambda p: [c.encode() for c in p.split("/")])))')
+	assertEquals "--sort: pre-order, siblings by name" "$want" "$(sed 's/^[a-z]* \(E[A-Z]* \)\{0,1\}//' <<<"$out")"
+	run dcache-probe -r --sort -s "$MNT/t"
+	assertEquals "--sort needs per-path lines" 64 "$RC"
+	run dcache-probe -r --per-dir --per-mount "$MNT/t"
+	assertEquals "one table per stream" 64 "$RC"
+	assertContains "$ERR" "Try 'dcache-probe --help' for more information."
+}
+
 . "$SHUNIT2"
