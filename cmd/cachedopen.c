@@ -280,7 +280,7 @@ int main(int argc, char **argv)
 	int ret, status;
 
 	children[0].argp = dcp_opts_argp(&o, "cachedopen", DCP_OPTS_FOLLOW | DCP_OPTS_INPUT |
-					  DCP_OPTS_EXPLAIN, DCP_FOLLOW_ALL);
+					  DCP_OPTS_EXPLAIN | DCP_OPTS_SIZES, DCP_FOLLOW_ALL);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {

@@ -1267,7 +1267,7 @@ int main(int argc, char **argv)
 
 	children[0].argp = dcp_opts_argp(&o, "dcache-probe", DCP_OPTS_WALK | DCP_OPTS_INPUT |
 					  DCP_OPTS_NUL | DCP_OPTS_PROM | DCP_OPTS_PROGRESS |
-					  DCP_OPTS_SUMMARY | DCP_OPTS_EXPLAIN,
+					  DCP_OPTS_SUMMARY | DCP_OPTS_EXPLAIN | DCP_OPTS_SIZES,
 					  DCP_FOLLOW_NONE);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
@@ -1334,6 +1334,8 @@ int main(int argc, char **argv)
 		rows_out(&run.w[0].sorted, DCP_ROWS_PREORDER, &out);
 		flush_buf(&out);
 	}
+	if (env.per_dir >= 0 && dcp_opts_headings(&o))
+		dcp_pr_heading(&run.dirbuf, DCP_PR_TABLE_TREE, false, env.pages);
 	dir_rows();
 	flush_buf(&run.dirbuf);
 	if (run.nw)
@@ -1363,10 +1365,14 @@ int main(int argc, char **argv)
 		prom.dirs = run.dirs;
 		prom.ndirs = run.ndirs;
 	} else if (env.per_mount && !o.quiet) {
+		if (dcp_opts_headings(&o))
+			dcp_pr_heading(&out, DCP_PR_TABLE_MOUNT, o.explain, env.pages);
 		per_mount(&out, NULL);
 	}
 
 	if (o.summary && !o.quiet && !o.prometheus) {
+		if (dcp_opts_headings(&o))
+			dcp_pr_heading(&out, DCP_PR_TABLE_TREE, o.explain, env.pages);
 		/* -s: a line per root, as du -s; -c: and the grand total. */
 		for (size_t i = 0; o.recursive && i < run.nroots; i++) {
 			struct rootrec *rr = root_rec(i);

@@ -713,7 +713,7 @@ int main(int argc, char **argv)
 	uint64_t seq = 0;
 	int ret, status;
 
-	children[0].argp = dcp_opts_argp(&o, "uring-open", DCP_OPTS_INPUT | DCP_OPTS_EXPLAIN,
+	children[0].argp = dcp_opts_argp(&o, "uring-open", DCP_OPTS_INPUT | DCP_OPTS_EXPLAIN | DCP_OPTS_SIZES,
 					  DCP_FOLLOW_ALL);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);

@@ -97,7 +97,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_FILE_SIZE:
 		if (dcp_pages_parse_size(arg, &n) < 0 || !n)
 			argp_error(state, "invalid %s %s: a positive number of bytes, "
-				   "with K, M, G or T for powers of 1024, is needed",
+				   "with K, M, G... (or KiB...) for powers of 1024, KB, MB, GB... for powers "
+				   "of 1000, is needed",
 				   key == OPT_MAX_BYTES ? "--max-bytes" : "--max-file-size",
 				   dcp_quoted(&qbuf, arg));
 		*(key == OPT_MAX_BYTES ? &env.pages.max_bytes : &env.pages.max_file_size) = n;
@@ -347,9 +348,10 @@ static void pages_text(struct dcp_buf *b)
 	const struct dcp_pages_budget *p = &env.pages;
 	uint64_t pages = dcp_pages_budget_read(&p->pages);
 
-	dcp_buf_printf(b, "%s: data: %llu files, %llu bytes read, %llu left out by limits",
-		       program_invocation_name, (unsigned long long)dcp_pages_budget_read(&p->files),
-		       (unsigned long long)dcp_pages_budget_read(&p->bytes),
+	dcp_buf_printf(b, "%s: data: %llu files, ", program_invocation_name,
+		       (unsigned long long)dcp_pages_budget_read(&p->files));
+	dcp_buf_bytes(b, dcp_pages_budget_read(&p->bytes));
+	dcp_buf_printf(b, " bytes read, %llu left out by limits",
 		       (unsigned long long)dcp_pages_budget_read(&p->skipped));
 	if ((env.flags & DCP_WARM_CHECK) && pages)
 		dcp_buf_printf(b, "; resident before %llu/%llu pages (%.1f%%), after %llu/%llu (%.1f%%)",
@@ -421,7 +423,7 @@ int main(int argc, char **argv)
 
 	children[0].argp = dcp_opts_argp(&o, "warm", DCP_OPTS_WALK | DCP_OPTS_INPUT |
 					  DCP_OPTS_NUL | DCP_OPTS_PROM | DCP_OPTS_PROGRESS |
-					  DCP_OPTS_VERBOSE | DCP_OPTS_SUMMARY, DCP_FOLLOW_NONE);
+					  DCP_OPTS_VERBOSE | DCP_OPTS_SUMMARY | DCP_OPTS_SIZES, DCP_FOLLOW_NONE);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {
@@ -508,6 +510,9 @@ int main(int argc, char **argv)
 		status = DCP_EXIT_OK;
 
 	if (o.summary && !o.quiet && !o.prometheus) {
+		if (dcp_opts_headings(&o))
+			dcp_buf_puts(mainbuf, (env.flags & DCP_WARM_CHECK) ?
+				     "ENTRIES\tERRORS\tCOLD\tSTILL\tPATH\n" : "ENTRIES\tERRORS\tPATH\n");
 		for (size_t i = 0; o.recursive && i < dcp_warm_nroots(run); i++) {
 			struct dcp_warm_stats rs;
 			const char *path = dcp_warm_root(run, i, &rs);

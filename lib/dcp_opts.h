@@ -54,6 +54,7 @@ enum {
 	DCP_OPTS_VERBOSE = 1 << 7,  /* -v */
 	DCP_OPTS_PATHS_OPTIONAL = 1 << 8, /* no PATH is fine without a list */
 	DCP_OPTS_EXPLAIN = 1 << 9,  /* --explain: why each miss missed */
+	DCP_OPTS_SIZES = 1 << 10,   /* --human-readable --si: byte counts in text */
 };
 
 /* Help groups, so that a command's own options sit under the same headers. */
@@ -84,6 +85,7 @@ struct dcp_opts {
 	bool recursive, xdev, quiet, json, prometheus, nul, summary, total, verbose;
 	bool explain;
 	int progress;		/* -1 never, 0 when it cannot mix (default), 1 always */
+	bool no_headings;	/* --no-headings */
 	enum dcp_follow follow;
 	int max_depth;		/* -1: no limit */
 	int min_depth;		/* 0: from the roots */
@@ -184,6 +186,13 @@ bool dcp_opts_filtering(const struct dcp_opts *o);
  */
 int dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mounts,
 			uint64_t mnt_id);
+
+/*
+ * dcp_opts_headings - whether a table gets a heading line: text output to a
+ * terminal (not -0, --json, --prometheus, --output or -q), and not
+ * --no-headings.  A program reading the table sees no heading.
+ */
+bool dcp_opts_headings(const struct dcp_opts *o);
 
 /*
  * dcp_opts_progress - whether to draw a progress line on stderr: --progress

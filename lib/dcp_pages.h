@@ -390,9 +390,10 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 		      struct dcp_pages_budget *budget);
 
 /*
- * dcp_pages_parse_size - a byte count: digits and an optional suffix K, M,
- * G, T (powers of 1024, "KiB" and "k" accepted too).  Returns 0 or -EINVAL
- * (also for an overflow).
+ * dcp_pages_parse_size - a byte count: digits and an optional suffix as
+ * coreutils reads one: K, M, G, T, P, E or KiB, MiB... for powers of 1024,
+ * KB, MB... for powers of 1000 (the letter in either case).  Returns 0 or
+ * -EINVAL (also for an overflow).
  */
 int dcp_pages_parse_size(const char *s, uint64_t *out);
 

@@ -54,6 +54,19 @@ unsigned long long dcp_pr_total(const struct dcp_pr_counts *c);
  */
 double dcp_pr_cached_pct(const struct dcp_pr_counts *c);
 
+/* The tables of dcache-probe, for dcp_pr_heading(). */
+enum dcp_pr_table {
+	DCP_PR_TABLE_TREE,  /* -s, -c, --per-dir: dcp_pr_root(), dcp_pr_dir() */
+	DCP_PR_TABLE_MOUNT, /* --per-mount: dcp_pr_mount() */
+};
+
+/*
+ * dcp_pr_heading - the heading line of table T in text: its columns' names,
+ * with the reasons column of --explain (WHY) and the data columns of
+ * --pages (PAGES) where those modules insert them, before the last one.
+ */
+void dcp_pr_heading(struct dcp_buf *b, enum dcp_pr_table t, bool why, bool pages);
+
 /*
  * dcp_pr_entry - one probed path.  RET is the probe's result (0 or -errno),
  * DTYPE the DT_* type from the directory listing (DT_UNKNOWN for a path

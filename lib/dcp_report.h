@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -138,6 +139,23 @@ int dcp_path_cmp(const char *a, size_t an, const char *b, size_t bn, enum dcp_ro
 
 /* dcp_rows_free - forget every record and free R's memory. */
 void dcp_rows_free(struct dcp_rows *r);
+
+/* How byte counts read in text output (JSON and metrics keep bytes). */
+enum dcp_units {
+	DCP_UNITS_BYTES, /* 1610612736 (the default) */
+	DCP_UNITS_IEC,	 /* 1.5G: powers of 1024 (--human-readable) */
+	DCP_UNITS_SI,	 /* 1.7G: powers of 1000 (--si) */
+};
+
+/* dcp_set_byte_units - the units of dcp_buf_bytes(), for the whole process. */
+void dcp_set_byte_units(enum dcp_units u);
+
+/*
+ * dcp_buf_bytes - append byte count N in the chosen units: digits, or as
+ * du -h and du --si print it (rounded up; one decimal below 10; "k" for
+ * 1000, "K" for 1024).
+ */
+void dcp_buf_bytes(struct dcp_buf *b, uint64_t n);
 
 /* dcp_needs_quote - true when dcp_buf_quote() would change S. */
 bool dcp_needs_quote(const char *s, size_t n);

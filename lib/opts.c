@@ -44,6 +44,9 @@ enum {
 	OPT_PROMETHEUS,
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
+	OPT_NO_HEADINGS,
+	OPT_HUMAN,
+	OPT_SI,
 	OPT_EXPLAIN,
 	OPT_OUTPUT,
 	OPT_LABEL,
@@ -114,6 +117,14 @@ static const struct row table[] = {
 			      "line per entry", G_REP } },
 	{ DCP_OPTS_SUMMARY, { "total", 'c', NULL, 0,
 			      "Add a line with the grand total of all PATHs", G_REP } },
+	{ DCP_OPTS_SUMMARY, { "no-headings", OPT_NO_HEADINGS, NULL, 0,
+			      "Print no heading line over a table (there is one only when "
+			      "standard output is a terminal)", G_REP } },
+	{ DCP_OPTS_SUMMARY, { "noheadings", 0, NULL, OPTION_ALIAS | OPTION_HIDDEN, NULL, G_REP } },
+	{ DCP_OPTS_SIZES, { "human-readable", OPT_HUMAN, NULL, 0,
+			    "Byte counts in text as 1.5K, 234M, 2.0G (powers of 1024, rounded up, "
+			    "as du -h)", G_REP } },
+	{ DCP_OPTS_SIZES, { "si", OPT_SI, NULL, 0, "Likewise, in powers of 1000", G_REP } },
 	{ DCP_OPTS_VERBOSE, { "verbose", 'v', NULL, 0,
 			      "List each path handled on standard output", G_REP } },
 	{ DCP_OPTS_EXPLAIN, { "explain", OPT_EXPLAIN, NULL, 0,
@@ -469,6 +480,13 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case OPT_NO_PROGRESS:
 		o->progress = -1;
 		break;
+	case OPT_NO_HEADINGS:
+		o->no_headings = true;
+		break;
+	case OPT_HUMAN:
+	case OPT_SI:
+		dcp_set_byte_units(key == OPT_SI ? DCP_UNITS_SI : DCP_UNITS_IEC);
+		break;
 	case ARGP_KEY_ARGS:
 		o->paths = state->argv + state->next;
 		o->npaths = state->argc - state->next;
@@ -781,6 +799,12 @@ int dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mount
 }
 
 /* ---- progress ---- */
+
+bool dcp_opts_headings(const struct dcp_opts *o)
+{
+	return !o->no_headings && !o->json && !o->prometheus && !o->nul && !o->quiet &&
+	       !o->output && isatty(STDOUT_FILENO);
+}
 
 bool dcp_opts_progress(const struct dcp_opts *o, bool streams)
 {

@@ -829,10 +829,12 @@ void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 
 	switch (dcp_pages_state_of(ret)) {
 	case DCP_PAGES_MEASURED:
-		dcp_buf_printf(b, "pages=%llu/%llu bytes=%llu/%llu ",
-			       (unsigned long long)p->resident, (unsigned long long)p->pages,
-			       (unsigned long long)(p->resident * (uint64_t)ps),
-			       (unsigned long long)p->size);
+		dcp_buf_printf(b, "pages=%llu/%llu bytes=", (unsigned long long)p->resident,
+			       (unsigned long long)p->pages);
+		dcp_buf_bytes(b, p->resident * (uint64_t)ps);
+		dcp_buf_putc(b, '/');
+		dcp_buf_bytes(b, p->size);
+		dcp_buf_putc(b, ' ');
 		if (p->method == DCP_PAGES_CACHESTAT)
 			dcp_buf_printf(b, "dirty=%llu writeback=%llu evicted=%llu ",
 				       (unsigned long long)p->dirty,
@@ -947,11 +949,14 @@ void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c)
 		       (unsigned long long)c->resident, (unsigned long long)c->pages);
 	if (c->pages) /* no share of nothing */
 		dcp_buf_printf(b, " (%.1f%%)", pct1(c));
-	dcp_buf_printf(b, ", %llu/%llu bytes; "
+	dcp_buf_puts(b, ", ");
+	dcp_buf_bytes(b, c->resident * (uint64_t)page_size());
+	dcp_buf_putc(b, '/');
+	dcp_buf_bytes(b, c->size);
+	dcp_buf_printf(b, " bytes; "
 		       "%llu dirty, %llu writeback, %llu recently evicted; %llu file%s measured, "
 		       "%llu unknown (not measured), %llu error%s (%s)\n",
-		       (unsigned long long)(c->resident * (uint64_t)page_size()),
-		       (unsigned long long)c->size, (unsigned long long)c->dirty,
+		       (unsigned long long)c->dirty,
 		       (unsigned long long)c->writeback, (unsigned long long)c->recently_evicted,
 		       (unsigned long long)c->files, c->files == 1 ? "" : "s",
 		       (unsigned long long)c->unknown, (unsigned long long)c->failed,
@@ -1100,7 +1105,7 @@ static char *scratch(void)
 
 int dcp_pages_parse_size(const char *s, uint64_t *out)
 {
-	static const char units[] = "kmgt";
+	static const char units[] = "kmgtpe";
 	uint64_t v = 0, mul = 1;
 	const char *p = s, *u;
 
@@ -1117,13 +1122,19 @@ int dcp_pages_parse_size(const char *s, uint64_t *out)
 		u = strchr(units, *p | 0x20);
 		if (!u)
 			return -EINVAL;
-		for (const char *q = units; q <= u; q++)
-			mul *= 1024;
+		/* coreutils' rules: K, KiB powers of 1024; KB powers of 1000. */
+		unsigned base = strcmp(p + 1, "B") == 0 ? 1000 : 1024;
+
 		p++;
 		if (!strcmp(p, "iB") || !strcmp(p, "B"))
 			p += strlen(p);
 		if (*p)
 			return -EINVAL;
+		for (const char *q = units; q <= u; q++) {
+			if (mul > UINT64_MAX / base)
+				return -EINVAL;
+			mul *= base;
+		}
 	}
 	if (v > UINT64_MAX / mul)
 		return -EINVAL;

@@ -177,6 +177,18 @@ static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c)
 }
 
 
+void dcp_pr_heading(struct dcp_buf *b, enum dcp_pr_table t, bool why, bool pages)
+{
+	dcp_buf_puts(b, "CACHED%\tCACHED/PROBED\t");
+	if (t == DCP_PR_TABLE_MOUNT)
+		dcp_buf_puts(b, "FSTYPE\t");
+	if (why)
+		dcp_buf_puts(b, "MISSES\t");
+	if (pages)
+		dcp_buf_puts(b, "DATA%\tRESIDENT/PAGES\t");
+	dcp_buf_puts(b, t == DCP_PR_TABLE_MOUNT ? "MOUNTPOINT\n" : "PATH\n");
+}
+
 enum dcp_pr_format dcp_pr_format_of(bool json, bool nul)
 {
 	if (json)

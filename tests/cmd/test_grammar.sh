@@ -357,4 +357,51 @@ test_summary_per_root_and_total() {
 	assertEquals "root total summary" "$(json_types <<<"$OUT" | paste -sd' ')"
 }
 
+# Issue 19.10: a table has a heading on a terminal that names its columns
+# (those of --explain and --pages too), none for a program, none under
+# --no-headings; mixed text tables are refused.
+test_headings_on_a_terminal() {
+	local t=$SHUNIT_TMPDIR/typescript lines
+	script -qfec "dcache-probe -s --explain --pages '$MNT/t'; dcache-probe --per-dir=0 '$MNT/t';
+		dcache-probe -r --per-mount '$MNT/t'; warm -s --check '$MNT/t'; warm -s '$MNT/t';
+		dcache-probe -s --no-headings '$MNT/t'; warm -s --noheadings '$MNT/t'" "$t" >/dev/null 2>&1
+	# (Rows name the fixture, whose random name may hold capitals.)
+	lines=$(tr -d '\r' <"$t" | grep -E '^(CACHED%|ENTRIES)	')
+	assertEquals "one heading per table, naming its columns" "CACHED%	CACHED/PROBED	MISSES	DATA%	RESIDENT/PAGES	PATH
+CACHED%	CACHED/PROBED	PATH
+CACHED%	CACHED/PROBED	FSTYPE	MOUNTPOINT
+ENTRIES	ERRORS	COLD	STILL	PATH
+ENTRIES	ERRORS	PATH" "$lines"
+	# Each heading has as many columns as the rows under it.
+	assertEquals "columns match" "" "$(tr -d '\r' <"$t" | awk -F'\t' '/^(CACHED|ENTRIES)/ { n = NF; next } n && NF > 1 && NF != n { print; } NF <= 1 { n = 0 }')"
+	run dcache-probe -s "$MNT/t"
+	assertNotContains "no heading for a program" "$OUT" "CACHED%"
+	run warm -s "$MNT/t"
+	assertNotContains "no heading for a program" "$OUT" "ENTRIES"
+}
+
+# Issue 19.11: byte counts as people read them (--human-readable, --si,
+# rounded up as du -h and numfmt --round=up), and sizes read by coreutils'
+# rules (2GB is 10^9 bytes twice, 2G is 2 GiB), never reinterpreted.
+test_sizes_people_read() {
+	local f=$SHUNIT_TMPDIR/big
+	head -c 1572864 /dev/zero >"$f"
+	cat "$f" >/dev/null
+	run cachedopen --pages --human-readable "$f"
+	assertContains "$OUT" "bytes=1.5M/1.5M"
+	run cachedopen --pages --si "$f"
+	assertContains "$OUT" "bytes=$(numfmt --to=si --round=up 1572864)/$(numfmt --to=si --round=up 1572864)"
+	run cachedopen --pages "$f"
+	assertContains "digits by default" "$OUT" "bytes=1572864/1572864"
+	run warm --pages --check --human-readable "$f"
+	assertContains "$ERR" "1.5M bytes read"
+	run warm --pages --max-bytes 2GB --json "$f"
+	assertEquals "2GB is 2*10^9 bytes" 2000000000 "$(json_get '[o for o in objs if o["type"] == "summary"][0]["data"]["max_bytes"]' <<<"$OUT")"
+	run warm --pages --max-bytes 2G --json "$f"
+	assertEquals "2G is 2 GiB" $((2 << 30)) "$(json_get '[o for o in objs if o["type"] == "summary"][0]["data"]["max_bytes"]' <<<"$OUT")"
+	run warm --pages --max-bytes 2Gb "$f"
+	assertEquals "a suffix coreutils does not read is refused" 64 "$RC"
+	rm -f "$f"
+}
+
 . "$SHUNIT2"

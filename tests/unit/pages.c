@@ -90,6 +90,17 @@ int main(void)
 		CHECK_INT(v, 3 << 20);
 		CHECK_INT(dcp_pages_parse_size("2g", &v), 0);
 		CHECK_INT(v, 2ULL << 30);
+		/* coreutils' rules: GB is 10^9, G and GiB 2^30; never one for the other */
+		CHECK_INT(dcp_pages_parse_size("2GB", &v), 0);
+		CHECK(v == 2000000000ULL);
+		CHECK_INT(dcp_pages_parse_size("2GiB", &v), 0);
+		CHECK(v == 2ULL << 30);
+		CHECK_INT(dcp_pages_parse_size("5kB", &v), 0);
+		CHECK(v == 5000);
+		CHECK_INT(dcp_pages_parse_size("1E", &v), 0);
+		CHECK(v == 1ULL << 60);
+		CHECK_INT(dcp_pages_parse_size("16E", &v), -EINVAL);
+		CHECK_INT(dcp_pages_parse_size("2Gb", &v), -EINVAL);
 		CHECK_INT(dcp_pages_parse_size("", &v), -EINVAL);
 		CHECK_INT(dcp_pages_parse_size("K", &v), -EINVAL);
 		CHECK_INT(dcp_pages_parse_size("1X", &v), -EINVAL);

@@ -254,6 +254,43 @@ int main(void)
 		dcp_buf_free(&o);
 	}
 
+	/* byte counts: digits, or rounded up as du -h / du --si */
+	{
+		static const struct {
+			enum dcp_units u;
+			uint64_t n;
+			const char *want;
+		} t[] = {
+			{ DCP_UNITS_BYTES, 1610612736, "1610612736" },
+			{ DCP_UNITS_IEC, 0, "0" },
+			{ DCP_UNITS_IEC, 1023, "1023" },
+			{ DCP_UNITS_IEC, 1024, "1.0K" },
+			{ DCP_UNITS_IEC, 1025, "1.1K" },
+			{ DCP_UNITS_IEC, 1536, "1.5K" },
+			{ DCP_UNITS_IEC, 10239, "10K" },
+			{ DCP_UNITS_IEC, 10241, "11K" },
+			{ DCP_UNITS_IEC, 1048575, "1.0M" },
+			{ DCP_UNITS_IEC, 1610612736, "1.5G" },
+			{ DCP_UNITS_SI, 999, "999" },
+			{ DCP_UNITS_SI, 1000, "1.0k" },
+			{ DCP_UNITS_SI, 1610612736, "1.7G" },
+			{ DCP_UNITS_IEC, UINT64_MAX, "16E" },
+		};
+
+		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+			dcp_buf_reset(&b);
+			dcp_set_byte_units(t[i].u);
+			dcp_buf_bytes(&b, t[i].n);
+			dcp_buf_putc(&b, 0);
+			if (strcmp(b.data, t[i].want) != 0)
+				fprintf(stderr, "bytes %llu: %s, want %s\n",
+					(unsigned long long)t[i].n, b.data, t[i].want);
+			CHECK(strcmp(b.data, t[i].want) == 0);
+		}
+		dcp_set_byte_units(DCP_UNITS_BYTES);
+		dcp_buf_reset(&b);
+	}
+
 	/* buffer growth and printf */
 	for (int i = 0; i < 10000; i++)
 		dcp_buf_printf(&b, "%d,", i);
