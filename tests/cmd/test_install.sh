@@ -84,7 +84,7 @@ test_every_command_installs_with_its_page_and_completion() {
 	assertTrue "header" "[ -f '$ROOT/include/dcprobe/dcprobe.h' ]"
 	assertTrue "pkg-config file" "[ -f '$ROOT/$LIBDIR/pkgconfig/dcprobe.pc' ]"
 	assertTrue "the systemd unit" "[ -f '$ROOT/share/doc/dcprobe/examples/warm-app.service' ]"
-	assertTrue "the cron file" "[ -f '$ROOT/share/doc/dcprobe/examples/dcache.cron' ]"
+	assertTrue "the cron file" "[ -f '$ROOT/share/doc/dcprobe/examples/cron.d/dcprobe' ]"
 	assertTrue "the alerting rules, as in the source" \
 		"cmp -s '$DCP_SRC/man/examples/dcprobe.rules.yml' '$ROOT/share/doc/dcprobe/examples/dcprobe.rules.yml'"
 }
@@ -322,8 +322,8 @@ test_examples_name_the_installed_binaries() {
 		assertEquals "$p: the unit runs the installed warm" "ExecStart=$bindir/warm -r --prometheus --label=job=warm-app --output=/var/lib/prometheus/node-exporter/warm-app.prom /srv/app" \
 			"$(grep '^ExecStart=' "$ex/warm-app.service")"
 		assertContains "$p: the cron line runs the installed dcache-probe" \
-			"$(grep -v '^#' "$ex/dcache.cron")" " $bindir/dcache-probe -r "
-		assertEquals "$p: nothing left to configure" "" "$(grep -h '@' "$ex"/*)"
+			"$(grep -v '^#' "$ex/cron.d/dcprobe")" " $bindir/dcache-probe -r "
+		assertEquals "$p: nothing left to configure" "" "$(grep -rhE '@[A-Za-z_]+@' "$ex")"
 	done
 	# The build under test: the named binaries are the installed files,
 	# and systemd finds the unit's command under that root.
@@ -331,7 +331,7 @@ test_examples_name_the_installed_binaries() {
 	local cmd
 	cmd=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$ex/warm-app.service")
 	assertTrue "the unit's $cmd is installed" "[ -x '$DEST$cmd' ]"
-	cmd=$(grep -v '^#' "$ex/dcache.cron" | grep -o "[^ ]*/bin/dcache-probe")
+	cmd=$(grep -v '^#' "$ex/cron.d/dcprobe" | grep -o "[^ ]*/bin/dcache-probe")
 	assertTrue "the cron line's $cmd is installed" "[ -x '$DEST$cmd' ]"
 	if command -v systemd-analyze >/dev/null && [ -x "$DEST$PREFIX/bin/warm" ]; then
 		mkdir -p "$DEST/etc/systemd/system"
@@ -358,8 +358,8 @@ test_readme_shows_the_installed_examples() {
 	readme=$(awk '/^## Recipes/ {on = 1; next} /^## / {on = 0}
 	     on && /^```sh/ {code = 1; next} on && /^```/ {code = 0}
 	     code' "$DCP_SRC/README.md")
-	grep -qxF -- "$(grep -v '^#' "$ex/dcache.cron")" <<<"$readme" ||
-		fail "README's cron line is not the installed one: $(grep -v '^#' "$ex/dcache.cron")"
+	grep -qxF -- "$(grep -v '^#' "$ex/cron.d/dcprobe")" <<<"$readme" ||
+		fail "README's cron line is not the installed one: $(grep -v '^#' "$ex/cron.d/dcprobe")"
 }
 
 # cmake --install --prefix cannot rewrite what configure wrote: it says so.
