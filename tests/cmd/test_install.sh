@@ -91,7 +91,7 @@ test_every_command_installs_with_its_page_and_completion() {
 
 test_man_pages_render() {
 	local page out
-	for page in "$ROOT"/share/man/man[17]/*; do
+	for page in "$ROOT"/share/man/man[137]/*; do
 		out=$(MANWIDTH=80 man -l "$page" 2>&1 >/dev/null)
 		assertEquals "man -l $page warns" "" "$out"
 		MANWIDTH=80 man -l "$page" 2>/dev/null | grep -q "SEE ALSO" ||
@@ -461,6 +461,31 @@ declared_functions() {
 	comm -23 <(grep -oE '\bdcp_[a-z0-9_]+ *\(' <<<"$text" | sed 's/ *($//' | sort -u) \
 		<(grep -oE 'static inline [^(;{]*\bdcp_[a-z0-9_]+ *\(' <<<"$text" |
 			grep -oE 'dcp_[a-z0-9_]+ *\($' | sed 's/ *($//' | sort -u)
+}
+
+# Section 3: dcprobe(3) and one page per installed header, installed
+# beside the library; every function the headers declare is in a page's
+# SYNOPSIS; the example of dcprobe(3) is tests/example/example.c (built and
+# run below), and no header points at a document that is not installed.
+test_section_3_pages() {
+	local h name declared documented
+	assertTrue "dcprobe.3" "[ -f '$ROOT/share/man/man3/dcprobe.3' ]"
+	for h in "$ROOT"/include/dcprobe/dcp_*.h; do
+		name=$(basename "$h" .h)
+		assertTrue "$name.3 for $name.h" "[ -f '$ROOT/share/man/man3/$name.3' ]"
+	done
+	declared=$(declared_functions "$ROOT/include/dcprobe/dcprobe.h")
+	documented=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$ROOT"/share/man/man3/*.3 |
+		grep -oE '\bdcp_[a-z0-9_]+\(' | tr -d '(' | sort -u)
+	assertEquals "exported functions in no page's SYNOPSIS" "" \
+		"$(comm -23 <(echo "$declared") <(echo "$documented"))"
+	awk '/^\.SH EXAMPLES/ { on = 1 } on && /^\.EX/ { code = 1; next } code && /^\.EE/ { exit } code' \
+		"$ROOT/share/man/man3/dcprobe.3" | sed 's/\\-/-/g; s/\\e/\\/g; s/\\(aq/'"'"'/g' >"$WORK/man3-example.c"
+	assertTrue "dcprobe(3)'s example is tests/example/example.c" \
+		"cmp -s '$DCP_SRC/tests/example/example.c' '$WORK/man3-example.c'"
+	assertEquals "headers naming a document not installed" "" \
+		"$(grep -lE '[A-Za-z_]+\.md\b' "$ROOT"/include/dcprobe/*.h)"
+	assertContains "dcp_probe.h points at dcprobe(3)" "$(cat "$ROOT/include/dcprobe/dcp_probe.h")" "dcprobe(3)"
 }
 
 # The installed headers are C99 (-pedantic) and C++: tests/example/example.c
