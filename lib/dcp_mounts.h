@@ -3,7 +3,9 @@
  * dcp_mounts.h - which mount a path or a device is on, its filesystem type,
  * and whether RESOLVE_CACHED lookups can succeed on that filesystem at all.
  *
- * A snapshot of /proc/self/mountinfo is read once with libmount; lookups
+ * A snapshot of /proc/self/mountinfo is read once with libmount, loaded
+ * only when a snapshot is first asked for (a run that needs no mount table
+ * loads and reads none); lookups
  * in it are pure memory work and never touch the filesystem, so they do not
  * perturb the dentry cache being measured.
  */
@@ -32,7 +34,8 @@ struct dcp_mount {
 
 /*
  * dcp_mounts_load - read FILE in mountinfo format (NULL: /proc/self/mountinfo).
- * Returns 0 and stores the snapshot in *OUT, or -errno.
+ * Returns 0 and stores the snapshot in *OUT, or -errno: -ELIBACC when
+ * libmount.so.1, which the first call loads (dlopen), cannot be loaded.
  */
 int dcp_mounts_load(const char *file, struct dcp_mounts **out);
 

@@ -216,6 +216,7 @@ bool dcp_pages_links_add(struct dcp_pages_links *l, const struct dcp_pages *p);
 void dcp_pages_links_merge(struct dcp_pages_links *parent, struct dcp_pages_links *child,
 			   struct dcp_pages_counts *sum);
 
+/* dcp_pages_links_free - release the set's memory; it is then empty. */
 void dcp_pages_links_free(struct dcp_pages_links *l);
 
 /*

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* dcp_probe.h - classify one path lookup with openat2(RESOLVE_CACHED). */
+/*
+ * dcp_probe.h - classify one path lookup with openat2(RESOLVE_CACHED).
+ *
+ * The library's overview, with a complete example, is dcprobe(3); the
+ * states and the kernel's caveats are in dcprobe(7).
+ */
 #ifndef DCP_PROBE_H
 #define DCP_PROBE_H
 
@@ -9,7 +14,7 @@
 extern "C" {
 #endif
 
-/* Exit statuses shared by every command (see DESIGN.md and dcprobe(7)). */
+/* Exit statuses shared by every command (see dcprobe(3) and dcprobe(7)). */
 enum {
 	DCP_EXIT_OK = 0,	   /* everything cached / action succeeded */
 	DCP_EXIT_COLD = 1,	   /* at least one miss, or threshold not met */
@@ -64,7 +69,7 @@ enum {
 static inline void dcp_tally_add(struct dcp_tally *t, int ret);
 
 /*
- * dcp_tally_status - the exit status for the counts, as in DESIGN.md:
+ * dcp_tally_status - the exit status for the counts, as in dcprobe(7):
  * 2 if any error (or negative with DCP_NEGATIVE_IS_ERROR), else 1 if any
  * miss, else 0.
  */

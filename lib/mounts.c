@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* mounts.c - mount table snapshot (libmount) and RESOLVE_CACHED fs classes. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <libmount.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,6 +39,42 @@ void dcp_mounts_free(struct dcp_mounts *m)
 	free(m);
 }
 
+/*
+ * libmount is loaded on the first mount table a run needs (dlopen, as
+ * systemd does with its optional libraries), not linked: linking it loads
+ * libblkid, libselinux and pcre2 and reads /proc/filesystems at every
+ * start, which doubled the cost of "cachedopen -q PATH".  A run that
+ * needs no mount table loads and reads none.
+ */
+#define LM_FUNCS(X)                                                        \
+	X(new_table_from_file) X(new_iter) X(table_next_fs) X(fs_get_id)  \
+	X(fs_get_devno) X(fs_get_target) X(fs_get_fstype) X(fs_get_source) \
+	X(free_iter) X(unref_table)
+
+static struct {
+#define LM_FIELD(f) __typeof__(mnt_##f) *f;
+	LM_FUNCS(LM_FIELD)
+#undef LM_FIELD
+} lm;
+static int lm_status = -ELIBACC; /* 0 once every function is there */
+static pthread_once_t lm_once = PTHREAD_ONCE_INIT;
+
+static void lm_open(void)
+{
+	void *h = dlopen("libmount.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+#define LM_SYM(f)                                     \
+	if (!(lm.f = (__typeof__(lm.f))dlsym(h, "mnt_" #f))) { \
+		dlclose(h);                           \
+		return;                               \
+	}
+	LM_FUNCS(LM_SYM)
+#undef LM_SYM
+	lm_status = 0; /* kept open for the rest of the process */
+}
+
 static char *dup_or(const char *s, const char *dflt)
 {
 	return strdup(s ? s : dflt);
@@ -51,16 +89,20 @@ int dcp_mounts_load(const char *file, struct dcp_mounts **out)
 	size_t cap = 0;
 	int ret = 0;
 
-	tb = mnt_new_table_from_file(file ? file : "/proc/self/mountinfo");
+	pthread_once(&lm_once, lm_open);
+	if (lm_status < 0)
+		return lm_status;
+	errno = 0;
+	tb = lm.new_table_from_file(file ? file : "/proc/self/mountinfo");
 	if (!tb)
 		return errno ? -errno : -EINVAL;
-	it = mnt_new_iter(MNT_ITER_FORWARD);
+	it = lm.new_iter(MNT_ITER_FORWARD);
 	m = calloc(1, sizeof(*m));
 	if (!it || !m) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	while (mnt_table_next_fs(tb, it, &fs) == 0) {
+	while (lm.table_next_fs(tb, it, &fs) == 0) {
 		struct mount_rec *r;
 
 		if (m->n == cap) {
@@ -75,11 +117,11 @@ int dcp_mounts_load(const char *file, struct dcp_mounts **out)
 			cap = ncap;
 		}
 		r = &m->v[m->n];
-		r->id = mnt_fs_get_id(fs);
-		r->dev = mnt_fs_get_devno(fs);
-		r->target = dup_or(mnt_fs_get_target(fs), "?");
-		r->fstype = dup_or(mnt_fs_get_fstype(fs), "unknown");
-		r->source = dup_or(mnt_fs_get_source(fs), "none");
+		r->id = lm.fs_get_id(fs);
+		r->dev = lm.fs_get_devno(fs);
+		r->target = dup_or(lm.fs_get_target(fs), "?");
+		r->fstype = dup_or(lm.fs_get_fstype(fs), "unknown");
+		r->source = dup_or(lm.fs_get_source(fs), "none");
 		m->n++;
 		if (!r->target || !r->fstype || !r->source) {
 			ret = -ENOMEM;
@@ -87,8 +129,8 @@ int dcp_mounts_load(const char *file, struct dcp_mounts **out)
 		}
 	}
 out:
-	mnt_free_iter(it);
-	mnt_unref_table(tb);
+	lm.free_iter(it);
+	lm.unref_table(tb);
 	if (ret < 0) {
 		dcp_mounts_free(m);
 		return ret;

@@ -181,14 +181,14 @@ test_cannot_probe_output() {
 	done
 }
 
-# The cron line of dcache.cron (as built) on exit status 3 (openat2 without
+# The cron line of cron.d/dcprobe (as built) on exit status 3 (openat2 without
 # RESOLVE_CACHED) publishes the run's status, which DcprobeCannotProbe
 # selects; on 64 (a usage error before --prometheus is read) it publishes
 # nothing: the last file stays, its timestamp ages, and DcprobeRunStale is
 # the alert (dcprobe.7).
 test_cron_line_on_3_and_64() {
 	local line cmd shim="$SHUNIT_TMPDIR/shim3" tf="$SHUNIT_TMPDIR/textfile" why
-	line=$(grep -v '^#' "$DCP_BUILD/examples/dcache.cron" | cut -d' ' -f7-)
+	line=$(grep -v '^#' "$DCP_BUILD/examples/cron.d/dcprobe" | cut -d' ' -f7-)
 	assertContains "$line" "/dcache-probe -r "
 	mkdir -p "$shim" "$tf"
 	for why in 3 64; do
@@ -198,7 +198,8 @@ test_cron_line_on_3_and_64() {
 			"$([ $why = 64 ] && echo --no-such-option)" >"$shim/dcache-probe"
 		chmod +x "$shim/dcache-probe"
 		cmd=$(printf '%s\n' "$line" | sed -e "s|[^ ]*/dcache-probe |$shim/dcache-probe |" \
-			-e "s|/var/lib/prometheus/node-exporter|$tf|g" -e "s|/srv/app|$APP|g")
+			-e "s|/var/lib/prometheus/node-exporter|$tf|g" -e "s|/srv/app|$APP|g" \
+			-e "s|/run/lock/|$SHUNIT_TMPDIR/|g")
 		echo "the last run's metrics" >"$tf/dcache.prom"
 		run sh -c "$cmd"
 		case $why in
@@ -217,7 +218,8 @@ test_cron_line_on_3_and_64() {
 	done
 	# Control: a run that works replaces it.
 	cmd=$(printf '%s\n' "$line" | sed -e "s|[^ ]*/dcache-probe |$DCP_BIN/dcache-probe |" \
-		-e "s|/var/lib/prometheus/node-exporter|$tf|g" -e "s|/srv/app|$APP|g")
+		-e "s|/var/lib/prometheus/node-exporter|$tf|g" -e "s|/srv/app|$APP|g" \
+		-e "s|/run/lock/|$SHUNIT_TMPDIR/|g")
 	run sh -c "$cmd"
 	assertContains "a good run publishes" "$(cat "$tf/dcache.prom")" "dcprobe_last_run_timestamp_seconds{"
 }

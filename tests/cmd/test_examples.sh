@@ -1,0 +1,193 @@
+#!/bin/bash
+# The shipped examples (man/examples, as the build made them): the systemd
+# unit is sandboxed (systemd-analyze security at most 4.0) and still works
+# in its sandbox: every system call warm makes is one its filter allows,
+# and warm runs with only the capability, namespaces and read-only system
+# the unit gives it.  The cron file has a name cron reads and never runs
+# twice at once (flock).  systemd is not PID 1 on CI machines, so the
+# sandbox is rebuilt from its parts (unshare, setpriv, strace) here.
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require
+
+UNIT_MAX=4.0
+
+oneTimeSetUp() {
+	EX=$DCP_BUILD/examples
+	UNIT=$EX/warm-app.service
+	CRON=$EX/cron.d/dcprobe
+	MNT=$(fixture_new 32) || fail "cannot make fixture"
+	APP=$MNT/app
+	mkdir -p "$APP/lib" "$APP/static"
+	for i in $(seq 1 50); do echo "$i" >"$APP/lib/m$i.py"; done
+	for i in $(seq 1 20); do echo "$i" >"$APP/static/f$i.css"; done
+	chmod 0700 "$APP/static" && chown 1234:1234 "$APP/static"
+	TF=$SHUNIT_TMPDIR/textfile
+	mkdir -p "$TF"
+}
+
+oneTimeTearDown() {
+	fixture_cleanup
+}
+
+setUp() {
+	fixture_cold "$MNT" || fail "cannot remount"
+	rm -f "$TF"/*
+}
+
+have() {
+	command -v "$1" >/dev/null && return 0
+	startSkipping
+	fail "$1 is not installed"
+	return 1
+}
+
+# exposure FILE - the overall exposure systemd-analyze gives unit FILE.
+exposure() {
+	(cd "$(dirname "$1")" && systemd-analyze security --offline=true "$(basename "$1")" 2>&1) |
+		sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p'
+}
+
+test_unit_security_exposure_at_most_4() {
+	have systemd-analyze || return
+	local e
+	e=$(exposure "$UNIT")
+	assertNotNull "an exposure level" "$e"
+	assertTrue "exposure $e <= $UNIT_MAX" "awk -v e='$e' -v m=$UNIT_MAX 'BEGIN { exit !(e <= m) }'"
+	# Control: the same unit without its sandbox scores above the limit.
+	mkdir -p "$SHUNIT_TMPDIR/bare"
+	sed -n '/^\[Unit\]/,/^IOSchedulingClass=/p;/^\[Install\]/,$p' "$UNIT" >"$SHUNIT_TMPDIR/bare/warm-app.service"
+	e=$(exposure "$SHUNIT_TMPDIR/bare/warm-app.service")
+	assertTrue "the bare unit: $e > $UNIT_MAX" "awk -v e='$e' -v m=$UNIT_MAX 'BEGIN { exit !(e > m) }'"
+}
+
+test_unit_is_ordered_documented_and_bounded() {
+	assertEquals "Before= the service it warms" "Before=app.service" "$(grep '^Before=' "$UNIT")"
+	assertEquals "Documentation=" "Documentation=man:warm(1) man:dcprobe(7)" "$(grep '^Documentation=' "$UNIT")"
+	assertContains "a start timeout" "$(grep '^TimeoutStartSec=' "$UNIT")" "min"
+	assertEquals "the textfile directory is the one writable path" \
+		"ReadWritePaths=-/var/lib/prometheus/node-exporter" "$(grep '^ReadWritePaths=' "$UNIT")"
+	assertContains "the placeholder is explained" "$(grep '^#' "$UNIT")" "app.service"
+	have systemd-analyze || return
+	# systemd reads every setting (the command need not exist here).
+	assertEquals "systemd-analyze verify: nothing but the missing command" "" \
+		"$(cd "$EX" && systemd-analyze verify --man=no warm-app.service 2>&1 | grep -v 'is not executable')"
+}
+
+# expand NAME... - the system calls of filter groups (@...) and names.
+declare -A EXPANDED
+expand() {
+	local x
+	for x; do
+		case $x in
+		@*)
+			[ -n "${EXPANDED[$x]+set}" ] ||
+				EXPANDED[$x]=$(expand $(systemd-analyze syscall-filter "$x" | sed 1d | grep -v '^ *#'))
+			echo "${EXPANDED[$x]}"
+			;;
+		*) echo "$x" ;;
+		esac
+	done
+}
+
+# allowed UNIT - the system calls UNIT's SystemCallFilter= lines allow.
+allowed() {
+	local allow=() deny=() line
+	while read -r line; do
+		case $line in
+		'~'*) deny+=(${line#\~}) ;;
+		*) allow+=($line) ;;
+		esac
+	done < <(sed -n 's/^SystemCallFilter=//p' "$1")
+	comm -23 <(expand "${allow[@]}" | sort -u) <(expand "${deny[@]}" | sort -u)
+}
+
+# exec_start - the unit's command, run on this fixture and textfile dir.
+exec_start() {
+	sed -n 's/^ExecStart=//p' "$UNIT" | sed -e "s|^[^ ]*/warm |$DCP_BIN/warm |" \
+		-e "s|/var/lib/prometheus/node-exporter|$TF|g" -e "s|/srv/app|$APP|g"
+}
+
+# Every system call of the unit's command (and of warm --pages, which
+# cachestat or mincore serve) is allowed by the unit's filter: openat2 and
+# io_uring included.  Control: mount, which the filter must refuse.
+test_unit_filter_allows_what_warm_calls() {
+	have systemd-analyze && have strace || return
+	local ok used cmd
+	ok=$(allowed "$UNIT")
+	assertContains "openat2 allowed" "$ok" "openat2"
+	assertContains "io_uring_setup allowed" "$ok" "io_uring_setup"
+	grep -qx mount <<<"$ok" && fail "control: mount is allowed"
+	for cmd in "$(exec_start)" "$DCP_BIN/warm -r --pages -q $APP"; do
+		fixture_cold "$MNT"
+		strace -f -qq -o "$SHUNIT_TMPDIR/trace" $cmd >/dev/null 2>&1
+		used=$(sed -n 's/^[0-9]* *\([a-z0-9_]*\)(.*/\1/p' "$SHUNIT_TMPDIR/trace" | sort -u)
+		assertContains "$cmd: the trace has openat2" "$used" "openat2"
+		# cachestat is newer than systemd 252's tables: refused with
+		# ENOSYS (SystemCallErrorNumber=), warm then falls back to mincore.
+		assertEquals "$cmd: calls the filter refuses" "" \
+			"$(comm -23 <(echo "$used") <(echo "$ok") | grep -vx cachestat)"
+	done
+	assertEquals "refused calls fail with ENOSYS" "SystemCallErrorNumber=ENOSYS" \
+		"$(grep '^SystemCallErrorNumber=' "$UNIT")"
+}
+
+# The unit's sandbox from its parts: a private mount, network and IPC
+# namespace with / read-only but the textfile directory, only
+# CAP_DAC_READ_SEARCH, no new privileges.  warm still reads the whole tree
+# (a directory root does not own included) and publishes its metrics.
+test_unit_command_works_in_its_sandbox() {
+	have unshare && have setpriv || return
+	local cmd
+	cmd=$(exec_start)
+	run unshare --mount --net --ipc --propagation private sh -c '
+		mount --bind "$1" "$1" && mount -o remount,bind,ro / &&
+		! touch /dcprobe-rw-check 2>/dev/null &&
+		exec setpriv --bounding-set -all,+dac_read_search --inh-caps -all \
+			--no-new-privs sh -c "$2"' _ "$TF" "$cmd"
+	assertEquals "warm in the sandbox: $ERR" 0 "$RC"
+	assertTrue "metrics published" "[ -s '$TF/warm-app.prom' ]"
+	assertEquals "exit status 0 published" 0 \
+		"$(prom_check 'dcprobe_exit_status{command="warm",job="warm-app"}' <"$TF/warm-app.prom")"
+	run dcache-probe -r -s --no-perturb "$APP"
+	assertEquals "the tree is warm after it" 0 "$RC"
+	# Control: without CAP_DAC_READ_SEARCH, the directory uid 1234 keeps is closed.
+	fixture_cold "$MNT"
+	run setpriv --bounding-set -all --inh-caps -all --no-new-privs sh -c "$cmd"
+	assertEquals "no capability: an error" 2 "$RC"
+}
+
+# cron reads /etc/cron.d/NAME only when NAME is made of letters, digits,
+# '_' and '-' (Debian's cron, as run-parts): no dot.
+test_cron_file_has_a_name_cron_reads() {
+	assertTrue "the cron file" "[ -f '$CRON' ]"
+	assertTrue "$(basename "$CRON"): a name cron reads" "[[ '$(basename "$CRON")' =~ ^[A-Za-z0-9_-]+$ ]]"
+	assertEquals "no other file in examples/cron.d" "dcprobe" "$(ls "$EX/cron.d")"
+}
+
+# cron_cmd - the cron file's command, on this fixture and textfile dir.
+cron_cmd() {
+	grep -v '^#' "$CRON" | grep . | cut -d' ' -f7- | sed -e "s|[^ ]*/dcache-probe |$DCP_BIN/dcache-probe |" \
+		-e "s|/var/lib/prometheus/node-exporter|$TF|g" -e "s|/srv/app|$APP|g" \
+		-e "s|/run/lock/|$SHUNIT_TMPDIR/|g"
+}
+
+# Two runs never overlap: while one holds the lock, the next one skips
+# (publishes nothing); once it is released, the next one runs.
+test_cron_runs_never_overlap() {
+	have flock || return
+	local cmd lock
+	cmd=$(cron_cmd)
+	assertContains "flock -n" "$cmd" "/usr/bin/flock -n "
+	lock=$(sed -n 's/.*flock -n \([^ ]*\) .*/\1/p' <<<"$cmd")
+	assertNotNull "a lock file" "$lock"
+	flock "$lock" sleep 3 &
+	sleep 0.5
+	run sh -c "$cmd"
+	assertEquals "a run while another holds the lock: flock's 1" 1 "$RC"
+	assertEquals "it ran nothing" "" "$(ls -A "$TF")"
+	wait
+	run sh -c "$cmd"
+	assertTrue "after it, a run publishes" "[ -s '$TF/dcache.prom' ]"
+}
+
+. "$SHUNIT2"
