@@ -13,7 +13,7 @@ export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 SHUNIT2=${SHUNIT2:-$(command -v shunit2 || echo /usr/share/shunit2/shunit2)}
 PACKAGES=(dcprobe libdcprobe0 libdcprobe-dev)
 COMMANDS=(cachedopen dcache-probe warm uring-open)
-# The lintian warnings that remain, each justified in packaging/README.md;
+# The lintian warnings that remain, each justified in man/debian/README.md;
 # any other warning (or any error) fails.
 LINTIAN_ALLOWED='initial-upload-closes-no-bugs|maintscript-calls-ldconfig'
 APT=(apt-get -y -q -o DPkg::Lock::Timeout=300)
@@ -209,7 +209,7 @@ test_install_use_and_purge() {
 	done
 	/usr/bin/dcache-probe / >/dev/null 2>&1
 	assertEquals "dcache-probe / runs (cached)" 0 $?
-	/usr/bin/dcache-probe -r -s --per-mount /usr/share/doc/dcprobe >/dev/null 2>&1
+	/usr/bin/dcache-probe -r --per-mount /usr/share/doc/dcprobe >/dev/null 2>&1
 	assertEquals "a walk with the mount table (libmount loaded by dlopen)" 0 $?
 	# The manual pages.
 	assertEquals "man -w dcache-probe" /usr/share/man/man1/dcache-probe.1.gz "$(man -w dcache-probe 2>&1)"

@@ -38,7 +38,7 @@ test_cachedopen_q_loads_no_mount_table() {
 test_a_run_that_needs_the_mount_table_loads_libmount() {
 	have_strace || return
 	local files
-	files=$(opened "$DCP_BIN/dcache-probe" -r -s --per-mount /etc)
+	files=$(opened "$DCP_BIN/dcache-probe" -r --per-mount /etc)
 	assertContains "libmount loaded" "$files" "libmount.so.1"
 	assertContains "mountinfo read" "$files" "/proc/self/mountinfo"
 }
