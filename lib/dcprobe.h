@@ -14,6 +14,12 @@
  *
  * This header only gathers the module headers, so that a program can
  * include one file; each module header documents its own entry points.
+ * Read them in this order, which is the way an entry goes through a run:
+ * dcp_probe.h (one probe: the states), dcp_walk.h (the walker, which
+ * probes every entry before touching it), dcp_probe_run.h (a dcache-probe
+ * run: an entry's journey from its probe through --explain, --pages and
+ * its tallies to its record), then the writers (dcp_probe_report.h, and
+ * dcp_report.h and dcp_prom.h under them) and warm's engine (dcp_warm.h).
  */
 #ifndef DCPROBE_H
 #define DCPROBE_H
@@ -21,6 +27,7 @@
 #include "dcp_probe.h"	      /* one path: states, probes, exit statuses */
 #include "dcp_batch.h"	      /* many names of one directory, via io_uring */
 #include "dcp_walk.h"	      /* the parallel tree walker */
+#include "dcp_probe_run.h"    /* a dcache-probe run: each entry's journey */
 #include "dcp_warm.h"	      /* the stat priming engine behind warm */
 #include "dcp_pages.h"	      /* page-cache residency of file data */
 #include "dcp_mounts.h"	      /* mount and filesystem class of a path */

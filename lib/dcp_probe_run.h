@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_probe_run.h - one dcache-probe run, the journey of every entry.
+ *
+ * An entry goes: probe (openat2 RESOLVE_CACHED, by the walker, before
+ * anything touches it; dcp_walk.h, dcp_probe.h) -> explanation of a miss
+ * (--explain; dcp_explain.h) -> data measurement of a cached regular file
+ * (--pages; dcp_pages.h) -> tallies of its root, directory, mount and
+ * reason -> its record (dcp_probe_report.h), unless a table was asked for.
+ * At the end come the tables (roots -s/-c, directories --per-dir, mounts
+ * --per-mount), the summary, the metrics (dcp_prom.h) and the exit status.
+ *
+ * Where to add things: a column or a record field in dcp_probe_report.h
+ * (text, NUL and JSON writers) and the schema (man/dcprobe.schema.json); a
+ * reason for a miss in dcp_explain.h; a metric family in
+ * dcp_probe_report.h's dcp_pr_prometheus(); a new kind of per-entry work
+ * in visit() of probe_run.c, between the probe and record().
+ */
+#ifndef DCP_PROBE_RUN_H
+#define DCP_PROBE_RUN_H
+
+#include <stdbool.h>
+
+#include "dcp_opts.h"
+#include "dcp_probe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The --only bit of unvisited directories, after the states' bits. */
+#define DCP_ONLY_UNVISITED DCP_NSTATES
+
+/* dcache-probe's own choices; the shared ones are in struct dcp_opts. */
+struct dcp_probe_run_config {
+	bool no_perturb;       /* list only directories whose inside is cached */
+	bool ignore_unvisited; /* verdicts judge the probed paths alone */
+	bool per_mount;	       /* a table per mount */
+	bool sort;	       /* per-path lines by path, after the walk */
+	bool pages;	       /* data residency of cached regular files */
+	int per_dir;	       /* deepest directory with a row; -1: no --per-dir */
+	unsigned only;	       /* bit (1 << state) per state shown, and
+				* DCP_ONLY_UNVISITED; 0: all */
+	double min_cached;     /* verdict on the cached share; -1: none */
+	double min_resident;   /* verdict on the resident data; -1: none */
+};
+
+/*
+ * dcp_probe_run - probe every path of O (arguments, then lists), walking
+ * trees under -r, and write what O and CFG ask for on standard output (or
+ * --output), the summary on standard error.  Returns the exit status
+ * (DCP_EXIT_*), the output published (dcp_opts_finish()).
+ */
+int dcp_probe_run(const struct dcp_opts *o, const struct dcp_probe_run_config *cfg);
+
+/* dcp_probe_run_prints_paths - whether the run writes per-path records. */
+bool dcp_probe_run_prints_paths(const struct dcp_opts *o, const struct dcp_probe_run_config *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,1250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * probe_run.c - one dcache-probe run: every entry's journey from the
+ * walker's probe to its output line and its tallies.
+ *
+ * An entry is probed (by the walker, before anything touches it), then
+ * visit() explains a miss (--explain), measures a cached regular file's
+ * data (--pages, through the descriptor it checked), counts it for its
+ * root, its directory and its mount, and record() writes its line.  When a
+ * directory is done, dir_done() adds its counts to its parent's and keeps
+ * its --per-dir row.  At the end, the tables, the summary and the metrics
+ * are written and the exit status decided.
+ *
+ * Worker threads fill their own output buffers and write them as whole
+ * lines under one lock; per-directory counts ride on the walker's
+ * directory data and are added up post-order.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcprobe.h"
+
+static const struct dcp_opts *o;	    /* the shared options */
+static struct dcp_probe_run_config env; /* dcache-probe's own */
+static bool filtered;			    /* --type, --name or --mindepth */
+static unsigned walk_flags;		    /* DCP_WALK_* from -L, -H, -x */
+
+/* ---- run state ---- */
+
+#define FLUSH_AT (64 * 1024)
+
+/* What one walker thread owns: no locking needed while it fills them. */
+struct worker {
+	struct dcp_buf out;
+	struct dcp_rows sorted;	    /* --sort: its lines, held until the end */
+	struct dcp_pr_counts c;
+	struct dcp_pr_devtab devs; /* --per-mount, by mount ID (with --pages data) */
+	struct dcp_pages_counts pc; /* --pages */
+	uint64_t safe_mnt;	    /* --pages: the last mount looked at, and */
+	int safe;		    /* whether files on it may be opened: 1 yes, 2 no, 0 not known */
+	int pret;		    /* --pages: the entry being recorded */
+	struct dcp_pages pg;
+	_Atomic unsigned long long seen; /* for the progress line */
+	char pad[64];
+};
+
+static struct dcp_progress *progress;
+
+/*
+ * A --per-dir row, held to the end: rows come in du's order whichever
+ * thread finished first, and a directory listed from several roots (or
+ * names) gets one row, under the first root (in the order given) and
+ * the first path there, whichever listing came first.
+ */
+struct dirrow {
+	size_t root;
+	dev_t dev;
+	ino_t ino;
+	int depth;
+	char *path;
+	size_t pathlen;
+	struct dcp_pr_counts c;
+	struct dcp_pages_counts pc;
+};
+
+/* Per-directory data (dcp_dir.data): own entries and finished subtrees. */
+struct dirstat {
+	struct dcp_pr_counts own; /* written by the thread visiting the dir */
+	struct dcp_pr_counts sub; /* written by dir_done, serialised */
+	size_t root;
+	bool has_root;		  /* root is set: an entry was visited */
+	struct dcp_pages_counts pown, psub; /* --pages, as own and sub */
+	struct dcp_pages_links links;	    /* --pages: inodes with several names below */
+};
+
+/*
+ * Per-root records for --prometheus -r.  Chunks hang off a fixed table, so
+ * a worker never sees it move while the main thread adds roots; a chunk is
+ * filled in before its roots are handed to the walker.
+ */
+#define ROOT_CHUNK 1024
+#define ROOT_CHUNKS 65536
+struct rootrec {
+	char *path;
+	struct dcp_pr_counts c;
+	struct dcp_pages_counts pc; /* --pages */
+	size_t same_as;		    /* an alias of root SAME_AS - 1 (0: none) */
+	bool reported;		    /* false: an earlier root has its name */
+};
+
+static struct {
+	struct worker *w;
+	unsigned nw;
+	pthread_mutex_t out_lock;
+	_Atomic bool stop;	   /* a write failed: abort the walk */
+	_Atomic int write_err;	   /* first -errno of writing stdout */
+	enum dcp_pr_format fmt;
+	bool records;		   /* per-path records are printed */
+	struct dcp_buf dirbuf;	   /* --per-dir rows, */
+	struct dirrow *dirrows;	   /* held until the end (dir_done is serialised) */
+	size_t ndirrows, dirrowcap;
+	struct dcp_pr_prom_series *dirs; /* --per-dir rows for --prometheus */
+	size_t ndirs;
+	struct rootrec *roots[ROOT_CHUNKS]; /* chunks of ROOT_CHUNK */
+	size_t nroots;		   /* written by the main thread only */
+	size_t nroots_added;	   /* roots handed to the walker */
+	struct dcp_mounts *mounts;
+	struct dcp_explain *explain; /* --explain */
+	unsigned long long input_errors;
+	/* progress */
+	_Atomic bool want_path;
+	pthread_mutex_t path_lock;
+	char cur[4096];
+	uint64_t t0, last_t;
+	unsigned long long last_seen;
+} run = {
+	.out_lock = PTHREAD_MUTEX_INITIALIZER,
+	.path_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static struct rootrec *root_rec(size_t i)
+{
+	struct rootrec *chunk = i / ROOT_CHUNK < ROOT_CHUNKS ? run.roots[i / ROOT_CHUNK] : NULL;
+
+	return chunk ? &chunk[i % ROOT_CHUNK] : NULL;
+}
+
+/* Add the record of root number run.nroots, before it goes to the walker. */
+static int root_push(const char *path)
+{
+	size_t i = run.nroots;
+	struct rootrec *chunk;
+
+	if (i / ROOT_CHUNK >= ROOT_CHUNKS)
+		return -E2BIG;
+	chunk = run.roots[i / ROOT_CHUNK];
+	if (!chunk) {
+		chunk = calloc(ROOT_CHUNK, sizeof(*chunk));
+		if (!chunk)
+			return -ENOMEM;
+		run.roots[i / ROOT_CHUNK] = chunk;
+	}
+	chunk[i % ROOT_CHUNK].path = strdup(path);
+	if (!chunk[i % ROOT_CHUNK].path)
+		return -ENOMEM;
+	run.nroots++;
+	return 0;
+}
+
+static void set_write_error(int err)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&run.write_err, &none, err);
+	atomic_store(&run.stop, true);
+}
+
+/* Write B to stdout under the output lock; a failure stops the run. */
+static void flush_buf(struct dcp_buf *b)
+{
+	int ret;
+
+	if (!b->len)
+		return;
+	if (atomic_load_explicit(&run.stop, memory_order_relaxed)) {
+		dcp_buf_reset(b);
+		return;
+	}
+	pthread_mutex_lock(&run.out_lock);
+	ret = dcp_output_write(b);
+	pthread_mutex_unlock(&run.out_lock);
+	if (ret < 0) {
+		dcp_buf_reset(b);
+		set_write_error(ret);
+	}
+}
+
+/*
+ * The mount a path given by the user is on.  A cached path can be
+ * stat'ed without any I/O; anything else is placed by its text alone.
+ */
+static uint64_t root_mount(const char *path, int ret, bool follow)
+{
+	struct dcp_mount mt;
+	uint64_t id = ret == 0 ? dcp_mnt_id_at(AT_FDCWD, path, follow) : 0;
+
+	if (!id && dcp_mounts_by_path(run.mounts, path, &mt) == 0)
+		id = (uint64_t)mt.id;
+	return id;
+}
+
+static bool shown_bit(unsigned bit)
+{
+	return run.records && (!env.only || (env.only & (1u << bit)));
+}
+
+static bool shown(int ret)
+{
+	return shown_bit(dcp_state_of_errno(ret));
+}
+
+/* --pages: the residency members of the JSON record just written. */
+/* --pages --prometheus: data series per directory and per mount, kept to the end. */
+struct pages_series {
+	struct dcp_pages_series *v;
+	size_t n, cap;
+};
+static struct pages_series pdirs, pmounts;
+
+/* Keep a copy of C labelled VALUE (which must outlive the run). */
+static void pages_keep_series(struct pages_series *s, const char *value, size_t len,
+			      const char *fstype, const uint64_t *mnt_id,
+			      const struct dcp_pages_counts *c)
+{
+	struct dcp_pages_counts *copy;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct dcp_pages_series *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		s->v = v;
+		s->cap = cap;
+	}
+	copy = malloc(sizeof(*copy));
+	if (!copy)
+		return;
+	*copy = *c;
+	s->v[s->n++] = (struct dcp_pages_series){ value, len, fstype, copy, mnt_id != NULL,
+						  mnt_id ? *mnt_id : 0 };
+}
+
+static void pages_json_entry(struct worker *w)
+{
+	struct dcp_buf m = DCP_BUF_INIT;
+
+	dcp_pages_json(&m, w->pret, &w->pg);
+	if (!m.oom)
+		dcp_pages_json_insert(&w->out, m.data, m.len);
+	dcp_buf_free(&m);
+}
+
+/* Ranks of the records of one path under --sort. */
+enum { RANK_ENTRY, RANK_UNVISITED, RANK_WALK_ERROR };
+
+/*
+ * The record just written at AT in W's buffer: held back under --sort,
+ * else written out once enough is buffered.
+ */
+static void held(struct worker *w, size_t at, size_t root, const char *path, size_t len,
+		 int rank)
+{
+	if (env.sort)
+		dcp_rows_cut(&w->sorted, &w->out, at, root, path, len, rank);
+	else if (w->out.len >= FLUSH_AT)
+		flush_buf(&w->out);
+}
+
+/* Count one probe result, and print it when asked. */
+static void record(struct worker *w, size_t root, const char *path, size_t len, int ret,
+		   unsigned char type, int depth, struct dcp_pr_counts *dirc,
+		   struct dcp_pr_counts *mntc, const struct dcp_why_info *why, bool again)
+{
+	enum dcp_state st = dcp_state_of_errno(ret);
+
+	if (dirc) {
+		dirc->n[st]++;
+		if (why)
+			dirc->why[why->why]++;
+	}
+	/* Reached from another root too: counted there, printed there. */
+	if (again)
+		return;
+	w->c.n[st]++;
+	if (why)
+		w->c.why[why->why]++;
+	if (mntc) {
+		mntc->n[st]++;
+		if (why)
+			mntc->why[why->why]++;
+	}
+	atomic_store_explicit(&w->seen, atomic_load_explicit(&w->seen, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	if (shown(ret)) {
+		size_t at = w->out.len;
+
+		if (env.pages && run.fmt == DCP_PR_TEXT)
+			dcp_pages_entry_text(&w->out, path, len, ret, w->pret, &w->pg);
+		else
+			dcp_pr_entry(&w->out, run.fmt, path, len, ret, type, depth);
+		if (why)
+			dcp_explain_insert(&w->out, run.fmt == DCP_PR_JSON, why);
+		if (env.pages && run.fmt == DCP_PR_JSON)
+			pages_json_entry(w);
+		held(w, at, root, path, len, RANK_ENTRY);
+	}
+}
+
+/*
+ * --pages: measure E's data if it is a regular file whose lookup was
+ * cached, before the walk goes on.  A missed lookup leaves it unknown and
+ * unopened; anything but a regular file is never opened (d_type, or an
+ * O_PATH look for a path given, then fstat after the open).
+ */
+/*
+ * May files in E's directory be opened without waiting on a daemon or a
+ * server (not FUSE, not NFS...)?  Told by the mount table alone: nothing
+ * on the filesystem itself is asked.  This spares the lookups in a
+ * directory on such a mount; the library decides again from the mount of
+ * the object each lookup reaches (through a symlink, or for a PATH given).
+ */
+static bool opens_safely(struct worker *w, const struct dcp_entry *e)
+{
+	struct dcp_mount mt;
+	int ret;
+
+	bool safe;
+
+	if (!e->dir)
+		return true; /* a PATH: dcp_pages_at() asks its object's mount */
+	if (w->safe && w->safe_mnt == e->dir->mnt_id)
+		return w->safe == 1;
+	/* A mount not in the table was made after the run began: not known. */
+	ret = e->dir->mnt_id ? dcp_mounts_by_id(run.mounts, e->dir->mnt_id, &mt)
+			     : dcp_mounts_by_dev(run.mounts, e->dir->dev, &mt);
+	safe = ret == 0 && dcp_pages_fstype_opens_safely(mt.fstype);
+	w->safe_mnt = e->dir->mnt_id;
+	w->safe = safe ? 1 : 2;
+	return safe;
+}
+
+static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_state st,
+			 bool follow, struct dcp_pages *pg)
+{
+	bool maybe_reg = e->type == DT_REG || e->type == DT_UNKNOWN ||
+			 (e->type == DT_LNK && follow);
+
+	*pg = (struct dcp_pages){ 0 };
+	if (!maybe_reg || st == DCP_NEGATIVE || st == DCP_ERROR)
+		return -ENODEV;
+	if (st == DCP_MISS)
+		return -EAGAIN;
+	if (!opens_safely(w, e))
+		return -EREMOTE;
+	return dcp_pages_at(e->dirfd, e->name,
+			    (follow ? DCP_PAGES_FOLLOW : 0) |
+			    (e->type == DT_REG ? DCP_PAGES_ISREG : 0) |
+			    (e->dir && dcp_pages_dir_private(e->dir->uid, e->dir->mode) ?
+				     DCP_PAGES_DIR_PRIVATE : 0), pg);
+}
+
+static void note_progress_path(const char *path)
+{
+	bool yes = true;
+
+	if (!atomic_load_explicit(&run.want_path, memory_order_relaxed) ||
+	    !atomic_compare_exchange_strong(&run.want_path, &yes, false))
+		return;
+	pthread_mutex_lock(&run.path_lock);
+	snprintf(run.cur, sizeof(run.cur), "%s", path);
+	pthread_mutex_unlock(&run.path_lock);
+}
+
+static bool follows(int depth)
+{
+	return (walk_flags & DCP_WALK_FOLLOW) ||
+	       (depth == 0 && (walk_flags & DCP_WALK_FOLLOW_ROOTS));
+}
+
+static void walk_error(const struct dcp_entry *e, int err, void *arg);
+
+static int visit(const struct dcp_entry *e, void *arg)
+{
+	struct worker *w = &run.w[e->worker];
+	struct dirstat *ds = e->dir ? e->dir->data : NULL;
+	bool follow = follows(e->depth);
+	bool maybe_dir = e->type == DT_DIR || e->type == DT_UNKNOWN ||
+			 (e->type == DT_LNK && follow);
+	enum dcp_state st;
+	struct rootrec *rr = NULL;
+	struct dcp_why_info why;
+	uint64_t mnt = 0;
+	struct dcp_pr_devcount *mrow; /* --per-mount: the row of the entry's mount */
+	int ret;
+
+	(void)arg;
+	if (atomic_load_explicit(&run.stop, memory_order_relaxed))
+		return DCP_WALK_ABORT;
+	/*
+	 * The walker probed the entry (a directory's entries in one batch)
+	 * before anything touched it, following a root under -H or -L.
+	 */
+	ret = e->probe;
+	st = dcp_state_of_errno(ret);
+	if (ds) {
+		ds->root = e->root;
+		ds->has_root = true;
+		mnt = e->dir->mnt_id;
+	} else {
+		rr = root_rec(e->root);
+		if (env.per_mount)
+			mnt = root_mount(e->path, ret, follow);
+	}
+	/*
+	 * Before the walk opens anything below, which would warm the path;
+	 * a filtered root too: what lies below it needs its explanation.
+	 */
+	if (run.explain && st == DCP_MISS) {
+		int xr = o->recursive ?
+			 dcp_explain_entry(run.explain, e, follow ? DCP_FOLLOW : 0, &why) :
+			 dcp_explain_path(run.explain, 0, e->path, follow ? DCP_FOLLOW : 0, &why);
+
+		if (xr < 0)
+			why = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
+	}
+	if (filtered && !dcp_opts_match(o, e))
+		goto walk_on; /* --type, --name, --mindepth: not counted */
+	mrow = env.per_mount && !e->again ? dcp_pr_devtab_row(&w->devs, mnt) : NULL;
+	if (env.pages) {
+		bool run_again;
+
+		w->pret = measure_pages(w, e, st, follow, &w->pg);
+		/* An inode counts once in each total, as du counts it: in the
+		 * run's and a mount's once in the run (whichever name came
+		 * first, the figures are the same), in a directory's once in
+		 * its subtree (dir_done takes back what two children share). */
+		run_again = w->pg.again;
+		if (!e->again)
+			dcp_pages_count(&w->pc, w->pret, &w->pg);
+		if (mrow)
+			dcp_pages_count(&mrow->pc, w->pret, &w->pg);
+		w->pg.again = false;
+		if (ds) {
+			w->pg.again = w->pret == 0 && w->pg.nlink > 1 &&
+				      !dcp_pages_links_add(&ds->links, &w->pg);
+			dcp_pages_count(&ds->pown, w->pret, &w->pg);
+		} else if (rr) {
+			dcp_pages_count(&rr->pc, w->pret, &w->pg);
+		}
+		w->pg.again = run_again;
+	}
+	record(w, e->root, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
+	       mrow ? &mrow->c : NULL, run.explain && st == DCP_MISS ? &why : NULL, e->again);
+walk_on:
+	note_progress_path(e->path);
+	/* A tree that is not there is no tree: an error, never a warm one. */
+	if (!ds && o->recursive && st == DCP_NEGATIVE) {
+		walk_error(e, ENOENT, NULL);
+		return DCP_WALK_PRUNE;
+	}
+	/* Nothing to walk below an absent name or a failed lookup. */
+	if (!o->recursive || !maybe_dir || st == DCP_NEGATIVE || st == DCP_ERROR)
+		return DCP_WALK_PRUNE;
+	/*
+	 * --no-perturb lists only directories whose lookups inside are cached
+	 * for this caller (the probe of "DIR/." tells): opening any other
+	 * would warm it, or load its ACL.  What it holds stays unknown.
+	 */
+	if (env.no_perturb && (st != DCP_CACHED || e->inner != 0)) {
+		if (!ds)
+			dcp_explain_root_done(run.explain, e->root);
+		if (ds)
+			ds->own.not_visited++;
+		else if (rr)
+			rr->c.not_visited++;
+		if (e->again)
+			return DCP_WALK_PRUNE;
+		w->c.not_visited++;
+		if (shown_bit(DCP_ONLY_UNVISITED)) {
+			size_t at = w->out.len;
+
+			dcp_pr_unvisited(&w->out, run.fmt, e->path, e->pathlen, ret, e->depth);
+			held(w, at, e->root, e->path, e->pathlen, RANK_UNVISITED);
+		}
+		return DCP_WALK_PRUNE;
+	}
+	return DCP_WALK_DESCEND;
+}
+
+static void walk_error(const struct dcp_entry *e, int err, void *arg)
+{
+	struct worker *w = &run.w[e->worker];
+	struct dirstat *ds = e->dir ? e->dir->data : NULL;
+	struct rootrec *rr = e->dir ? NULL : root_rec(e->root);
+
+	(void)arg;
+	/* Siblings may fail on several threads at once: count atomically. */
+	if (ds)
+		__atomic_fetch_add(&ds->own.walk_errors, 1, __ATOMIC_RELAXED);
+	else if (rr)
+		__atomic_fetch_add(&rr->c.walk_errors, 1, __ATOMIC_RELAXED);
+	if (e->again)
+		return; /* said by the walk of the root that met it first */
+	w->c.walk_errors++;
+	if (run.fmt == DCP_PR_JSON) {
+		size_t at = w->out.len;
+
+		dcp_pr_walk_error(&w->out, run.fmt, e->path, e->pathlen, err);
+		held(w, at, e->root, e->path, e->pathlen, RANK_WALK_ERROR);
+	} else {
+		/* An error is said even under -q: the run could not look everywhere. */
+		struct dcp_buf q = DCP_BUF_INIT;
+
+		dcp_buf_quote_msg(&q, e->path, e->pathlen);
+		dcp_buf_putc(&q, '\0');
+		dcp_warn(err, "cannot walk %s", q.oom ? "(path)" : q.data);
+		dcp_buf_free(&q);
+	}
+}
+
+static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, void *arg)
+{
+	struct dirstat *ds = d->data;
+	struct dcp_pr_counts tot = ds->own;
+
+	(void)arg;
+	/* What --explain kept of a missed root is not needed below it any more. */
+	if (!d->parent)
+		dcp_explain_root_done(run.explain, d->root);
+	dcp_pr_counts_add(&tot, &ds->sub);
+	dcp_pages_counts_add(&ds->pown, &ds->psub); /* --pages: own + sub from here on */
+	if (d->parent) {
+		struct dirstat *up = d->parent->data;
+
+		dcp_pr_counts_add(&up->sub, &tot);
+		dcp_pages_counts_add(&up->psub, &ds->pown);
+		dcp_pages_links_merge(&up->links, &ds->links, &up->psub);
+	} else {
+		struct rootrec *rr = root_rec(d->root);
+
+		/* The root's own probe is in rr already; add what lies below. */
+		if (rr)
+			dcp_pr_counts_add(&rr->c, &tot);
+		if (rr)
+			dcp_pages_counts_add(&rr->pc, &ds->pown);
+		dcp_pages_links_free(&ds->links);
+	}
+	/* A directory listed again keeps a row too: which listing was first
+	 * depends on the threads, which row is written does not. */
+	if (env.per_dir < 0 || d->depth > env.per_dir || o->quiet)
+		return;
+	if (run.ndirrows == run.dirrowcap) {
+		size_t cap = run.dirrowcap ? run.dirrowcap * 2 : 64;
+		struct dirrow *v = realloc(run.dirrows, cap * sizeof(*v));
+
+		if (!v)
+			goto oom;
+		run.dirrows = v;
+		run.dirrowcap = cap;
+	}
+	char *p = malloc(pathlen + 1);
+
+	if (!p)
+		goto oom;
+	memcpy(p, path, pathlen + 1);
+	run.dirrows[run.ndirrows++] = (struct dirrow){
+		.root = d->root, .dev = d->dev, .ino = d->ino, .depth = d->depth,
+		.path = p, .pathlen = pathlen, .c = tot, .pc = ds->pown };
+	return;
+oom:
+	run.input_errors++;
+	dcp_warn(ENOMEM, "--per-dir");
+}
+
+static int cmp_dirrow_id(const void *a, const void *b)
+{
+	const struct dirrow *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return dcp_path_cmp(x->path, x->pathlen, y->path, y->pathlen, DCP_ROWS_PREORDER);
+}
+
+static int cmp_dirrow(const void *a, const void *b)
+{
+	const struct dirrow *x = a, *y = b;
+
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return dcp_path_cmp(x->path, x->pathlen, y->path, y->pathlen, DCP_ROWS_POSTORDER);
+}
+
+/* The --per-dir rows: one per directory, in du's order, as text or JSON
+ * in run.dirbuf, or as series for --prometheus. */
+static void dir_rows(void)
+{
+	size_t n = 0;
+
+	if (!run.ndirrows)
+		return;
+	qsort(run.dirrows, run.ndirrows, sizeof(*run.dirrows), cmp_dirrow_id);
+	for (size_t i = 0; i < run.ndirrows; i++) {
+		struct dirrow *r = &run.dirrows[i];
+
+		if (n && r->dev == run.dirrows[n - 1].dev && r->ino == run.dirrows[n - 1].ino) {
+			free(r->path);
+			continue;
+		}
+		run.dirrows[n++] = *r;
+	}
+	run.ndirrows = n;
+	qsort(run.dirrows, n, sizeof(*run.dirrows), cmp_dirrow);
+	if (o->prometheus) {
+		run.dirs = calloc(n, sizeof(*run.dirs));
+		if (!run.dirs) {
+			run.input_errors++;
+			dcp_warn(ENOMEM, "--per-dir");
+			return;
+		}
+		for (size_t i = 0; i < n; i++) {
+			struct dirrow *r = &run.dirrows[i];
+
+			run.dirs[i] = (struct dcp_pr_prom_series){ .path = r->path,
+								   .pathlen = r->pathlen, .c = &r->c };
+			if (env.pages)
+				pages_keep_series(&pdirs, r->path, r->pathlen, NULL, NULL, &r->pc);
+		}
+		run.ndirs = n;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct dirrow *r = &run.dirrows[i];
+		size_t row = run.dirbuf.len;
+
+		dcp_pr_dir(&run.dirbuf, run.fmt, r->path, r->pathlen, r->depth, &r->c);
+		if (env.pages)
+			dcp_pages_table_row(&run.dirbuf, row, run.fmt == DCP_PR_JSON, &r->pc);
+		if (run.dirbuf.len >= FLUSH_AT)
+			flush_buf(&run.dirbuf);
+	}
+}
+
+/* ---- progress ---- */
+
+static unsigned term_width(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+		return ws.ws_col;
+	return 80;
+}
+
+static void tick(void *arg)
+{
+	struct dcp_buf line = DCP_BUF_INIT;
+	unsigned long long seen = 0;
+	uint64_t now = dcp_now_ns();
+	double rate;
+
+	(void)arg;
+	for (unsigned i = 0; i < run.nw; i++)
+		seen += atomic_load_explicit(&run.w[i].seen, memory_order_relaxed);
+	rate = now > run.last_t ? (double)(seen - run.last_seen) * 1e9 / (double)(now - run.last_t)
+				: 0;
+	run.last_t = now;
+	run.last_seen = seen;
+	pthread_mutex_lock(&run.path_lock);
+	dcp_pr_progress(&line, seen, rate, run.cur, term_width());
+	pthread_mutex_unlock(&run.path_lock);
+	dcp_msg_progress(&line);
+	dcp_buf_free(&line);
+	atomic_store(&run.want_path, true);
+}
+
+static bool want_progress(void)
+{
+	/* Lines streaming to the same terminal are progress enough. */
+	return dcp_opts_progress(o, run.records || env.per_dir >= 0);
+}
+
+/* ---- driving the run ---- */
+
+/* Feed every path (arguments, then lists) to ADD; stops early when it fails. */
+static int for_each_path(int (*add)(const char *path, void *ctx), void *ctx)
+{
+	return dcp_opts_each_path(o, add, ctx, &run.input_errors);
+}
+
+/* Without -r: probe each path right here, in order. */
+static int probe_one(const char *path, void *ctx)
+{
+	struct dcp_entry e = {
+		.dirfd = AT_FDCWD,
+		.name = path,
+		.path = path,
+		.pathlen = strlen(path),
+		.type = DT_UNKNOWN,
+		.root = run.nroots,
+		.probe = dcp_probe_at(AT_FDCWD, path, follows(0) ? DCP_FOLLOW : 0),
+	};
+
+	(void)ctx;
+	return visit(&e, NULL) == DCP_WALK_ABORT ? -ECANCELED : 0;
+}
+
+static int walk_one(const char *path, void *ctx)
+{
+	int ret = o->prometheus || env.pages || o->summary ? root_push(path) : 0;
+
+	if (ret < 0) {
+		run.input_errors++;
+		dcp_warn(-ret, "cannot keep the metrics of more roots");
+		return ret;
+	}
+	/*
+	 * --explain: a root that misses is explained now, before the walk
+	 * of another root can warm a prefix of it (the walker gathers the
+	 * roots of a recursive walk: no worker runs yet).  Its visit
+	 * recalls this explanation.
+	 */
+	if (run.explain) {
+		struct dcp_entry e = {
+			.dirfd = AT_FDCWD, .name = path, .path = path, .pathlen = strlen(path),
+			.type = DT_UNKNOWN, .root = run.nroots_added,
+			.probe = dcp_probe_at(AT_FDCWD, path, follows(0) ? DCP_FOLLOW : 0),
+		};
+		struct dcp_why_info why;
+
+		if (e.probe == -EAGAIN)
+			dcp_explain_entry(run.explain, &e, follows(0) ? DCP_FOLLOW : 0, &why);
+	}
+	run.nroots_added++;
+	return dcp_walk_add(ctx, path);
+}
+
+/* Root ROOT is the tree of the earlier root SAME_AS (dcp_walk_opts.alias). */
+static void root_alias(size_t root, size_t same_as, void *arg)
+{
+	struct rootrec *rr = root_rec(root);
+
+	(void)arg;
+	if (rr)
+		rr->same_as = same_as + 1;
+}
+
+/*
+ * After the walk: an alias shows its twin's figures; a root given again
+ * by the same name is reported once, at its first place (as du -s).
+ */
+static void roots_settle(void)
+{
+	for (size_t i = 0; i < run.nroots; i++) {
+		struct rootrec *rr = root_rec(i), *twin;
+
+		rr->reported = true;
+		if (!rr->same_as)
+			continue;
+		twin = root_rec(rr->same_as - 1);
+		rr->c = twin->c;
+		rr->pc = twin->pc;
+		rr->reported = strcmp(rr->path, twin->path) != 0;
+	}
+}
+
+/* Start the progress timer once the workers' counters exist. */
+static void start_progress(void)
+{
+	if (want_progress())
+		dcp_progress_start(tick, NULL, 1000000000ULL, 200000000ULL, &progress);
+}
+
+/* --exclude-fstype, FUSE and network mounts: the walk does not go in. */
+static int skip_mount(uint64_t mnt_id, void *arg)
+{
+	(void)arg;
+	return dcp_opts_skip_mount(o, run.mounts, mnt_id);
+}
+
+/* A directory on a mount where an open may wait: not listed, unvisited. */
+static void mount_unvisited(const struct dcp_entry *e, void *arg)
+{
+	struct worker *w = &run.w[e->worker];
+	struct dirstat *ds = e->dir ? e->dir->data : NULL;
+
+	(void)arg;
+	/* Siblings may be left on several threads at once: count atomically. */
+	if (ds)
+		__atomic_fetch_add(&ds->own.not_visited, 1, __ATOMIC_RELAXED);
+	if (e->again)
+		return;
+	w->c.not_visited++;
+	if (shown_bit(DCP_ONLY_UNVISITED)) {
+		size_t at = w->out.len;
+
+		dcp_pr_unvisited(&w->out, run.fmt, e->path, e->pathlen, -EREMOTE, e->depth);
+		held(w, at, e->root, e->path, e->pathlen, RANK_UNVISITED);
+	}
+}
+
+static int run_walk(void)
+{
+	struct dcp_walk_opts wo = {
+		.flags = walk_flags | DCP_WALK_PROBE |
+			 (env.per_dir >= 0 ? DCP_WALK_DONE_PATHS : 0) |
+			 (env.no_perturb ? DCP_WALK_NO_PERTURB : 0),
+		.done_path_depth = env.per_dir,
+		.probe_flags = (walk_flags & DCP_WALK_FOLLOW) ? DCP_FOLLOW : 0,
+		.threads = o->jobs,
+		.max_depth = o->max_depth,
+		.excludes = o->excludes,
+		.dir_data_size = sizeof(struct dirstat),
+		.visit = visit,
+		.error = walk_error,
+		.dir_done = dir_done,
+		.skip_mount = skip_mount,
+		.unvisited = mount_unvisited,
+		.alias = root_alias,
+	};
+	struct dcp_walk *w;
+	int ret;
+
+	if (env.pages) /* the files it opens, out of the walker's descriptor budget */
+		wo.fds_per_thread = dcp_pages_fds_per_thread();
+	ret = dcp_walk_new(&wo, &w);
+	if (ret < 0)
+		return ret;
+	run.nw = dcp_walk_threads(w);
+	run.w = calloc(run.nw, sizeof(*run.w));
+	if (run.w && o->explain && (ret = dcp_explain_new(run.nw, &run.explain)) < 0) {
+		dcp_walk_finish(w);
+		return ret;
+	}
+	if (!run.w) {
+		/* Nothing was queued: the walk ends at once. */
+		dcp_walk_finish(w);
+		return -ENOMEM;
+	}
+	start_progress();
+	for_each_path(walk_one, w);
+	ret = dcp_walk_finish(w);
+	roots_settle();
+	return ret;
+}
+
+/* One row of the --per-mount table: one mount (ID), not one device. */
+struct mountrow {
+	uint64_t id;
+	struct dcp_pr_counts c;
+	struct dcp_pages_counts pc; /* --pages */
+	struct dcp_mount mt;
+	bool found;
+};
+
+static int cmp_mountrow(const void *a, const void *b)
+{
+	const struct mountrow *x = a, *y = b;
+	int d = strcmp(x->found ? x->mt.target : "?", y->found ? y->mt.target : "?");
+
+	return d ? d : (x->id > y->id) - (x->id < y->id);
+}
+
+/*
+ * The --per-mount table from all workers' per-device counts: rows in OUT,
+ * or series in PROM for --prometheus (kept until exit).
+ */
+static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
+{
+	struct dcp_pr_devtab all = { 0 };
+	struct mountrow *rows = NULL;
+	struct dcp_pr_prom_series *ser;
+	size_t n;
+
+	for (unsigned i = 0; i < run.nw; i++)
+		if (dcp_pr_devtab_merge(&all, &run.w[i].devs) < 0)
+			goto oom;
+	n = all.n;
+	rows = calloc(n ? n : 1, sizeof(*rows));
+	if (!rows)
+		goto oom;
+	for (size_t k = 0; k < n; k++) {
+		rows[k].id = all.v[k].id;
+		rows[k].c = all.v[k].c;
+		rows[k].pc = all.v[k].pc;
+		rows[k].found = dcp_mounts_by_id(run.mounts, rows[k].id, &rows[k].mt) == 0;
+	}
+	dcp_pr_devtab_free(&all);
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_mountrow);
+	if (!prom) {
+		for (size_t k = 0; k < n; k++) {
+			size_t row = out->len;
+
+			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL,
+				     rows[k].found ? rows[k].mt.dev : 0, &rows[k].c);
+			if (o->explain)
+				dcp_why_table_row(out, row, run.fmt == DCP_PR_JSON, rows[k].c.why);
+			if (env.pages)
+				dcp_pages_table_row(out, row, run.fmt == DCP_PR_JSON, &rows[k].pc);
+		}
+		free(rows);
+		return;
+	}
+	ser = calloc(n ? n : 1, sizeof(*ser));
+	if (!ser)
+		goto oom;
+	for (size_t k = 0; k < n; k++) {
+		const char *target = rows[k].found ? rows[k].mt.target : "?";
+
+		ser[k] = (struct dcp_pr_prom_series){
+			.path = target,
+			.pathlen = strlen(target),
+			.fstype = rows[k].found ? rows[k].mt.fstype : "unknown",
+			.c = &rows[k].c,
+			.has_mnt_id = true,
+			.mnt_id = rows[k].id,
+		};
+	}
+	prom->mounts = ser;
+	prom->nmounts = n;
+	for (size_t k = 0; env.pages && k < n; k++)
+		pages_keep_series(&pmounts, ser[k].path, ser[k].pathlen, ser[k].fstype,
+				  &rows[k].id, &rows[k].pc);
+	return;
+oom:
+	dcp_pr_devtab_free(&all);
+	free(rows);
+	run.input_errors++;
+	dcp_warn(ENOMEM, "--per-mount");
+}
+
+/* Whether per-path records are printed. */
+bool dcp_probe_run_prints_paths(const struct dcp_opts *opts, const struct dcp_probe_run_config *cfg)
+{
+	return !opts->summary && !opts->quiet && !opts->prometheus && cfg->per_dir < 0 &&
+	       !cfg->per_mount;
+}
+
+/* Held records, in ORDER; out of memory, some are lost: said, and an error. */
+static void rows_out(struct dcp_rows *r, enum dcp_rows_order order, struct dcp_buf *out)
+{
+	if (r->oom) {
+		run.input_errors++;
+		dcp_warn(ENOMEM, "some lines were not kept to be sorted");
+	}
+	dcp_rows_write(r, order, out);
+}
+
+static int exit_status(const struct dcp_pr_counts *tot)
+{
+	bool err = tot->n[DCP_ERROR] || tot->walk_errors || run.input_errors ||
+		   atomic_load(&run.write_err);
+
+	if (err)
+		return DCP_EXIT_ERROR;
+	/* Below an unvisited directory every lookup misses: how many is unknown. */
+	if (!dcp_pr_complete(tot) && !env.ignore_unvisited)
+		return DCP_EXIT_COLD;
+	/* A gate passes on what was probed, never on nothing. */
+	if (env.min_cached >= 0 && !dcp_pr_total(tot)) {
+		if (!o->quiet)
+			dcp_warn(0, "--min-cached: no path was probed, there is no share to judge");
+		return DCP_EXIT_COLD;
+	}
+	if (env.min_cached >= 0)
+		return dcp_pr_cached_pct(tot) >= env.min_cached ? DCP_EXIT_OK : DCP_EXIT_COLD;
+	return tot->n[DCP_MISS] ? DCP_EXIT_COLD : DCP_EXIT_OK;
+}
+
+/* ---- --pages totals ---- */
+
+/* The --pages part of the exit status: errors, and --min-resident. */
+static int pages_status(int status, const struct dcp_pages_counts *pt,
+			const struct dcp_pr_counts *tot)
+{
+	if (pt->failed)
+		return DCP_EXIT_ERROR;
+	/* Files below a directory not visited are unknown too, whatever
+	 * --ignore-unvisited says of the paths (it never lets a data verdict
+	 * pass on files that were not measured). */
+	if (env.min_resident >= 0 && status == DCP_EXIT_OK &&
+	    (!dcp_pages_verdict(pt, env.min_resident) || !dcp_pr_complete(tot)))
+		return DCP_EXIT_COLD;
+	return status;
+}
+
+/* Summary lines on stderr: not under -q; under -s (whose lines on stdout
+ * say it all) only for a person at a terminal. */
+static bool stderr_summary(void)
+{
+	return !o->quiet && (!o->summary || isatty(STDERR_FILENO));
+}
+
+/* Per-root data totals (-r): JSON objects before the summary, text lines. */
+static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
+{
+	if (!o->recursive || o->quiet || o->prometheus || (!o->json && run.nroots < 2))
+		return;
+	for (size_t i = 0; i < run.nroots; i++) {
+		struct rootrec *rr = root_rec(i);
+
+		if (!rr || !rr->reported)
+			continue;
+		if (o->json) {
+			dcp_buf_puts(out, "{\"type\":\"root_data\",\"path\":");
+			dcp_buf_json_str(out, rr->path, strlen(rr->path));
+			dcp_pages_json_counts(out, &rr->pc, -1);
+			dcp_buf_puts(out, "}\n");
+		} else if (stderr_summary()) {
+			dcp_buf_printf(err, "%s: ", program_invocation_name);
+			dcp_buf_quote(err, rr->path, strlen(rr->path));
+			dcp_buf_puts(err, ": ");
+			dcp_pages_text_counts(err, &rr->pc);
+		}
+	}
+}
+
+/* The run's data totals: in the JSON summary, a text line, or metrics in M. */
+static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_prom *m,
+			const struct dcp_pages_counts *pt)
+{
+	struct dcp_buf j = DCP_BUF_INIT;
+
+	if (o->quiet)
+		return;
+	if (o->json) {
+		dcp_pages_json_counts(&j, pt, env.min_resident);
+		if (!j.oom)
+			dcp_pages_json_insert(out, j.data, j.len);
+		dcp_buf_free(&j);
+	} else if (m) {
+		struct dcp_pages_series *ser = NULL;
+		size_t n = 0;
+
+		if (o->recursive && run.nroots)
+			ser = calloc(run.nroots, sizeof(*ser));
+		for (size_t i = 0; ser && i < run.nroots; i++) {
+			struct rootrec *rr = root_rec(i);
+
+			if (!rr->reported)
+				continue;
+			ser[n++] = (struct dcp_pages_series){ rr->path, strlen(rr->path), NULL,
+							      &rr->pc, false, 0 };
+		}
+		if (ser)
+			dcp_pages_prometheus(m, DCP_PAGES_PROM_ROOT, ser, n);
+		else
+			dcp_pages_prometheus(m, DCP_PAGES_PROM_ROOT,
+					     &(struct dcp_pages_series){ .c = pt }, 1);
+		free(ser);
+		dcp_pages_prometheus(m, DCP_PAGES_PROM_MOUNT, pmounts.v, pmounts.n);
+		dcp_pages_prometheus(m, DCP_PAGES_PROM_DIR, pdirs.v, pdirs.n);
+	} else if (stderr_summary()) {
+		dcp_buf_printf(err, "%s: ", program_invocation_name);
+		dcp_pages_text_counts(err, pt);
+	}
+}
+
+
+int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config *cfg)
+{
+	/* Static: what they own stays reachable until exit. */
+	static struct dcp_buf out = DCP_BUF_INIT, err = DCP_BUF_INIT;
+	static struct dcp_pr_prom prom;
+	struct dcp_prom *metrics = NULL;
+	static struct worker single;
+	struct dcp_pr_counts tot = { 0 };
+	struct dcp_pages_counts ptot = { 0 };
+	int ret, status, werr;
+
+	o = opts;
+	env = *cfg;
+	walk_flags = (o->follow == DCP_FOLLOW_ALL ? DCP_WALK_FOLLOW : 0) |
+			 (o->follow == DCP_FOLLOW_ROOTS ? DCP_WALK_FOLLOW_ROOTS : 0) |
+			 (o->xdev ? DCP_WALK_XDEV : 0);
+	ret = dcp_probe_support();
+	if (ret < 0) {
+		dcp_warn(0, "%s", dcp_unsupported_reason(ret));
+		return DCP_EXIT_UNSUPPORTED;
+	}
+	if (env.pages) {
+		ret = dcp_pages_support();
+		if (ret < 0) {
+			dcp_warn(0, "%s", dcp_pages_unsupported_reason(ret));
+			return DCP_EXIT_UNSUPPORTED;
+		}
+	}
+	filtered = dcp_opts_filtering(o);
+	if (env.per_mount || env.pages || o->recursive) {
+		ret = dcp_mounts_load(NULL, &run.mounts);
+		if (ret < 0)
+			dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
+	}
+	/* -0 is for a program (xargs -0r); on a terminal, names are quoted. */
+	run.fmt = dcp_pr_format_of(o->json, o->nul);
+	run.records = dcp_probe_run_prints_paths(o, &env);
+
+	run.t0 = run.last_t = dcp_now_ns();
+	if (o->recursive) {
+		ret = run_walk();
+		if (ret < 0 && ret != -ECANCELED) {
+			dcp_progress_stop(progress);
+			dcp_warn(-ret, "the walk failed");
+			return DCP_EXIT_ERROR;
+		}
+	} else {
+		run.w = &single;
+		run.nw = 1;
+		if (o->explain) {
+			ret = dcp_explain_new(1, &run.explain);
+			if (ret < 0)
+				dcp_die(DCP_EXIT_ERROR, -ret, "--explain");
+		}
+		start_progress();
+		for_each_path(probe_one, NULL);
+	}
+	if (dcp_progress_stop(progress))
+		dcp_msg_progress_clear();
+
+	for (unsigned i = 0; i < run.nw; i++) {
+		flush_buf(&run.w[i].out);
+		if (i)
+			dcp_rows_merge(&run.w[0].sorted, &run.w[i].sorted);
+		dcp_pr_counts_add(&tot, &run.w[i].c);
+		dcp_pages_counts_add(&ptot, &run.w[i].pc);
+	}
+	if (env.sort) {
+		rows_out(&run.w[0].sorted, DCP_ROWS_PREORDER, &out);
+		flush_buf(&out);
+	}
+	if (env.per_dir >= 0 && dcp_opts_headings(o))
+		dcp_pr_heading(&run.dirbuf, DCP_PR_TABLE_TREE, false, env.pages);
+	dir_rows();
+	flush_buf(&run.dirbuf);
+	if (run.nw)
+		dcp_rows_free(&run.w[0].sorted);
+
+	if (o->prometheus) {
+		struct dcp_pr_prom_series *roots = NULL;
+
+		if (o->recursive && run.nroots) {
+			size_t n = 0;
+
+			roots = calloc(run.nroots, sizeof(*roots));
+			for (size_t i = 0; roots && i < run.nroots; i++) {
+				struct rootrec *rr = root_rec(i);
+
+				if (rr->reported)
+					roots[n++] = (struct dcp_pr_prom_series){
+						.path = rr->path, .pathlen = strlen(rr->path),
+						.c = &rr->c };
+			}
+			prom.roots = roots;
+			prom.nroots = n;
+		}
+		prom.total = &tot;
+		if (env.per_mount)
+			per_mount(&out, &prom);
+		prom.dirs = run.dirs;
+		prom.ndirs = run.ndirs;
+	} else if (env.per_mount && !o->quiet) {
+		if (dcp_opts_headings(o))
+			dcp_pr_heading(&out, DCP_PR_TABLE_MOUNT, o->explain, env.pages);
+		per_mount(&out, NULL);
+	}
+
+	if (o->summary && !o->quiet && !o->prometheus) {
+		if (dcp_opts_headings(o))
+			dcp_pr_heading(&out, DCP_PR_TABLE_TREE, o->explain, env.pages);
+		/* -s: a line per root, as du -s; -c: and the grand total. */
+		for (size_t i = 0; o->recursive && i < run.nroots; i++) {
+			struct rootrec *rr = root_rec(i);
+			size_t row = out.len;
+
+			if (!rr->reported)
+				continue;
+			dcp_pr_root(&out, run.fmt, rr->path, strlen(rr->path), &rr->c);
+			if (o->explain)
+				dcp_why_table_row(&out, row, o->json, rr->c.why);
+			if (env.pages)
+				dcp_pages_table_row(&out, row, o->json, &rr->pc);
+		}
+		if (o->total) {
+			size_t row = out.len;
+
+			dcp_pr_root(&out, run.fmt, NULL, 0, &tot);
+			if (o->explain)
+				dcp_why_table_row(&out, row, o->json, tot.why);
+			if (env.pages)
+				dcp_pages_table_row(&out, row, o->json, &ptot);
+		}
+	}
+	status = exit_status(&tot);
+	if (env.pages) {
+		status = pages_status(status, &ptot, &tot);
+		pages_roots(&out, &err);
+	}
+	if (o->prometheus) {
+		metrics = dcp_opts_prom_new(o);
+		if (!metrics)
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
+		prom.duration_s = (double)(dcp_now_ns() - run.t0) / 1e9;
+		prom.status = status;
+		dcp_pr_prometheus(metrics, &prom);
+	} else if (o->json) {
+		size_t at;
+
+		dcp_opts_input_records(&out);
+		at = out.len;
+		dcp_pr_summary_json(&out, &tot, env.min_cached,
+				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
+		if (o->explain)
+			dcp_why_table_row(&out, at, true, tot.why);
+	} else if (stderr_summary()) {
+		dcp_buf_puts(&err, program_invocation_name);
+		dcp_buf_puts(&err, ": ");
+		dcp_pr_summary_text(&err, &tot);
+		if (o->explain) {
+			dcp_buf_puts(&err, program_invocation_name);
+			dcp_buf_puts(&err, ": ");
+			dcp_why_counts_text(&err, tot.why);
+		}
+	}
+	if (env.pages)
+		pages_total(&out, &err, metrics, &ptot);
+	if (metrics && dcp_prom_write(metrics, &out) < 0)
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
+	dcp_prom_free(metrics);
+	flush_buf(&out);
+	werr = atomic_load(&run.write_err);
+	if (!werr && close(STDOUT_FILENO) < 0 && errno != EBADF)
+		werr = -errno;
+	if (werr) {
+		/* A reader that went away (| head) wants no message. */
+		if (werr != -EPIPE)
+			dcp_warn(-werr, "write error");
+		return DCP_EXIT_ERROR;
+	}
+	dcp_msg_buf(&err);
+	return dcp_opts_finish(o, status);
+}
