@@ -9,21 +9,11 @@
  */
 #define _GNU_SOURCE
 #include <argp.h>
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdbool.h>
-#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "dcprobe.h"
 

@@ -33,6 +33,7 @@
 #include "dcp_mounts.h"	      /* mount and filesystem class of a path */
 #include "dcp_explain.h"	      /* why a path is cold (--explain) */
 #include "dcp_uring.h"	      /* one io_uring open: inline or punted */
+#include "dcp_uring_run.h"    /* a uring-open run */
 #include "dcp_trace.h"	      /* io_uring tracepoints from tracefs */
 #include "dcp_report.h"	      /* buffers, quoting, JSON, Prometheus labels */
 #include "dcp_prom.h"	      /* the Prometheus exposition of every command */

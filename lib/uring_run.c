@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uring_run.c - one uring-open run: each path opened through io_uring,
+ * timed, its verdict (inline or punted to io-wq) checked against the
+ * kernel's own tracepoints under --trace, its data measured under --pages;
+ * or, under --bench, every path with a queue of requests in flight.  Then
+ * the lines, the latency summary and the exit status.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "dcprobe.h"
+
+static const struct dcp_opts *o;	    /* the shared options */
+static struct dcp_uring_run_config env; /* uring-open's own */
+static char **paths;			    /* PATH arguments, then the lists' paths */
+static size_t npaths;
+static unsigned long long input_errors;	    /* bad records of the lists */
+
+static struct dcp_buf out = DCP_BUF_INIT;
+static struct dcp_buf err = DCP_BUF_INIT;
+static struct dcp_trace *trace;
+static struct dcp_explain *explain; /* --explain */
+
+static void flush(void)
+{
+	int ret = dcp_output_write(&out);
+
+	if (ret < 0 || out.oom) {
+		dcp_warn(ret < 0 ? -ret : ENOMEM, "write error");
+		exit(DCP_EXIT_ERROR); /* stop_trace_at_exit() removes the instance */
+	}
+	dcp_msg_buf(&err);
+}
+
+/* Leave no tracefs instance behind when interrupted. */
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT };
+
+static void stop_trace_at_exit(void)
+{
+	if (trace) {
+		struct dcp_trace *t = trace;
+
+		trace = NULL;
+		dcp_trace_stop(t);
+	}
+}
+
+static void on_signal(int sig)
+{
+	if (trace)
+		dcp_trace_abort(trace);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static const char *verdict_name(enum dcp_uring_verdict v)
+{
+	return v == DCP_URING_INLINE ? "inline" : "punted";
+}
+
+static const char *const quantile_names[] = { "min", "median", "p99", "max" };
+
+static void quantiles(struct dcp_latency *l, uint64_t q[4])
+{
+	struct dcp_latency_summary s;
+
+	dcp_latency_summarize(l, &s);
+	q[0] = s.min;
+	q[1] = s.median;
+	q[2] = s.p99;
+	q[3] = s.max;
+}
+
+static void lat_text(const char *label, struct dcp_latency *l)
+{
+	uint64_t q[4];
+
+	if (!l->n)
+		return;
+	quantiles(l, q);
+	dcp_buf_printf(&err, "%-7s", label);
+	for (int i = 0; i < 4; i++)
+		dcp_buf_printf(&err, " %s %.1f", quantile_names[i], q[i] / 1e3);
+	dcp_buf_puts(&err, " us\n");
+}
+
+static void lat_json(const char *key, struct dcp_latency *l)
+{
+	uint64_t q[4];
+
+	dcp_buf_printf(&out, ",\"%s\":", key);
+	if (!l->n) {
+		dcp_buf_puts(&out, "null");
+		return;
+	}
+	quantiles(l, q);
+	for (int i = 0; i < 4; i++)
+		dcp_buf_printf(&out, "%c\"%s\":%.3f", i ? ',' : '{', quantile_names[i],
+			       q[i] / 1e3);
+	dcp_buf_putc(&out, '}');
+}
+
+struct totals {
+	uint64_t opens, inlined, punted, forced, cold, eagain, failed, disagree;
+	bool inexact; /* some ring had no DEFER_TASKRUN */
+	struct dcp_latency all, lat[2];
+	struct dcp_pages_counts pages; /* --pages */
+	unsigned long long why[DCP_NWHY]; /* --explain: cold opens by reason */
+};
+
+/* What the kernel's tracepoints say about request SEQ. */
+struct kernel_view {
+	bool seen;
+	enum dcp_uring_verdict verdict;
+	struct dcp_trace_req req;
+};
+
+static struct kernel_view kernel_view(uint64_t seq)
+{
+	struct kernel_view k = { 0 };
+	const struct dcp_trace_req *r = dcp_trace_find(trace, seq);
+
+	if (r && r->submitted) {
+		k.seen = true;
+		k.req = *r;
+		k.verdict = r->punted ? DCP_URING_PUNTED : DCP_URING_INLINE;
+	}
+	return k;
+}
+
+static void print_open(const char *path, uint64_t seq, const char *flags,
+		       const struct dcp_uring_result *r, bool exact,
+		       const struct kernel_view *k, const struct dcp_why_info *why)
+{
+	if (o->json) {
+		dcp_buf_printf(&out, "{\"type\":\"open\",\"seq\":%llu,\"path\":",
+			       (unsigned long long)seq);
+		dcp_buf_json_str(&out, path, strlen(path));
+		dcp_buf_printf(&out,
+			       ",\"op\":\"%s\",\"flags\":\"%s\",\"verdict\":\"%s\",\"forced\":%s,"
+			       "\"exact\":%s,\"fd\":%d,\"latency_ns\":%llu,\"latency_us\":%.3f",
+			       env.how.cached ? "openat2" : "openat", flags,
+			       verdict_name(r->verdict),
+			       dcp_uring_forced_async(&env.how) ? "true" : "false",
+			       exact ? "true" : "false", r->res < 0 ? -1 : r->res,
+			       (unsigned long long)r->latency_ns, r->latency_ns / 1e3);
+		if (r->res < 0) {
+			dcp_buf_printf(&out, ",\"errno\":\"%s\",\"message\":",
+				       dcp_errno_name(r->res));
+			dcp_buf_json_str(&out, strerror(-r->res), strlen(strerror(-r->res)));
+		}
+		if (k) {
+			dcp_buf_puts(&out, ",\"kernel\":");
+			if (!k->seen)
+				dcp_buf_puts(&out, "null");
+			else
+				dcp_buf_printf(&out,
+					       "{\"verdict\":\"%s\",\"submit_req\":%u,"
+					       "\"queue_async_work\":%u,\"complete\":%u,"
+					       "\"result\":%d,\"agree\":%s}",
+					       verdict_name(k->verdict), k->req.submitted,
+					       k->req.punted, k->req.completed, k->req.result,
+					       k->verdict == r->verdict ? "true" : "false");
+		}
+		if (why)
+			dcp_explain_json(&out, why);
+		dcp_buf_puts(&out, "}\n");
+		return;
+	}
+	if (o->quiet)
+		return;
+	dcp_buf_printf(&out, "%s %.1f us ", verdict_name(r->verdict), r->latency_ns / 1e3);
+	if (r->res >= 0)
+		dcp_buf_printf(&out, "fd %d ", r->res);
+	else
+		dcp_buf_printf(&out, "error %s ", dcp_errno_name(r->res));
+	dcp_buf_quote(&out, path, strlen(path));
+	if (why) {
+		dcp_buf_puts(&out, "  ");
+		dcp_explain_text(&out, why);
+	}
+	dcp_buf_putc(&out, '\n');
+	if (r->res < 0) {
+		dcp_msg_path(&err, path, strlen(path));
+		dcp_buf_printf(&err, "%s\n", strerror(-r->res));
+	}
+	if (!k)
+		return;
+	if (!k->seen)
+		dcp_buf_puts(&out, "kernel: no io_uring events traced for this request\n");
+	else
+		dcp_buf_printf(&out,
+			       "kernel: %s (io_uring_submit_req %u, io_uring_queue_async_work %u, "
+			       "io_uring_complete %u, result %d)\n",
+			       verdict_name(k->verdict), k->req.submitted, k->req.punted,
+			       k->req.completed, k->req.result);
+}
+
+/*
+ * --pages: the data residency of what the open gave (lib/pages.c): measured
+ * on the descriptor, unknown after RESOLVE_CACHED's EAGAIN, "-" for a failed
+ * open, an O_PATH descriptor or anything but a regular file.
+ */
+static int print_pages(const struct dcp_uring_result *r, struct dcp_pages *pg)
+{
+	int pret;
+
+	*pg = (struct dcp_pages){ 0 };
+	if (r->res == -EAGAIN && env.how.cached)
+		pret = -EAGAIN;
+	else if (r->res < 0 || (fcntl(r->res, F_GETFL) & O_PATH))
+		pret = -ENODEV;
+	else
+		pret = dcp_pages_fd(r->res, pg);
+	if (o->json) {
+		struct dcp_buf m = DCP_BUF_INIT;
+
+		dcp_pages_json(&m, pret, pg);
+		if (!m.oom)
+			dcp_pages_json_insert(&out, m.data, m.len);
+		dcp_buf_free(&m);
+	} else if (!o->quiet) {
+		dcp_buf_puts(&out, "data: ");
+		dcp_pages_text(&out, pret, pg);
+		out.len--; /* the columns' last space */
+		dcp_buf_putc(&out, '\n');
+	}
+	return pret;
+}
+
+/* Turn a ring failure into the message and exit status it deserves. */
+static void ring_failed(int ret)
+{
+	flush();
+	if (dcp_uring_errno_unsupported(ret))
+		dcp_die(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
+	dcp_die(DCP_EXIT_ERROR, -ret, "io_uring");
+}
+
+static void open_one(const char *path, uint64_t seq, const char *flags,
+		     struct totals *t)
+{
+	struct dcp_uring_result r;
+	struct kernel_view k;
+	struct dcp_uring *ring;
+	bool exact;
+	int ret;
+
+	ret = dcp_uring_new(8, env.no_defer ? DCP_URING_NO_DEFER : 0, &ring);
+	if (ret < 0)
+		ring_failed(ret);
+	exact = dcp_uring_exact(ring);
+	t->inexact |= !exact;
+	/*
+	 * --explain: probing does no I/O, so the path is explained before the
+	 * open, which would warm it, and the open still finds it as it was.
+	 */
+	struct dcp_why_info why = { .why = DCP_WHY_UNKNOWN };
+
+	if (explain) {
+		unsigned pf = (env.how.flags & O_NOFOLLOW) ? 0 : DCP_FOLLOW;
+
+		if (dcp_probe_at(env.how.dirfd, path, pf) == -EAGAIN &&
+		    dcp_explain_path(explain, 0, path, pf, &why) < 0)
+			why = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
+	}
+	ret = dcp_uring_open(ring, path, &env.how, seq, &r);
+	dcp_uring_free(ring);
+	if (ret < 0)
+		ring_failed(ret);
+	if (trace) {
+		ret = dcp_trace_collect(trace);
+		if (ret < 0)
+			dcp_warn(-ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
+		k = kernel_view(seq);
+		if (!k.seen || k.verdict != r.verdict) {
+			t->disagree++;
+			dcp_msg_path(&err, path, strlen(path));
+			if (!k.seen)
+				dcp_buf_puts(&err, "the trace has no io_uring events for this open\n");
+			else
+				dcp_buf_printf(&err, "the kernel's trace says %s, the ring said %s\n",
+					       verdict_name(k.verdict), verdict_name(r.verdict));
+		}
+	}
+	/* A forced punt says nothing about the cache; RESOLVE_CACHED's EAGAIN does. */
+	bool forced = r.verdict == DCP_URING_PUNTED && dcp_uring_forced_async(&env.how);
+	bool missed = r.res == -EAGAIN && env.how.cached;
+	bool cold = (r.verdict == DCP_URING_PUNTED && !forced) || missed;
+
+	if (explain && cold)
+		t->why[why.why]++;
+	print_open(path, seq, flags, &r, exact, trace ? &k : NULL,
+		   explain && cold ? &why : NULL);
+	if (env.pages) {
+		struct dcp_pages pg;
+
+		dcp_pages_count(&t->pages, print_pages(&r, &pg), &pg);
+	}
+	if (r.res >= 0)
+		close(r.res);
+
+	t->opens++;
+	if (dcp_latency_add(&t->all, r.latency_ns) < 0 ||
+	    dcp_latency_add(&t->lat[r.verdict], r.latency_ns) < 0)
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "latency table");
+	if (r.verdict == DCP_URING_INLINE)
+		t->inlined++;
+	else
+		t->punted++;
+	t->forced += forced;
+	t->eagain += missed;
+	if (cold)
+		t->cold++;
+	if (r.res < 0 && !missed)
+		t->failed++;
+	if (out.len > 65536)
+		flush();
+}
+
+static int status_of(const struct totals *t)
+{
+	if (t->failed || t->disagree || t->pages.failed || input_errors)
+		return DCP_EXIT_ERROR;
+	return t->cold ? DCP_EXIT_COLD : DCP_EXIT_OK;
+}
+
+static void summary(struct totals *t)
+{
+	bool exact = !t->inexact;
+	int status = status_of(t);
+
+	if (o->json) {
+		dcp_opts_input_records(&out);
+		dcp_buf_printf(&out,
+			       "{\"type\":\"summary\",\"opens\":%llu,\"inline\":%llu,\"punted\":%llu,"
+			       "\"forced\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s",
+			       (unsigned long long)t->opens, (unsigned long long)t->inlined,
+			       (unsigned long long)t->punted, (unsigned long long)t->forced,
+			       (unsigned long long)t->eagain, (unsigned long long)t->failed,
+			       exact ? "true" : "false");
+		if (trace)
+			dcp_buf_printf(&out, ",\"disagreements\":%llu",
+				       (unsigned long long)t->disagree);
+		lat_json("latency_us", &t->all);
+		lat_json("inline_us", &t->lat[DCP_URING_INLINE]);
+		lat_json("punted_us", &t->lat[DCP_URING_PUNTED]);
+		if (explain)
+			dcp_why_counts_json(&out, t->why);
+		dcp_buf_printf(&out, ",\"status\":%d}\n", status);
+		if (env.pages) {
+			struct dcp_buf m = DCP_BUF_INIT;
+
+			dcp_pages_json_counts(&m, &t->pages, -1);
+			if (!m.oom)
+				dcp_pages_json_insert(&out, m.data, m.len);
+			dcp_buf_free(&m);
+		}
+		return;
+	}
+	if (o->quiet || t->opens < 2)
+		return;
+	dcp_buf_count(&err, t->opens, "open", "opens");
+	dcp_buf_printf(&err, ": %llu inline, %llu punted, %llu EAGAIN, %llu failed\n",
+		       (unsigned long long)t->inlined,
+		       (unsigned long long)t->punted, (unsigned long long)t->eagain,
+		       (unsigned long long)t->failed);
+	lat_text("all", &t->all);
+	lat_text("inline", &t->lat[DCP_URING_INLINE]);
+	lat_text("punted", &t->lat[DCP_URING_PUNTED]);
+	if (explain)
+		dcp_why_counts_text(&err, t->why);
+}
+
+static int keep_path(const char *path, void *ctx)
+{
+	static size_t cap;
+
+	(void)ctx;
+	if (npaths == cap) {
+		char **v = realloc(paths, (cap = cap ? 2 * cap : 1024) * sizeof(*v));
+
+		if (!v)
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "the list of paths");
+		paths = v;
+	}
+	paths[npaths] = strdup(path);
+	if (!paths[npaths++])
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "the list of paths");
+	return 0;
+}
+
+/*
+ * Every path, read before anything is timed.  Bad records are said and
+ * skipped, as in every command: the others are opened, and the exit
+ * status is 2 (input_errors).
+ */
+static void read_paths(void)
+{
+	dcp_opts_each_path(o, keep_path, NULL, &input_errors);
+	/* Nothing to open (empty lists): done; bad lists said why. */
+	if (!npaths)
+		exit(input_errors ? DCP_EXIT_ERROR : DCP_EXIT_OK);
+}
+
+static int bench(void)
+{
+	const char *mode = env.how.async ? "async" : env.how.cached ? "cached" : "inline-first";
+	struct dcp_uring_batch b;
+	struct dcp_uring *ring;
+	unsigned char *verdicts;
+	uint64_t disagree = 0, kpunted = 0;
+	size_t n = npaths;
+	int ret, status;
+
+	verdicts = calloc(n, 1);
+	if (!verdicts)
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "verdicts");
+	if (env.how.direct) {
+		/* A fixed-file table of --depth slots must fit RLIMIT_NOFILE:
+		 * raise the soft limit as far as the hard one allows (the
+		 * library uses fewer slots beyond that). */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < env.depth &&
+		    rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max < env.depth ? rl.rlim_max : env.depth;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	ret = dcp_uring_new(env.depth, env.no_defer ? DCP_URING_NO_DEFER : 0, &ring);
+	if (ret < 0)
+		ring_failed(ret);
+	if (trace)
+		dcp_trace_collect(trace); /* start from an empty buffer */
+	ret = dcp_uring_open_all(ring, (const char *const *)paths, n, env.depth,
+				 &env.how, verdicts, &b);
+	if (ret < 0)
+		ring_failed(ret);
+	if (trace) {
+		ret = dcp_trace_collect(trace);
+		if (ret < 0)
+			dcp_warn(-ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
+		for (size_t i = 0; i < n; i++) {
+			const struct dcp_trace_req *r = dcp_trace_find(trace, i);
+			bool punted = r && r->punted;
+
+			kpunted += punted;
+			disagree += !r || !r->submitted || punted != (verdicts[i] == DCP_URING_PUNTED);
+		}
+	}
+
+	if (b.failed) {
+		const char *p = paths[b.first_error_index];
+
+		dcp_msg_path(&err, p, strlen(p));
+		dcp_buf_printf(&err, "%s", strerror(-b.first_error));
+		if (b.failed > 1)
+			dcp_buf_printf(&err, " (and %llu more failed opens)",
+				       (unsigned long long)b.failed - 1);
+		dcp_buf_putc(&err, '\n');
+	}
+	if (disagree) {
+		dcp_buf_count(&err, disagree, "open", "opens");
+		dcp_buf_puts(&err, ": the kernel's trace and the ring disagree\n");
+	}
+	if (b.failed || disagree || input_errors)
+		status = DCP_EXIT_ERROR;
+	else if (b.missed || (b.punted && !dcp_uring_forced_async(&env.how)))
+		status = DCP_EXIT_COLD;
+	else
+		status = DCP_EXIT_OK;
+	if (o->json) {
+		dcp_opts_input_records(&out);
+		dcp_buf_printf(&out,
+			       "{\"type\":\"bench\",\"mode\":\"%s\",\"direct\":%s,\"depth\":%u,\"opens\":%llu,"
+			       "\"inline\":%llu,\"punted\":%llu,\"eagain\":%llu,\"failed\":%llu,\"exact\":%s,"
+			       "\"elapsed_ns\":%llu,\"elapsed_ms\":%.3f,\"cpu_ms\":%.3f",
+			       mode, env.how.direct ? "true" : "false", b.depth,
+			       (unsigned long long)b.opens,
+			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
+			       (unsigned long long)b.missed, (unsigned long long)b.failed,
+			       dcp_uring_exact(ring) ? "true" : "false",
+			       (unsigned long long)b.elapsed_ns, b.elapsed_ns / 1e6, b.cpu_ns / 1e6);
+		if (trace)
+			dcp_buf_printf(&out, ",\"kernel_punted\":%llu,\"disagreements\":%llu",
+				       (unsigned long long)kpunted, (unsigned long long)disagree);
+		dcp_buf_printf(&out, "}\n{\"type\":\"summary\",\"opens\":%llu,\"status\":%d}\n",
+			       (unsigned long long)b.opens, status);
+	} else if (!o->quiet) {
+		dcp_buf_printf(&out, "%s: ", mode);
+		dcp_buf_count(&out, b.opens, "open", "opens");
+		dcp_buf_printf(&out, " in %.3f ms, %.3f ms CPU (depth %u%s): %llu inline, "
+			       "%llu punted, %llu EAGAIN, %llu failed\n",
+			       b.elapsed_ns / 1e6, b.cpu_ns / 1e6,
+			       b.depth, env.how.direct ? ", direct" : "",
+			       (unsigned long long)b.inlined, (unsigned long long)b.punted,
+			       (unsigned long long)b.missed, (unsigned long long)b.failed);
+		if (trace)
+			dcp_buf_printf(&out, "kernel: %llu punted (io_uring_queue_async_work), "
+				       "%llu disagreements\n",
+				       (unsigned long long)kpunted, (unsigned long long)disagree);
+	}
+	dcp_uring_free(ring);
+	free(verdicts);
+	return status;
+}
+
+static void start_trace(void)
+{
+	int ret = dcp_trace_start(getpid(), env.bench ? 32768 : 0, &trace);
+
+	if (ret == -ENOENT)
+		dcp_die(DCP_EXIT_UNSUPPORTED, 0,
+			"--trace needs tracefs: mount it with 'mount -t tracefs nodev /sys/kernel/tracing'");
+	if (ret == -EACCES || ret == -EPERM)
+		dcp_die(DCP_EXIT_UNSUPPORTED, 0, "--trace needs root (tracefs is not accessible)");
+	if (ret == -EOPNOTSUPP)
+		dcp_die(DCP_EXIT_UNSUPPORTED, 0, "--trace: this kernel has no io_uring tracepoints");
+	if (ret < 0)
+		dcp_die(DCP_EXIT_UNSUPPORTED, -ret, "--trace: cannot set up a tracefs instance");
+	/*
+	 * The instance (events on, a 32 MiB per-CPU buffer with --bench) must
+	 * go on every way out: exit() and error() after a bad list, a failed
+	 * ring or a write error, and the signals that end us, SIGPIPE from
+	 * a closed pipe included.  A signal the parent ignores stays ignored.
+	 */
+	atexit(stop_trace_at_exit);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(*fatal_signals); i++) {
+		struct sigaction sa;
+
+		if (sigaction(fatal_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			continue;
+		signal(fatal_signals[i], on_signal);
+	}
+}
+
+
+int dcp_uring_run(const struct dcp_opts *opts, const struct dcp_uring_run_config *cfg)
+{
+	struct totals t = {
+		.all = DCP_LATENCY_INIT,
+		.lat = { DCP_LATENCY_INIT, DCP_LATENCY_INIT },
+	};
+	char flags[256];
+	uint64_t seq = 0;
+	int ret, status;
+
+	o = opts;
+	env = *cfg;
+	ret = dcp_uring_support(env.how.cached);
+	if (ret < 0) {
+		if (dcp_uring_errno_unsupported(ret))
+			dcp_die(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_uring_unsupported_reason(ret));
+		dcp_die(DCP_EXIT_ERROR, -ret, "io_uring");
+	}
+	if (env.pages) {
+		ret = dcp_pages_support();
+		if (ret < 0)
+			dcp_die(DCP_EXIT_UNSUPPORTED, 0, "%s", dcp_pages_unsupported_reason(ret));
+	}
+	dcp_open_flags_format(env.how.flags, flags, sizeof(flags));
+	if (!o->quiet && (env.how.flags & (O_CREAT | O_TRUNC | (O_TMPFILE & ~O_DIRECTORY))))
+		dcp_warn(0, "note: the kernel never tries O_CREAT, O_TRUNC or O_TMPFILE opens "
+			 "inline: they are always punted to io-wq");
+	read_paths();
+	if (env.trace)
+		start_trace();
+	if (o->explain) {
+		ret = dcp_explain_new(1, &explain);
+		if (ret < 0)
+			dcp_die(DCP_EXIT_ERROR, -ret, "--explain");
+	}
+
+	if (env.bench) {
+		status = bench();
+	} else {
+		for (size_t i = 0; i < npaths; i++)
+			for (uint64_t rep = 0; rep < env.count; rep++)
+				open_one(paths[i], ++seq, flags, &t);
+		summary(&t);
+		status = status_of(&t);
+		dcp_latency_free(&t.all);
+		dcp_latency_free(&t.lat[0]);
+		dcp_latency_free(&t.lat[1]);
+	}
+	if (trace) {
+		struct dcp_trace *tr = trace;
+
+		trace = NULL; /* before the exit handler could see it freed */
+		ret = dcp_trace_stop(tr);
+		if (ret < 0)
+			dcp_warn(-ret, "removing the tracefs instance");
+	}
+	flush();
+	for (size_t i = 0; i < npaths; i++)
+		free(paths[i]);
+	free(paths);
+	if (close(STDOUT_FILENO) < 0 && errno != EBADF) {
+		dcp_warn(errno, "write error");
+		return DCP_EXIT_ERROR;
+	}
+	return dcp_opts_finish(o, status);
+}
