@@ -28,6 +28,7 @@
 #include "dcp_batch.h"	      /* many names of one directory, via io_uring */
 #include "dcp_walk.h"	      /* the parallel tree walker */
 #include "dcp_probe_run.h"    /* a dcache-probe run: each entry's journey */
+#include "dcp_tally.h"	      /* its tables: per root, per directory */
 #include "dcp_warm.h"	      /* the stat priming engine behind warm */
 #include "dcp_pages.h"	      /* page-cache residency of file data */
 #include "dcp_mounts.h"	      /* mount and filesystem class of a path */

@@ -60,23 +60,6 @@ struct worker {
 
 static struct dcp_progress *progress;
 
-/*
- * A --per-dir row, held to the end: rows come in du's order whichever
- * thread finished first, and a directory listed from several roots (or
- * names) gets one row, under the first root (in the order given) and
- * the first path there, whichever listing came first.
- */
-struct dirrow {
-	size_t root;
-	dev_t dev;
-	ino_t ino;
-	int depth;
-	char *path;
-	size_t pathlen;
-	struct dcp_pr_counts c;
-	struct dcp_pages_counts pc;
-};
-
 /* Per-directory data (dcp_dir.data): own entries and finished subtrees. */
 struct dirstat {
 	struct dcp_pr_counts own; /* written by the thread visiting the dir */
@@ -85,21 +68,6 @@ struct dirstat {
 	bool has_root;		  /* root is set: an entry was visited */
 	struct dcp_pages_counts pown, psub; /* --pages, as own and sub */
 	struct dcp_pages_links links;	    /* --pages: inodes with several names below */
-};
-
-/*
- * Per-root records for --prometheus -r.  Chunks hang off a fixed table, so
- * a worker never sees it move while the main thread adds roots; a chunk is
- * filled in before its roots are handed to the walker.
- */
-#define ROOT_CHUNK 1024
-#define ROOT_CHUNKS 65536
-struct rootrec {
-	char *path;
-	struct dcp_pr_counts c;
-	struct dcp_pages_counts pc; /* --pages */
-	size_t same_as;		    /* an alias of root SAME_AS - 1 (0: none) */
-	bool reported;		    /* false: an earlier root has its name */
 };
 
 static struct {
@@ -111,13 +79,11 @@ static struct {
 	enum dcp_pr_format fmt;
 	bool records;		   /* per-path records are printed */
 	struct dcp_buf dirbuf;	   /* --per-dir rows, */
-	struct dirrow *dirrows;	   /* held until the end (dir_done is serialised) */
-	size_t ndirrows, dirrowcap;
+	struct dcp_dir_rows dirrows; /* held until the end (dir_done is serialised) */
 	struct dcp_pr_prom_series *dirs; /* --per-dir rows for --prometheus */
 	size_t ndirs;
-	struct rootrec *roots[ROOT_CHUNKS]; /* chunks of ROOT_CHUNK */
-	size_t nroots;		   /* written by the main thread only */
-	size_t nroots_added;	   /* roots handed to the walker */
+	struct dcp_root_table roots; /* written by the main thread only */
+	size_t roots_added;	   /* roots handed to the walker */
 	struct dcp_mounts *mounts;
 	struct dcp_explain *explain; /* --explain */
 	unsigned long long input_errors;
@@ -132,33 +98,9 @@ static struct {
 	.path_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-static struct rootrec *root_rec(size_t i)
+static struct dcp_root_tally *root_rec(size_t i)
 {
-	struct rootrec *chunk = i / ROOT_CHUNK < ROOT_CHUNKS ? run.roots[i / ROOT_CHUNK] : NULL;
-
-	return chunk ? &chunk[i % ROOT_CHUNK] : NULL;
-}
-
-/* Add the record of root number run.nroots, before it goes to the walker. */
-static int root_push(const char *path)
-{
-	size_t i = run.nroots;
-	struct rootrec *chunk;
-
-	if (i / ROOT_CHUNK >= ROOT_CHUNKS)
-		return -E2BIG;
-	chunk = run.roots[i / ROOT_CHUNK];
-	if (!chunk) {
-		chunk = calloc(ROOT_CHUNK, sizeof(*chunk));
-		if (!chunk)
-			return -ENOMEM;
-		run.roots[i / ROOT_CHUNK] = chunk;
-	}
-	chunk[i % ROOT_CHUNK].path = strdup(path);
-	if (!chunk[i % ROOT_CHUNK].path)
-		return -ENOMEM;
-	run.nroots++;
-	return 0;
+	return dcp_root_table_get(&run.roots, i);
 }
 
 static void set_write_error(int err)
@@ -392,7 +334,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	bool maybe_dir = e->type == DT_DIR || e->type == DT_UNKNOWN ||
 			 (e->type == DT_LNK && follow);
 	enum dcp_state st;
-	struct rootrec *rr = NULL;
+	struct dcp_root_tally *rr = NULL;
 	struct dcp_why_info why;
 	uint64_t mnt = 0;
 	struct dcp_pr_devcount *mrow; /* --per-mount: the row of the entry's mount */
@@ -496,7 +438,7 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 {
 	struct worker *w = &run.w[e->worker];
 	struct dirstat *ds = e->dir ? e->dir->data : NULL;
-	struct rootrec *rr = e->dir ? NULL : root_rec(e->root);
+	struct dcp_root_tally *rr = e->dir ? NULL : root_rec(e->root);
 
 	(void)arg;
 	/* Siblings may fail on several threads at once: count atomically. */
@@ -541,7 +483,7 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 		dcp_pages_counts_add(&up->psub, &ds->pown);
 		dcp_pages_links_merge(&up->links, &ds->links, &up->psub);
 	} else {
-		struct rootrec *rr = root_rec(d->root);
+		struct dcp_root_tally *rr = root_rec(d->root);
 
 		/* The root's own probe is in rr already; add what lies below. */
 		if (rr)
@@ -554,71 +496,24 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 	 * depends on the threads, which row is written does not. */
 	if (env.per_dir < 0 || d->depth > env.per_dir || o->quiet)
 		return;
-	if (run.ndirrows == run.dirrowcap) {
-		size_t cap = run.dirrowcap ? run.dirrowcap * 2 : 64;
-		struct dirrow *v = realloc(run.dirrows, cap * sizeof(*v));
-
-		if (!v)
-			goto oom;
-		run.dirrows = v;
-		run.dirrowcap = cap;
-	}
-	char *p = malloc(pathlen + 1);
-
-	if (!p)
-		goto oom;
-	memcpy(p, path, pathlen + 1);
-	run.dirrows[run.ndirrows++] = (struct dirrow){
-		.root = d->root, .dev = d->dev, .ino = d->ino, .depth = d->depth,
-		.path = p, .pathlen = pathlen, .c = tot, .pc = ds->pown };
-	return;
-oom:
+	if (dcp_dir_rows_add(&run.dirrows, &(struct dcp_dir_row){
+		    .root = d->root, .dev = d->dev, .ino = d->ino, .depth = d->depth,
+		    .path = (char *)path, .pathlen = pathlen, .c = tot, .pc = ds->pown }) == 0)
+		return;
 	run.input_errors++;
 	dcp_warn(ENOMEM, "--per-dir");
-}
-
-static int cmp_dirrow_id(const void *a, const void *b)
-{
-	const struct dirrow *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	if (x->root != y->root)
-		return x->root < y->root ? -1 : 1;
-	return dcp_path_cmp(x->path, x->pathlen, y->path, y->pathlen, DCP_ROWS_PREORDER);
-}
-
-static int cmp_dirrow(const void *a, const void *b)
-{
-	const struct dirrow *x = a, *y = b;
-
-	if (x->root != y->root)
-		return x->root < y->root ? -1 : 1;
-	return dcp_path_cmp(x->path, x->pathlen, y->path, y->pathlen, DCP_ROWS_POSTORDER);
 }
 
 /* The --per-dir rows: one per directory, in du's order, as text or JSON
  * in run.dirbuf, or as series for --prometheus. */
 static void dir_rows(void)
 {
-	size_t n = 0;
+	size_t n;
 
-	if (!run.ndirrows)
+	dcp_dir_rows_settle(&run.dirrows);
+	n = run.dirrows.n;
+	if (!n)
 		return;
-	qsort(run.dirrows, run.ndirrows, sizeof(*run.dirrows), cmp_dirrow_id);
-	for (size_t i = 0; i < run.ndirrows; i++) {
-		struct dirrow *r = &run.dirrows[i];
-
-		if (n && r->dev == run.dirrows[n - 1].dev && r->ino == run.dirrows[n - 1].ino) {
-			free(r->path);
-			continue;
-		}
-		run.dirrows[n++] = *r;
-	}
-	run.ndirrows = n;
-	qsort(run.dirrows, n, sizeof(*run.dirrows), cmp_dirrow);
 	if (o->prometheus) {
 		run.dirs = calloc(n, sizeof(*run.dirs));
 		if (!run.dirs) {
@@ -627,7 +522,7 @@ static void dir_rows(void)
 			return;
 		}
 		for (size_t i = 0; i < n; i++) {
-			struct dirrow *r = &run.dirrows[i];
+			struct dcp_dir_row *r = &run.dirrows.v[i];
 
 			run.dirs[i] = (struct dcp_pr_prom_series){ .path = r->path,
 								   .pathlen = r->pathlen, .c = &r->c };
@@ -638,7 +533,7 @@ static void dir_rows(void)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct dirrow *r = &run.dirrows[i];
+		struct dcp_dir_row *r = &run.dirrows.v[i];
 		size_t row = run.dirbuf.len;
 
 		dcp_pr_dir(&run.dirbuf, run.fmt, r->path, r->pathlen, r->depth, &r->c);
@@ -705,7 +600,7 @@ static int probe_one(const char *path, void *ctx)
 		.path = path,
 		.pathlen = strlen(path),
 		.type = DT_UNKNOWN,
-		.root = run.nroots,
+		.root = run.roots.n,
 		.probe = dcp_probe_at(AT_FDCWD, path, follows(0) ? DCP_FOLLOW : 0),
 	};
 
@@ -715,7 +610,7 @@ static int probe_one(const char *path, void *ctx)
 
 static int walk_one(const char *path, void *ctx)
 {
-	int ret = o->prometheus || env.pages || o->summary ? root_push(path) : 0;
+	int ret = o->prometheus || env.pages || o->summary ? dcp_root_table_push(&run.roots, path) : 0;
 
 	if (ret < 0) {
 		run.input_errors++;
@@ -731,7 +626,7 @@ static int walk_one(const char *path, void *ctx)
 	if (run.explain) {
 		struct dcp_entry e = {
 			.dirfd = AT_FDCWD, .name = path, .path = path, .pathlen = strlen(path),
-			.type = DT_UNKNOWN, .root = run.nroots_added,
+			.type = DT_UNKNOWN, .root = run.roots_added,
 			.probe = dcp_probe_at(AT_FDCWD, path, follows(0) ? DCP_FOLLOW : 0),
 		};
 		struct dcp_why_info why;
@@ -739,37 +634,15 @@ static int walk_one(const char *path, void *ctx)
 		if (e.probe == -EAGAIN)
 			dcp_explain_entry(run.explain, &e, follows(0) ? DCP_FOLLOW : 0, &why);
 	}
-	run.nroots_added++;
+	run.roots_added++;
 	return dcp_walk_add(ctx, path);
 }
 
 /* Root ROOT is the tree of the earlier root SAME_AS (dcp_walk_opts.alias). */
 static void root_alias(size_t root, size_t same_as, void *arg)
 {
-	struct rootrec *rr = root_rec(root);
-
 	(void)arg;
-	if (rr)
-		rr->same_as = same_as + 1;
-}
-
-/*
- * After the walk: an alias shows its twin's figures; a root given again
- * by the same name is reported once, at its first place (as du -s).
- */
-static void roots_settle(void)
-{
-	for (size_t i = 0; i < run.nroots; i++) {
-		struct rootrec *rr = root_rec(i), *twin;
-
-		rr->reported = true;
-		if (!rr->same_as)
-			continue;
-		twin = root_rec(rr->same_as - 1);
-		rr->c = twin->c;
-		rr->pc = twin->pc;
-		rr->reported = strcmp(rr->path, twin->path) != 0;
-	}
+	dcp_root_table_alias(&run.roots, root, same_as);
 }
 
 /* Start the progress timer once the workers' counters exist. */
@@ -848,7 +721,7 @@ static int run_walk(void)
 	start_progress();
 	for_each_path(walk_one, w);
 	ret = dcp_walk_finish(w);
-	roots_settle();
+	dcp_root_table_settle(&run.roots);
 	return ret;
 }
 
@@ -1003,10 +876,10 @@ static bool stderr_summary(void)
 /* Per-root data totals (-r): JSON objects before the summary, text lines. */
 static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
 {
-	if (!o->recursive || o->quiet || o->prometheus || (!o->json && run.nroots < 2))
+	if (!o->recursive || o->quiet || o->prometheus || (!o->json && run.roots.n < 2))
 		return;
-	for (size_t i = 0; i < run.nroots; i++) {
-		struct rootrec *rr = root_rec(i);
+	for (size_t i = 0; i < run.roots.n; i++) {
+		struct dcp_root_tally *rr = root_rec(i);
 
 		if (!rr || !rr->reported)
 			continue;
@@ -1041,10 +914,10 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_pro
 		struct dcp_pages_series *ser = NULL;
 		size_t n = 0;
 
-		if (o->recursive && run.nroots)
-			ser = calloc(run.nroots, sizeof(*ser));
-		for (size_t i = 0; ser && i < run.nroots; i++) {
-			struct rootrec *rr = root_rec(i);
+		if (o->recursive && run.roots.n)
+			ser = calloc(run.roots.n, sizeof(*ser));
+		for (size_t i = 0; ser && i < run.roots.n; i++) {
+			struct dcp_root_tally *rr = root_rec(i);
 
 			if (!rr->reported)
 				continue;
@@ -1147,12 +1020,12 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 	if (o->prometheus) {
 		struct dcp_pr_prom_series *roots = NULL;
 
-		if (o->recursive && run.nroots) {
+		if (o->recursive && run.roots.n) {
 			size_t n = 0;
 
-			roots = calloc(run.nroots, sizeof(*roots));
-			for (size_t i = 0; roots && i < run.nroots; i++) {
-				struct rootrec *rr = root_rec(i);
+			roots = calloc(run.roots.n, sizeof(*roots));
+			for (size_t i = 0; roots && i < run.roots.n; i++) {
+				struct dcp_root_tally *rr = root_rec(i);
 
 				if (rr->reported)
 					roots[n++] = (struct dcp_pr_prom_series){
@@ -1177,8 +1050,8 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		if (dcp_opts_headings(o))
 			dcp_pr_heading(&out, DCP_PR_TABLE_TREE, o->explain, env.pages);
 		/* -s: a line per root, as du -s; -c: and the grand total. */
-		for (size_t i = 0; o->recursive && i < run.nroots; i++) {
-			struct rootrec *rr = root_rec(i);
+		for (size_t i = 0; o->recursive && i < run.roots.n; i++) {
+			struct dcp_root_tally *rr = root_rec(i);
 			size_t row = out.len;
 
 			if (!rr->reported)

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_tally.h - the tallies of a run: per root, per directory.
+ *
+ * An entry's probe result is counted once for the run and once in each
+ * table it belongs to: its root's tally (-s, -c, the per-root metrics), the
+ * rows of the directories above it (--per-dir), its mount's (dcp_pr_devtab
+ * in dcp_probe_report.h).  These tables decide what is one row and in which
+ * order rows come, so that a table says the same whatever the threads did:
+ *  - roots are reported in the order given; a root given again by the same
+ *    name once, at its first place; an alias of an earlier root (the same
+ *    tree by another name) with that root's figures;
+ *  - a directory has one --per-dir row, under the first root (in the order
+ *    given) that holds it and its first path there, whichever listing came
+ *    first; rows come in du's order (post-order, siblings by name).
+ */
+#ifndef DCP_TALLY_H
+#define DCP_TALLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "dcp_pages.h"
+#include "dcp_probe_report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- per root ---- */
+
+struct dcp_root_tally {
+	char *path;		    /* as given */
+	struct dcp_pr_counts c;	    /* its tree's probes */
+	struct dcp_pages_counts pc; /* --pages: its tree's data */
+	size_t same_as;		    /* an alias of root SAME_AS - 1 (0: none) */
+	bool reported;		    /* after dcp_root_table_settle(): has a line */
+};
+
+#define DCP_ROOT_CHUNK 1024
+#define DCP_ROOT_CHUNKS 65536
+
+/*
+ * The roots of a run, in chunks hung off a fixed table: a tally never
+ * moves, so walker threads may count into root I while the main thread
+ * adds roots after it.  Zero-initialised.
+ */
+struct dcp_root_table {
+	struct dcp_root_tally *chunk[DCP_ROOT_CHUNKS];
+	size_t n;
+};
+
+/* dcp_root_table_push - add root number T->n, named PATH.  0 or -errno. */
+int dcp_root_table_push(struct dcp_root_table *t, const char *path);
+
+/*
+ * dcp_root_table_get - the tally of root I, pushed before; NULL when no
+ * root of I's chunk was.  Reads no count: walker threads call it while the
+ * main thread pushes more roots.
+ */
+struct dcp_root_tally *dcp_root_table_get(const struct dcp_root_table *t, size_t i);
+
+/* dcp_root_table_alias - root ROOT is the tree of the earlier root SAME_AS. */
+void dcp_root_table_alias(struct dcp_root_table *t, size_t root, size_t same_as);
+
+/*
+ * dcp_root_table_settle - after the run: an alias takes its twin's figures;
+ * a root named as an earlier one is not reported (as du -s).
+ */
+void dcp_root_table_settle(struct dcp_root_table *t);
+
+/* dcp_root_table_free - free the names and chunks. */
+void dcp_root_table_free(struct dcp_root_table *t);
+
+/* ---- per directory (--per-dir) ---- */
+
+struct dcp_dir_row {
+	size_t root;	 /* the index of the root it was listed from */
+	dev_t dev;	 /* the directory's identity */
+	ino_t ino;
+	int depth;	 /* below that root */
+	char *path;	 /* owned by the rows */
+	size_t pathlen;
+	struct dcp_pr_counts c;	    /* the entries below it */
+	struct dcp_pages_counts pc; /* --pages: their data */
+};
+
+struct dcp_dir_rows {
+	struct dcp_dir_row *v;
+	size_t n, cap;
+};
+
+/*
+ * dcp_dir_rows_add - keep the row ROW of one listing of a directory (its
+ * path is copied), every listing, whichever came first.  0 or -ENOMEM.
+ */
+int dcp_dir_rows_add(struct dcp_dir_rows *r, const struct dcp_dir_row *row);
+
+/*
+ * dcp_dir_rows_settle - one row per directory (device and inode): the one
+ * of the first root, at its first path; then every row in du's order: by
+ * root, post-order, siblings by the bytes of their names.
+ */
+void dcp_dir_rows_settle(struct dcp_dir_rows *r);
+
+/* dcp_dir_rows_free - free the rows and their paths. */
+void dcp_dir_rows_free(struct dcp_dir_rows *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/* tally.c - the per-root and per-directory tables of a run (dcp_tally.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcp_tally.h"
+
+/* ---- per root ---- */
+
+int dcp_root_table_push(struct dcp_root_table *t, const char *path)
+{
+	size_t i = t->n;
+	struct dcp_root_tally *chunk;
+
+	if (i / DCP_ROOT_CHUNK >= DCP_ROOT_CHUNKS)
+		return -E2BIG;
+	chunk = t->chunk[i / DCP_ROOT_CHUNK];
+	if (!chunk) {
+		chunk = calloc(DCP_ROOT_CHUNK, sizeof(*chunk));
+		if (!chunk)
+			return -ENOMEM;
+		t->chunk[i / DCP_ROOT_CHUNK] = chunk;
+	}
+	chunk[i % DCP_ROOT_CHUNK].path = strdup(path);
+	if (!chunk[i % DCP_ROOT_CHUNK].path)
+		return -ENOMEM;
+	t->n++;
+	return 0;
+}
+
+struct dcp_root_tally *dcp_root_table_get(const struct dcp_root_table *t, size_t i)
+{
+	struct dcp_root_tally *chunk =
+		i / DCP_ROOT_CHUNK < DCP_ROOT_CHUNKS ? t->chunk[i / DCP_ROOT_CHUNK] : NULL;
+
+	return chunk ? &chunk[i % DCP_ROOT_CHUNK] : NULL;
+}
+
+void dcp_root_table_alias(struct dcp_root_table *t, size_t root, size_t same_as)
+{
+	struct dcp_root_tally *rt = dcp_root_table_get(t, root);
+
+	if (rt)
+		rt->same_as = same_as + 1;
+}
+
+void dcp_root_table_settle(struct dcp_root_table *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct dcp_root_tally *rt = dcp_root_table_get(t, i), *twin;
+
+		rt->reported = true;
+		if (!rt->same_as)
+			continue;
+		twin = dcp_root_table_get(t, rt->same_as - 1);
+		rt->c = twin->c;
+		rt->pc = twin->pc;
+		rt->reported = strcmp(rt->path, twin->path) != 0;
+	}
+}
+
+void dcp_root_table_free(struct dcp_root_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(dcp_root_table_get(t, i)->path);
+	for (size_t k = 0; k < DCP_ROOT_CHUNKS && t->chunk[k]; k++) {
+		free(t->chunk[k]);
+		t->chunk[k] = NULL;
+	}
+	t->n = 0;
+}
+
+/* ---- per directory ---- */
+
+int dcp_dir_rows_add(struct dcp_dir_rows *r, const struct dcp_dir_row *row)
+{
+	char *p;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct dcp_dir_row *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	p = malloc(row->pathlen + 1);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, row->path, row->pathlen);
+	p[row->pathlen] = 0;
+	r->v[r->n] = *row;
+	r->v[r->n++].path = p;
+	return 0;
+}
+
+/* By directory, then the first root, then the first path there. */
+static int cmp_identity(const void *a, const void *b)
+{
+	const struct dcp_dir_row *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return dcp_path_cmp(x->path, x->pathlen, y->path, y->pathlen, DCP_ROWS_PREORDER);
+}
+
+/* du's order: by root, post-order. */
+static int cmp_du(const void *a, const void *b)
+{
+	const struct dcp_dir_row *x = a, *y = b;
+
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return dcp_path_cmp(x->path, x->pathlen, y->path, y->pathlen, DCP_ROWS_POSTORDER);
+}
+
+void dcp_dir_rows_settle(struct dcp_dir_rows *r)
+{
+	size_t n = 0;
+
+	if (!r->n)
+		return;
+	qsort(r->v, r->n, sizeof(*r->v), cmp_identity);
+	for (size_t i = 0; i < r->n; i++) {
+		if (n && r->v[i].dev == r->v[n - 1].dev && r->v[i].ino == r->v[n - 1].ino) {
+			free(r->v[i].path);
+			continue;
+		}
+		r->v[n++] = r->v[i];
+	}
+	r->n = n;
+	qsort(r->v, n, sizeof(*r->v), cmp_du);
+}
+
+void dcp_dir_rows_free(struct dcp_dir_rows *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i].path);
+	free(r->v);
+	*r = (struct dcp_dir_rows){ 0 };
+}
