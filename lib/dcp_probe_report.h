@@ -154,38 +154,6 @@ void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mo
 		  dev_t dev, const struct dcp_pr_counts *c);
 
 /*
- * Counts per mount, keyed by mount ID (statx STATX_MNT_ID), for the
- * --per-mount table: a bind mount or a filesystem mounted twice is a row
- * of its own.
- */
-struct dcp_pr_devcount {
-	uint64_t id;
-	struct dcp_pr_counts c;
-	struct dcp_pages_counts pc; /* --pages */
-};
-
-/* A small table of them: one per thread, merged at the end.  Zero it to start. */
-struct dcp_pr_devtab {
-	struct dcp_pr_devcount *v;
-	size_t n, cap, last;
-};
-
-/*
- * dcp_pr_devtab_row - the row of mount ID, added (zeroed) if new.
- * Returns NULL when memory runs out.
- */
-struct dcp_pr_devcount *dcp_pr_devtab_row(struct dcp_pr_devtab *t, uint64_t id);
-
-/* dcp_pr_devtab_get - the probe counts of that row, or NULL. */
-struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, uint64_t id);
-
-/* dcp_pr_devtab_merge - add FROM's counts (both kinds) into INTO.  Returns 0 or -ENOMEM. */
-int dcp_pr_devtab_merge(struct dcp_pr_devtab *into, const struct dcp_pr_devtab *from);
-
-/* dcp_pr_devtab_free - release the table's memory and zero it. */
-void dcp_pr_devtab_free(struct dcp_pr_devtab *t);
-
-/*
  * dcp_pr_progress - a progress line for a terminal of WIDTH columns:
  * "\r\e[K" (return, clear line), "N paths, R/s: PATH", PATH quoted and cut
  * at the front to fit ("...end/of/path").

@@ -4,8 +4,8 @@
  *
  * An entry's probe result is counted once for the run and once in each
  * table it belongs to: its root's tally (-s, -c, the per-root metrics), the
- * rows of the directories above it (--per-dir), its mount's (dcp_pr_devtab
- * in dcp_probe_report.h).  These tables decide what is one row and in which
+ * rows of the directories above it (--per-dir), its mount's row
+ * (--per-mount).  These tables decide what is one row and in which
  * order rows come, so that a table says the same whatever the threads did:
  *  - roots are reported in the order given; a root given again by the same
  *    name once, at its first place; an alias of an earlier root (the same
@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "dcp_pages.h"
@@ -106,6 +107,40 @@ void dcp_dir_rows_settle(struct dcp_dir_rows *r);
 
 /* dcp_dir_rows_free - free the rows and their paths. */
 void dcp_dir_rows_free(struct dcp_dir_rows *r);
+
+/* ---- per mount (--per-mount) ---- */
+
+/*
+ * Counts per mount, keyed by mount ID (statx STATX_MNT_ID), for the
+ * --per-mount table: a bind mount or a filesystem mounted twice is a row
+ * of its own.
+ */
+struct dcp_mount_tally {
+	uint64_t id;
+	struct dcp_pr_counts c;
+	struct dcp_pages_counts pc; /* --pages */
+};
+
+/* A small table of them: one per thread, merged at the end.  Zero it to start. */
+struct dcp_mount_table {
+	struct dcp_mount_tally *v;
+	size_t n, cap, last;
+};
+
+/*
+ * dcp_mount_table_row - the row of mount ID, added (zeroed) if new.
+ * Returns NULL when memory runs out.
+ */
+struct dcp_mount_tally *dcp_mount_table_row(struct dcp_mount_table *t, uint64_t id);
+
+/* dcp_mount_table_get - the probe counts of that row, or NULL. */
+struct dcp_pr_counts *dcp_mount_table_get(struct dcp_mount_table *t, uint64_t id);
+
+/* dcp_mount_table_merge - add FROM's counts (probes and data) into INTO.  Returns 0 or -ENOMEM. */
+int dcp_mount_table_merge(struct dcp_mount_table *into, const struct dcp_mount_table *from);
+
+/* dcp_mount_table_free - release the table's memory and zero it. */
+void dcp_mount_table_free(struct dcp_mount_table *t);
 
 #ifdef __cplusplus
 }

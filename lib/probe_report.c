@@ -313,58 +313,6 @@ void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,
 	dcp_buf_printf(b, ",\"elapsed_s\":%.6f,\"status\":%d}\n", elapsed_s, status);
 }
 
-/* ---- per-device counts ---- */
-
-struct dcp_pr_devcount *dcp_pr_devtab_row(struct dcp_pr_devtab *t, uint64_t id)
-{
-	if (t->n && t->v[t->last].id == id)
-		return &t->v[t->last];
-	for (size_t i = 0; i < t->n; i++) {
-		if (t->v[i].id == id) {
-			t->last = i;
-			return &t->v[i];
-		}
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 8;
-		struct dcp_pr_devcount *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
-	t->v[t->n] = (struct dcp_pr_devcount){ .id = id };
-	t->last = t->n++;
-	return &t->v[t->last];
-}
-
-struct dcp_pr_counts *dcp_pr_devtab_get(struct dcp_pr_devtab *t, uint64_t id)
-{
-	struct dcp_pr_devcount *row = dcp_pr_devtab_row(t, id);
-
-	return row ? &row->c : NULL;
-}
-
-int dcp_pr_devtab_merge(struct dcp_pr_devtab *into, const struct dcp_pr_devtab *from)
-{
-	for (size_t i = 0; i < from->n; i++) {
-		struct dcp_pr_devcount *row = dcp_pr_devtab_row(into, from->v[i].id);
-
-		if (!row)
-			return -ENOMEM;
-		dcp_pr_counts_add(&row->c, &from->v[i].c);
-		dcp_pages_counts_add(&row->pc, &from->v[i].pc);
-	}
-	return 0;
-}
-
-void dcp_pr_devtab_free(struct dcp_pr_devtab *t)
-{
-	free(t->v);
-	*t = (struct dcp_pr_devtab){ 0 };
-}
-
 /* ---- progress ---- */
 
 void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,

@@ -48,7 +48,7 @@ struct worker {
 	struct dcp_buf out;
 	struct dcp_rows sorted;	    /* --sort: its lines, held until the end */
 	struct dcp_pr_counts c;
-	struct dcp_pr_devtab devs; /* --per-mount, by mount ID (with --pages data) */
+	struct dcp_mount_table mount_rows; /* --per-mount, by mount ID (with --pages data) */
 	struct dcp_pages_counts pc; /* --pages */
 	uint64_t safe_mnt;	    /* --pages: the last mount looked at, and */
 	int safe;		    /* whether files on it may be opened: 1 yes, 2 no, 0 not known */
@@ -337,7 +337,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	struct dcp_root_tally *rr = NULL;
 	struct dcp_why_info why;
 	uint64_t mnt = 0;
-	struct dcp_pr_devcount *mrow; /* --per-mount: the row of the entry's mount */
+	struct dcp_mount_tally *mrow; /* --per-mount: the row of the entry's mount */
 	int ret;
 
 	(void)arg;
@@ -372,7 +372,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	}
 	if (filtered && !dcp_opts_match(o, e))
 		goto walk_on; /* --type, --name, --mindepth: not counted */
-	mrow = env.per_mount && !e->again ? dcp_pr_devtab_row(&w->devs, mnt) : NULL;
+	mrow = env.per_mount && !e->again ? dcp_mount_table_row(&w->mount_rows, mnt) : NULL;
 	if (env.pages) {
 		bool run_again;
 
@@ -748,13 +748,13 @@ static int cmp_mountrow(const void *a, const void *b)
  */
 static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 {
-	struct dcp_pr_devtab all = { 0 };
+	struct dcp_mount_table all = { 0 };
 	struct mountrow *rows = NULL;
 	struct dcp_pr_prom_series *ser;
 	size_t n;
 
 	for (unsigned i = 0; i < run.nw; i++)
-		if (dcp_pr_devtab_merge(&all, &run.w[i].devs) < 0)
+		if (dcp_mount_table_merge(&all, &run.w[i].mount_rows) < 0)
 			goto oom;
 	n = all.n;
 	rows = calloc(n ? n : 1, sizeof(*rows));
@@ -766,7 +766,7 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 		rows[k].pc = all.v[k].pc;
 		rows[k].found = dcp_mounts_by_id(run.mounts, rows[k].id, &rows[k].mt) == 0;
 	}
-	dcp_pr_devtab_free(&all);
+	dcp_mount_table_free(&all);
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_mountrow);
 	if (!prom) {
@@ -805,7 +805,7 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 				  &rows[k].id, &rows[k].pc);
 	return;
 oom:
-	dcp_pr_devtab_free(&all);
+	dcp_mount_table_free(&all);
 	free(rows);
 	run.input_errors++;
 	dcp_warn(ENOMEM, "--per-mount");

@@ -146,3 +146,56 @@ void dcp_dir_rows_free(struct dcp_dir_rows *r)
 	free(r->v);
 	*r = (struct dcp_dir_rows){ 0 };
 }
+
+/* ---- per mount ---- */
+
+struct dcp_mount_tally *dcp_mount_table_row(struct dcp_mount_table *t, uint64_t id)
+{
+	if (t->n && t->v[t->last].id == id)
+		return &t->v[t->last];
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->v[i].id == id) {
+			t->last = i;
+			return &t->v[i];
+		}
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 8;
+		struct dcp_mount_tally *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n] = (struct dcp_mount_tally){ .id = id };
+	t->last = t->n++;
+	return &t->v[t->last];
+}
+
+struct dcp_pr_counts *dcp_mount_table_get(struct dcp_mount_table *t, uint64_t id)
+{
+	struct dcp_mount_tally *row = dcp_mount_table_row(t, id);
+
+	return row ? &row->c : NULL;
+}
+
+int dcp_mount_table_merge(struct dcp_mount_table *into, const struct dcp_mount_table *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		struct dcp_mount_tally *row = dcp_mount_table_row(into, from->v[i].id);
+
+		if (!row)
+			return -ENOMEM;
+		dcp_pr_counts_add(&row->c, &from->v[i].c);
+		dcp_pages_counts_add(&row->pc, &from->v[i].pc);
+	}
+	return 0;
+}
+
+void dcp_mount_table_free(struct dcp_mount_table *t)
+{
+	free(t->v);
+	*t = (struct dcp_mount_table){ 0 };
+}
+

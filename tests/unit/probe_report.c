@@ -163,18 +163,18 @@ int main(void)
 	CHECK_INT(dcp_prom_label_name_ok("mountpoint"), -EEXIST);
 
 	/* Per-device tables: get adds, merge sums. */
-	struct dcp_pr_devtab t1 = { 0 }, t2 = { 0 };
+	struct dcp_mount_table t1 = { 0 }, t2 = { 0 };
 	for (int i = 0; i < 20; i++)
-		dcp_pr_devtab_get(&t1, makedev(8, i % 10))->n[DCP_CACHED]++;
-	dcp_pr_devtab_get(&t2, makedev(8, 3))->n[DCP_MISS] += 5;
-	dcp_pr_devtab_get(&t2, makedev(0, 50))->n[DCP_MISS]++;
+		dcp_mount_table_get(&t1, makedev(8, i % 10))->n[DCP_CACHED]++;
+	dcp_mount_table_get(&t2, makedev(8, 3))->n[DCP_MISS] += 5;
+	dcp_mount_table_get(&t2, makedev(0, 50))->n[DCP_MISS]++;
 	CHECK_INT(t1.n, 10);
-	CHECK_INT(dcp_pr_devtab_merge(&t1, &t2), 0);
+	CHECK_INT(dcp_mount_table_merge(&t1, &t2), 0);
 	CHECK_INT(t1.n, 11);
-	CHECK_INT(dcp_pr_devtab_get(&t1, makedev(8, 3))->n[DCP_CACHED], 2);
-	CHECK_INT(dcp_pr_devtab_get(&t1, makedev(8, 3))->n[DCP_MISS], 5);
-	dcp_pr_devtab_free(&t1);
-	dcp_pr_devtab_free(&t2);
+	CHECK_INT(dcp_mount_table_get(&t1, makedev(8, 3))->n[DCP_CACHED], 2);
+	CHECK_INT(dcp_mount_table_get(&t1, makedev(8, 3))->n[DCP_MISS], 5);
+	dcp_mount_table_free(&t1);
+	dcp_mount_table_free(&t2);
 	CHECK_INT(t1.n, 0);
 
 	/* Progress: quoted, cut at the front to fit the width. */
