@@ -86,6 +86,7 @@ struct node {
 	bool cold;	     /* its full path, or lookups inside it, missed */
 	bool deferred;	     /* a link to follow once the rest is walked */
 	bool entry_again;    /* its own entry was a repeat (dcp_entry.again) */
+	bool same_mnt;	     /* opened with RESOLVE_NO_XDEV: on its parent's mount */
 	struct node *lru_prev, *lru_next; /* parked: fd open, pins == 0 */
 };
 
@@ -298,15 +299,18 @@ static int open_dir_at(int dirfd, const char *name, bool follow, bool opath)
  * is reopened ("." from it stays on the same mount even if another mount
  * covers the name meanwhile).  Returns the descriptor, -EXDEV for a mount
  * left unlisted, -EREMOTE for one left unlisted as unsafe, or -errno.
+ * *SAME_MNT is set when the open itself proved the directory to be on
+ * DIRFD's mount (RESOLVE_NO_XDEV crosses none, the last component included).
  */
 static int open_kid(struct dcp_walk *w, int dirfd, const char *name, bool follow,
-		    dev_t rootdev)
+		    dev_t rootdev, bool *same_mnt)
 {
 	unsigned long long flags = O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NONBLOCK |
 				   (follow ? 0 : O_NOFOLLOW);
 	struct statx stx;
 	int fd, pfd;
 
+	*same_mnt = false;
 	if ((!w->o.skip_mount && !(w->o.flags & DCP_WALK_XDEV)) ||
 	    __atomic_load_n(&w->no_openat2, __ATOMIC_RELAXED))
 		return open_dir_at(dirfd, name, follow, false);
@@ -318,8 +322,10 @@ static int open_kid(struct dcp_walk *w, int dirfd, const char *name, bool follow
 		__atomic_store_n(&w->no_openat2, true, __ATOMIC_RELAXED);
 		return open_dir_at(dirfd, name, follow, false);
 	}
-	if (fd != -EXDEV)
+	if (fd != -EXDEV) {
+		*same_mnt = fd >= 0;
 		return fd;
+	}
 	pfd = open_dir_at(dirfd, name, follow, true);
 	if (pfd < 0)
 		return pfd;
@@ -1291,6 +1297,7 @@ static int read_dir(struct worker *wk, int fd, size_t max)
 static int open_node(struct dcp_walk *w, struct node *n)
 {
 	struct node *p = n->parent;
+	bool same_mnt = false;
 	int pfd, fd;
 
 	pthread_mutex_lock(&w->lock);
@@ -1301,7 +1308,8 @@ static int open_node(struct dcp_walk *w, struct node *n)
 	if (pfd < 0)
 		fd = pfd;
 	else
-		fd = open_kid(w, pfd, n->name, n->via_link || n->deferred, n->rootdev);
+		fd = open_kid(w, pfd, n->name, n->via_link || n->deferred, n->rootdev,
+			      &same_mnt);
 
 	pthread_mutex_lock(&w->lock);
 	if (pfd >= 0) {
@@ -1317,6 +1325,7 @@ static int open_node(struct dcp_walk *w, struct node *n)
 		return fd;
 	n->fd = fd;
 	n->listing = true;
+	n->same_mnt = same_mnt;
 	n->via_link |= n->deferred; /* reopened the same way */
 	return 0;
 }
@@ -1773,7 +1782,8 @@ static void list_dir(struct worker *wk, struct node *n)
 	n->pub.ino = st.st_ino;
 	n->pub.uid = st.st_uid;
 	n->pub.mode = st.st_mode;
-	n->pub.mnt_id = dcp_mnt_id(n->fd);
+	/* A statx per directory saved where the open already said it. */
+	n->pub.mnt_id = n->same_mnt ? n->parent->pub.mnt_id : dcp_mnt_id(n->fd);
 	if (!n->parent)
 		n->rootdev = st.st_dev;
 	if ((w->o.flags & DCP_WALK_XDEV) && st.st_dev != n->rootdev)
@@ -1881,9 +1891,12 @@ static void finish_dir(struct worker *wk, struct node *n)
 	n->listing = false;
 	node_settle(w, n);
 	node_put(w, n);
-	if (pushed > 1)
-		pthread_cond_broadcast(&w->work);
-	else if (pushed)
+	/*
+	 * One wakeup per new item, for as many idle workers as there are: a
+	 * broadcast woke every idle thread (63 for warm's default) to find
+	 * one or two items, each a futex call and a context switch.
+	 */
+	for (unsigned i = 0; i < (unsigned)pushed && i < w->idle; i++)
 		pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->lock);
 }
