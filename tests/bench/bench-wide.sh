@@ -9,6 +9,8 @@
 #   N=1000000     files in flat (and in tree); N=100000 for a quick run
 #   RUNS=3        cached runs of each command, interleaved; COLD_RUNS=2 cold
 #   BIN=dir       the built commands (default: build/bin next to this tree)
+#   BEFORE=dir    older builds of dcache-probe and warm, measured in the same
+#                 run (rows "... (before)"), for a before/after comparison
 #   SCENARIOS="flat-cached flat-cold tree-cached tree-cold"
 #   KEEP=1        keep the image (in $tmp) and print where it is
 #
@@ -75,8 +77,14 @@ go_cold() {
 }
 
 names=("dcache-probe -r -s" "dcache-probe -r -s -j1" "warm -r -s" "find" "bfs" "fdfind -u" "du -s")
+if [ -n "${BEFORE:-}" ]; then
+	[ -x "$BEFORE/dcache-probe" ] && [ -x "$BEFORE/warm" ] || die "no commands in BEFORE=$BEFORE"
+	names=("dcache-probe -r -s (before)" "warm -r -s (before)" "${names[@]}")
+fi
 cmdline() { # NAME DIR: the command line of NAME over DIR
 	case $1 in
+	"dcache-probe -r -s (before)") echo "$BEFORE/dcache-probe -r -s $2" ;;
+	"warm -r -s (before)") echo "$BEFORE/warm -r -s $2" ;;
 	"dcache-probe -r -s") echo "$BIN/dcache-probe -r -s $2" ;;
 	"dcache-probe -r -s -j1") echo "$BIN/dcache-probe -r -s -j1 $2" ;;
 	"warm -r -s") echo "$BIN/warm -r -s $2" ;;
@@ -107,12 +115,12 @@ table() { # SCENARIO: medians and ratios to find (and, cold, to du)
 	fm=$(median <<<"${rsss[$sc|find]}")
 	du=$(median <<<"${walls[$sc|du -s]}")
 	printf '\n%s (%s runs each, medians)\n' "$sc" "$(wc -w <<<"${walls[$sc|find]}")"
-	printf '%-24s %9s %7s %7s %9s %9s %7s   %s\n' command wall_ms x_find x_du cpu_ms rss_kb x_find "wall runs (ms)"
+	printf '%-28s %9s %7s %7s %9s %9s %7s   %s\n' command wall_ms x_find x_du cpu_ms rss_kb x_find "wall runs (ms)"
 	for c in "${names[@]}"; do
 		awk -v n="$c" -v w="$(median <<<"${walls[$sc|$c]}")" -v fw="$fw" -v du="$du" \
 			-v cp="$(median <<<"${cpus[$sc|$c]}")" -v m="$(median <<<"${rsss[$sc|$c]}")" -v fm="$fm" \
 			-v runs="${walls[$sc|$c]}" \
-			'BEGIN { printf "%-24s %9d %7.2f %7.2f %9d %9d %7.2f  %s\n", n, w, w / fw, w / du, cp, m, m / fm, runs }'
+			'BEGIN { printf "%-28s %9d %7.2f %7.2f %9d %9d %7.2f  %s\n", n, w, w / fw, w / du, cp, m, m / fm, runs }'
 	done
 }
 
