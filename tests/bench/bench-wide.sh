@@ -36,7 +36,9 @@ gtime=/usr/bin/time
 
 die() { echo "bench-wide: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (it mounts an image)"
-[ -x "$BIN/dcache-probe" ] && [ -x "$BIN/warm" ] || die "no commands in $BIN (build first, or set BIN=)"
+if [ ! -x "$BIN/dcache-probe" ] || [ ! -x "$BIN/warm" ]; then
+	die "no commands in $BIN (build first, or set BIN=)"
+fi
 [ -x "$gtime" ] || die "GNU time missing (apt-get install time)"
 FD=$(command -v fdfind || command -v fd) || die "fd (fdfind) is not installed"
 command -v bfs >/dev/null || die "bfs is not installed"
@@ -50,7 +52,7 @@ ${CC:-cc} -O2 -pthread -o "$tmp/mkwide" "$here/mkwide.c" || die "cannot build mk
 dirs=$(( N / 100 ))
 inodes=$(( N + dirs * 101 + 1024 ))
 # 256-byte inodes, plus about 40 bytes of directory entry per name, twice.
-size_mb=$(( inodes / 4096 * 2 + N / 10000 + 128 ))
+size_mb=$(( inodes * 2 / 4096 + N / 10000 + 128 ))
 echo "== fixture: flat = $N files in one directory, tree = $dirs directories of 100 files"
 truncate -s "${size_mb}M" "$tmp/img"
 mkfs.ext4 -q -F -N "$inodes" -E lazy_itable_init=0,lazy_journal_init=0 "$tmp/img" ||
@@ -78,7 +80,9 @@ go_cold() {
 
 names=("dcache-probe -r -s" "dcache-probe -r -s -j1" "warm -r -s" "find" "bfs" "fdfind -u" "du -s")
 if [ -n "${BEFORE:-}" ]; then
-	[ -x "$BEFORE/dcache-probe" ] && [ -x "$BEFORE/warm" ] || die "no commands in BEFORE=$BEFORE"
+	if [ ! -x "$BEFORE/dcache-probe" ] || [ ! -x "$BEFORE/warm" ]; then
+		die "no commands in BEFORE=$BEFORE"
+	fi
 	names=("dcache-probe -r -s (before)" "warm -r -s (before)" "${names[@]}")
 fi
 cmdline() { # NAME DIR: the command line of NAME over DIR
@@ -138,6 +142,7 @@ for sc in $SCENARIOS; do
 		# Dentries and inodes cached, directory blocks read: a stat of
 		# everything, then one pass of each command.
 		du -s "$dir" >/dev/null
+		# shellcheck disable=SC2091,SC2046 # the command line is run, as words
 		for c in "${names[@]}"; do $(cmdline "$c" "$dir") >/dev/null 2>&1; done
 		runs=$RUNS ;;
 	*-cold) runs=$COLD_RUNS ;;
