@@ -86,6 +86,7 @@ struct node {
 	bool cold;	     /* its full path, or lookups inside it, missed */
 	bool deferred;	     /* a link to follow once the rest is walked */
 	bool entry_again;    /* its own entry was a repeat (dcp_entry.again) */
+	bool same_mnt;	     /* opened with RESOLVE_NO_XDEV: on its parent's mount */
 	struct node *lru_prev, *lru_next; /* parked: fd open, pins == 0 */
 };
 
@@ -125,6 +126,24 @@ struct worker {
 	unsigned *flagv;
 	int *resv;		   /* ...and their results */
 	size_t vcap;
+	/*
+	 * A large directory is read a chunk ahead while the other threads
+	 * probe the current one: the next chunk's entries wait here
+	 * (chunk_swap()), and the current chunk's shares in flight in SH.
+	 */
+	struct chunkbuf {
+		struct dcp_buf names, inames;
+		struct ent *ents;
+		size_t nents, cap;
+		const char **namev;
+		unsigned *flagv;
+		int *resv;
+		size_t vcap;
+	} spare;
+	struct probe_share *sh;
+	size_t nsh;
+	int shfd;
+	size_t nprobes;		   /* probes of the entries themselves (probe_entries) */
 };
 
 /*
@@ -280,15 +299,18 @@ static int open_dir_at(int dirfd, const char *name, bool follow, bool opath)
  * is reopened ("." from it stays on the same mount even if another mount
  * covers the name meanwhile).  Returns the descriptor, -EXDEV for a mount
  * left unlisted, -EREMOTE for one left unlisted as unsafe, or -errno.
+ * *SAME_MNT is set when the open itself proved the directory to be on
+ * DIRFD's mount (RESOLVE_NO_XDEV crosses none, the last component included).
  */
 static int open_kid(struct dcp_walk *w, int dirfd, const char *name, bool follow,
-		    dev_t rootdev)
+		    dev_t rootdev, bool *same_mnt)
 {
 	unsigned long long flags = O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NONBLOCK |
 				   (follow ? 0 : O_NOFOLLOW);
 	struct statx stx;
 	int fd, pfd;
 
+	*same_mnt = false;
 	if ((!w->o.skip_mount && !(w->o.flags & DCP_WALK_XDEV)) ||
 	    __atomic_load_n(&w->no_openat2, __ATOMIC_RELAXED))
 		return open_dir_at(dirfd, name, follow, false);
@@ -300,8 +322,10 @@ static int open_kid(struct dcp_walk *w, int dirfd, const char *name, bool follow
 		__atomic_store_n(&w->no_openat2, true, __ATOMIC_RELAXED);
 		return open_dir_at(dirfd, name, follow, false);
 	}
-	if (fd != -EXDEV)
+	if (fd != -EXDEV) {
+		*same_mnt = fd >= 0;
 		return fd;
+	}
 	pfd = open_dir_at(dirfd, name, follow, true);
 	if (pfd < 0)
 		return pfd;
@@ -1273,6 +1297,7 @@ static int read_dir(struct worker *wk, int fd, size_t max)
 static int open_node(struct dcp_walk *w, struct node *n)
 {
 	struct node *p = n->parent;
+	bool same_mnt = false;
 	int pfd, fd;
 
 	pthread_mutex_lock(&w->lock);
@@ -1283,7 +1308,8 @@ static int open_node(struct dcp_walk *w, struct node *n)
 	if (pfd < 0)
 		fd = pfd;
 	else
-		fd = open_kid(w, pfd, n->name, n->via_link || n->deferred, n->rootdev);
+		fd = open_kid(w, pfd, n->name, n->via_link || n->deferred, n->rootdev,
+			      &same_mnt);
 
 	pthread_mutex_lock(&w->lock);
 	if (pfd >= 0) {
@@ -1299,6 +1325,7 @@ static int open_node(struct dcp_walk *w, struct node *n)
 		return fd;
 	n->fd = fd;
 	n->listing = true;
+	n->same_mnt = same_mnt;
 	n->via_link |= n->deferred; /* reopened the same way */
 	return 0;
 }
@@ -1391,6 +1418,24 @@ static bool maybe_dir(const struct dcp_walk *w, unsigned char type)
 #define SHARE_MIN 512
 #define MAX_SHARES 8
 
+/* Exchange the worker's chunk with the spare one (chunkbuf). */
+static void chunk_swap(struct worker *wk)
+{
+	struct chunkbuf *c = &wk->spare, t = *c;
+
+#define SWAP(f) do { c->f = wk->f; wk->f = t.f; } while (0)
+	SWAP(names);
+	SWAP(inames);
+	SWAP(ents);
+	SWAP(nents);
+	SWAP(cap);
+	SWAP(namev);
+	SWAP(flagv);
+	SWAP(resv);
+	SWAP(vcap);
+#undef SWAP
+}
+
 /* A worker probes a share handed to it, with its own prober. */
 static void probe_share_run(struct worker *wk, struct probe_share *sh)
 {
@@ -1406,24 +1451,29 @@ static void probe_share_run(struct worker *wk, struct probe_share *sh)
 }
 
 /*
- * Probe wk->namev[0..K) relative to DIRFD into wk->resv: a large batch
- * (one chunk of a wide directory) is shared with the workers that are
- * idle, so that every core probes while this one lists.  The probes are
- * the same RESOLVE_CACHED opens whoever makes them; only the visits stay
- * on this thread, in order.
+ * Start probing wk->namev[0..K) relative to DIRFD into wk->resv: a large
+ * batch (one chunk of a wide directory) is cut into shares that the idle
+ * workers take, so that every core probes.  With AHEAD the caller reads
+ * the next chunk meanwhile, so every share is offered; otherwise the
+ * caller probes the first one itself at once.  probe_finish() takes back
+ * what nobody took and waits for the rest.  The probes are the same
+ * RESOLVE_CACHED opens whoever makes them; only the visits stay on this
+ * thread, in order.
  */
-static void probe_shared(struct worker *wk, int dirfd, size_t k)
+static void probe_start(struct worker *wk, int dirfd, size_t k, bool ahead)
 {
 	struct dcp_walk *w = wk->w;
-	struct probe_share sh[MAX_SHARES];
-	size_t parts = 1, per, off;
+	size_t parts = 1, per, off, first;
 
+	wk->nsh = 0;
+	wk->shfd = dirfd;
 	if (k >= 2 * SHARE_MIN && w->nthreads > 1) {
 		pthread_mutex_lock(&w->lock);
-		parts = 1 + w->idle;
+		/* Reading ahead, the caller picks up what is left: finer shares. */
+		parts = w->idle ? (ahead ? k / SHARE_MIN : 1 + w->idle) : 1;
 		pthread_mutex_unlock(&w->lock);
-		if (parts > MAX_SHARES + 1)
-			parts = MAX_SHARES + 1;
+		if (parts > MAX_SHARES)
+			parts = MAX_SHARES;
 		if (parts > k / SHARE_MIN)
 			parts = k / SHARE_MIN;
 	}
@@ -1431,41 +1481,64 @@ static void probe_shared(struct worker *wk, int dirfd, size_t k)
 		dcp_batch_probe(wk->batch, dirfd, wk->namev, wk->flagv, k, wk->resv);
 		return;
 	}
+	if (!wk->sh) {
+		wk->sh = calloc(MAX_SHARES, sizeof(*wk->sh));
+		if (!wk->sh) {
+			dcp_batch_probe(wk->batch, dirfd, wk->namev, wk->flagv, k, wk->resv);
+			return;
+		}
+	}
 	per = (k + parts - 1) / parts;
+	first = ahead ? 0 : 1;
 	pthread_mutex_lock(&w->lock);
-	for (size_t i = 1; i < parts; i++) {
+	/* Pushed last first: the workers take them from the front, in order. */
+	for (size_t i = parts; i-- > first;) {
 		off = i * per;
-		sh[i - 1] = (struct probe_share){
+		if (off >= k)
+			continue;
+		wk->sh[wk->nsh] = (struct probe_share){
 			.next = w->shares, .dirfd = dirfd, .names = wk->namev + off,
 			.flags = wk->flagv + off, .res = wk->resv + off,
 			.n = off + per <= k ? per : k - off,
 		};
-		w->shares = &sh[i - 1];
+		w->shares = &wk->sh[wk->nsh++];
 	}
 	pthread_cond_broadcast(&w->work);
 	pthread_mutex_unlock(&w->lock);
-	dcp_batch_probe(wk->batch, dirfd, wk->namev, wk->flagv, per, wk->resv);
-	/* Take back what nobody took; wait for the others. */
+	if (!ahead)
+		dcp_batch_probe(wk->batch, dirfd, wk->namev, wk->flagv, per, wk->resv);
+}
+
+/* The shares of probe_start(): probe those nobody took, wait for the others. */
+static void probe_finish(struct worker *wk)
+{
+	struct dcp_walk *w = wk->w;
+
+	if (!wk->nsh)
+		return;
 	pthread_mutex_lock(&w->lock);
-	for (size_t i = 0; i + 1 < parts; i++) {
-		if (sh[i].taken)
+	for (size_t i = wk->nsh; i-- > 0;) {
+		struct probe_share *sh = &wk->sh[i];
+
+		if (sh->taken)
 			continue;
 		for (struct probe_share **pp = &w->shares; *pp; pp = &(*pp)->next) {
-			if (*pp == &sh[i]) {
-				*pp = sh[i].next;
+			if (*pp == sh) {
+				*pp = sh->next;
 				break;
 			}
 		}
-		sh[i].taken = true;
+		sh->taken = true;
 		pthread_mutex_unlock(&w->lock);
-		dcp_batch_probe(wk->batch, dirfd, sh[i].names, sh[i].flags, sh[i].n, sh[i].res);
+		dcp_batch_probe(wk->batch, wk->shfd, sh->names, sh->flags, sh->n, sh->res);
 		pthread_mutex_lock(&w->lock);
-		sh[i].done = true;
+		sh->done = true;
 	}
-	for (size_t i = 0; i + 1 < parts; i++)
-		while (!sh[i].done)
+	for (size_t i = 0; i < wk->nsh; i++)
+		while (!wk->sh[i].done)
 			pthread_cond_wait(&w->share_done, &w->lock);
 	pthread_mutex_unlock(&w->lock);
+	wk->nsh = 0;
 }
 
 /*
@@ -1474,7 +1547,7 @@ static void probe_shared(struct worker *wk, int dirfd, size_t k)
  * entry that may be a directory is probed a second time as "NAME/.", in
  * the same batch: whether lookups inside it are cached for this caller.
  */
-static int probe_entries(struct worker *wk, int dirfd)
+static int probe_entries(struct worker *wk, int dirfd, bool ahead)
 {
 	struct dcp_walk *w = wk->w;
 	unsigned flags = w->o.probe_flags | DCP_NOTDIR;
@@ -1512,9 +1585,18 @@ static int probe_entries(struct worker *wk, int dirfd)
 		wk->flagv[k++] = flags;
 		off += strlen(wk->inames.data + off) + 1;
 	}
-	probe_shared(wk, dirfd, k);
-	k = m;
-	m = 0;
+	probe_start(wk, dirfd, k, ahead);
+	wk->nprobes = m;
+	return 0;
+}
+
+/* The results of probe_entries(), once probe_finish() has them all. */
+static void probe_entries_done(struct worker *wk, int dirfd)
+{
+	struct dcp_walk *w = wk->w;
+	unsigned flags = w->o.probe_flags | DCP_NOTDIR;
+	size_t m = 0, k = wk->nprobes;
+
 	for (size_t i = 0; i < wk->nents; i++) {
 		struct ent *en = &wk->ents[i];
 
@@ -1528,7 +1610,6 @@ static int probe_entries(struct worker *wk, int dirfd)
 			 !is_dir_at(dirfd, wk->names.data + en->off, flags & DCP_FOLLOW))
 			en->inner = 0; /* "FILE/." misses: not a directory, nothing inside */
 	}
-	return 0;
 }
 
 /* Everything below a cold directory misses: its full paths would block. */
@@ -1541,22 +1622,33 @@ static void probe_cold(struct worker *wk)
 static void mount_unsafe(struct worker *wk, struct node *n);
 
 /*
- * One chunk of directory N's entries, read into the worker: probe them,
- * visit them, and add the subdirectories to descend into to wk->kids.
+ * Should the entries of N be probed (DCP_WALK_PROBE)?  Below a cold
+ * directory every entry misses, probed or not.  With several roots a cold
+ * listing still probes, for the record (seen_share), while another root
+ * may list it warm later.
  */
-static void list_chunk(struct worker *wk, struct node *n)
+static bool chunk_measure(const struct worker *wk, const struct node *n)
+{
+	const struct dcp_walk *w = wk->w;
+
+	return (w->o.flags & DCP_WALK_PROBE) &&
+	       (!n->cold || (w->multi && !__atomic_load_n(&w->late, __ATOMIC_RELAXED)));
+}
+
+/*
+ * One chunk of directory N's entries, read into the worker: leave out the
+ * excluded ones and start probing the others (list_chunk() finishes).
+ * AHEAD: the caller reads the next chunk before list_chunk().  Returns
+ * false when probing could not start (no memory).
+ */
+static bool chunk_start(struct worker *wk, struct node *n, bool ahead)
 {
 	struct dcp_walk *w = wk->w;
-	struct dcp_entry e;
-	int ret;
+	size_t dirlen = wk->path.len;
+	bool slash = dirlen && wk->path.data[dirlen - 1] != '/';
 
 	if ((w->o.flags & DCP_WALK_INODE_ORDER) && wk->nents > 1)
 		qsort(wk->ents, wk->nents, sizeof(*wk->ents), cmp_ino);
-
-	size_t dirlen = wk->path.len;
-	bool slash = dirlen && wk->path.data[dirlen - 1] != '/';
-	bool descend_ok = w->o.max_depth < 0 || n->pub.depth + 1 < w->o.max_depth;
-
 	if (w->o.excludes) {
 		for (size_t i = 0; i < wk->nents; i++) {
 			const char *name = wk->names.data + wk->ents[i].off;
@@ -1564,20 +1656,39 @@ static void list_chunk(struct worker *wk, struct node *n)
 			path_join(wk, dirlen, slash, name);
 			wk->ents[i].skip = excluded(w, name, wk->path.data);
 		}
+		wk->path.len = dirlen;
+		wk->path.data[dirlen] = '\0';
 	}
-	/*
-	 * Below a cold directory every entry misses, probed or not.  With
-	 * several roots a cold listing still probes, for the record
-	 * (seen_share), while another root may list it warm later.
-	 */
-	bool probe = w->o.flags & DCP_WALK_PROBE;
-	bool measure = probe && (!n->cold ||
-				 (w->multi && !__atomic_load_n(&w->late, __ATOMIC_RELAXED)));
-
-	if (measure && probe_entries(wk, n->fd) < 0) {
+	wk->nsh = 0;
+	wk->nprobes = 0;
+	if (chunk_measure(wk, n) && probe_entries(wk, n->fd, ahead) < 0) {
 		w->failure = -ENOMEM;
 		wk->nents = 0;
-	} else if (probe && !measure && n->cold) {
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The chunk of chunk_start(), once probed: visit its entries, and add the
+ * subdirectories to descend into to wk->kids.
+ */
+static void list_chunk(struct worker *wk, struct node *n)
+{
+	struct dcp_walk *w = wk->w;
+	struct dcp_entry e;
+	int ret;
+	size_t dirlen = wk->path.len;
+	bool slash = dirlen && wk->path.data[dirlen - 1] != '/';
+	bool descend_ok = w->o.max_depth < 0 || n->pub.depth + 1 < w->o.max_depth;
+	bool probe = w->o.flags & DCP_WALK_PROBE;
+	bool measure = chunk_measure(wk, n);
+
+	if (measure) {
+		probe_finish(wk);
+		probe_entries_done(wk, n->fd);
+	}
+	if (probe && !measure && n->cold) {
 		probe_cold(wk);
 	} else if (measure && !n->cold && (w->o.flags & DCP_WALK_FOLLOW)) {
 		cold_settle(wk, n);
@@ -1671,7 +1782,8 @@ static void list_dir(struct worker *wk, struct node *n)
 	n->pub.ino = st.st_ino;
 	n->pub.uid = st.st_uid;
 	n->pub.mode = st.st_mode;
-	n->pub.mnt_id = dcp_mnt_id(n->fd);
+	/* A statx per directory saved where the open already said it. */
+	n->pub.mnt_id = n->same_mnt ? n->parent->pub.mnt_id : dcp_mnt_id(n->fd);
 	if (!n->parent)
 		n->rootdev = st.st_dev;
 	if ((w->o.flags & DCP_WALK_XDEV) && st.st_dev != n->rootdev)
@@ -1701,19 +1813,38 @@ static void list_dir(struct worker *wk, struct node *n)
 	 */
 	size_t max = w->multi ? SIZE_MAX : CHUNK_ENTS;
 	size_t dirlen = wk->path.len;
+	int more = read_dir(wk, n->fd, max);
 
 	wk->nkids = 0;
-	for (int more = 1; more > 0 && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED);) {
-		more = read_dir(wk, n->fd, max);
+	/*
+	 * While the other threads probe a chunk, this one reads the next:
+	 * getdents64 touches no entry, and the next chunk's probes start
+	 * only after this chunk's visits.
+	 */
+	for (;;) {
+		bool ahead = more > 0 && !__atomic_load_n(&w->aborted, __ATOMIC_RELAXED);
+		int next = 0;
+
 		if (more < 0) {
 			report(w, &e, more);
 			if (more == -ENOMEM)
 				w->failure = more;
 		}
+		if (wk->nents && !chunk_start(wk, n, ahead))
+			ahead = false;
+		if (ahead) {
+			chunk_swap(wk);
+			next = read_dir(wk, n->fd, max);
+			chunk_swap(wk);
+		}
 		if (wk->nents)
 			list_chunk(wk, n);
 		wk->path.len = dirlen;
 		wk->path.data[dirlen] = '\0';
+		if (!ahead || __atomic_load_n(&w->aborted, __ATOMIC_RELAXED))
+			break;
+		chunk_swap(wk);
+		more = next;
 	}
 }
 /* Queue the children found by list_dir() and settle N.  Lock held. */
@@ -1760,9 +1891,12 @@ static void finish_dir(struct worker *wk, struct node *n)
 	n->listing = false;
 	node_settle(w, n);
 	node_put(w, n);
-	if (pushed > 1)
-		pthread_cond_broadcast(&w->work);
-	else if (pushed)
+	/*
+	 * One wakeup per new item, for as many idle workers as there are: a
+	 * broadcast woke every idle thread (63 for warm's default) to find
+	 * one or two items, each a futex call and a context switch.
+	 */
+	for (unsigned i = 0; i < (unsigned)pushed && i < w->idle; i++)
 		pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->lock);
 }
@@ -2273,6 +2407,13 @@ static void walk_free(struct dcp_walk *w)
 		free(wk->namev);
 		free(wk->flagv);
 		free(wk->resv);
+		dcp_buf_free(&wk->spare.names);
+		dcp_buf_free(&wk->spare.inames);
+		free(wk->spare.ents);
+		free(wk->spare.namev);
+		free(wk->spare.flagv);
+		free(wk->spare.resv);
+		free(wk->sh);
 	}
 	items_free(w->roots);
 	items_free(w->gathered);

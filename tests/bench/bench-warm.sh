@@ -6,9 +6,14 @@
 #   RUNS=3        runs of each command (interleaved), median reported
 #   JOBS="32"     warm -j values to measure (e.g. JOBS="8 16 32 64 128")
 #   WARM=path     the warm binary (default: build/bin/warm next to this tree)
+#   WARM_BEFORE=path  an older warm binary, measured in the same run
+#                 (rows "warm-before ..."), for a before/after comparison
 #   COLD=drop     drop the whole machine's caches before every run
 #                 (sync; echo 3 > /proc/sys/vm/drop_caches): the real thing,
 #                 but it disturbs everything else running on the machine;
+#   COLD=slab     drop only dentries and inodes (echo 2 > drop_caches): the
+#                 metadata blocks stay in the page cache, so a cold walk is
+#                 CPU-bound (issue 22's case: warm's CPU against du's)
 #   COLD=remount  copy ROOT's tree (names, links, empty files) once into an
 #                 ext4 image on a loop device with direct I/O, and make it
 #                 cold by unmounting and mounting it again: only the image's
@@ -57,8 +62,11 @@ if [ "$COLD" = remount ]; then
 elif [ "$COLD" = drop ]; then
 	TREE=$ROOT
 	go_cold() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+elif [ "$COLD" = slab ]; then
+	TREE=$ROOT
+	go_cold() { sync; echo 2 >/proc/sys/vm/drop_caches; }
 else
-	die "COLD must be drop or remount"
+	die "COLD must be drop, slab or remount"
 fi
 
 dev=$(findmnt -no SOURCE --target "$TREE")
@@ -76,15 +84,18 @@ cmds=()
 add() { cmds+=("$1"); }
 for j in $JOBS; do
 	add "warm -r -x -q -j $j"
+	[ -z "${WARM_BEFORE:-}" ] || add "warm-before -r -x -q -j $j"
 done
 add "du -sx"
 add "find -xdev -printf %s"
 add "fdfind -u -S +0b ."
 
+declare -A cpus
 run_one() {
-	local name=$1 t0 t1
+	local name=$1 t0 t1 u s
 	# shellcheck disable=SC2086 # warm's options are words
 	case $name in
+	warm-before*) set -- "$WARM_BEFORE" ${name#warm-before } "$TREE" ;;
 	warm*)	set -- "$WARM" ${name#warm } "$TREE" ;;
 	du*)	set -- du -sx "$TREE" ;;
 	find*)	set -- find "$TREE" -xdev -printf %s ;;
@@ -92,9 +103,11 @@ run_one() {
 	esac
 	go_cold
 	t0=$(date +%s%N)
-	"$@" >/dev/null 2>&1
+	/usr/bin/time -f '%U %S' -o "$tmp/cpu" "$@" >/dev/null 2>&1
 	t1=$(date +%s%N)
 	times[$name]+=" $(( (t1 - t0) / 1000000 ))"
+	read -r u s < <(tail -1 "$tmp/cpu")
+	cpus[$name]+=" $(awk -v u="$u" -v s="$s" 'BEGIN { print (u + s) * 1000 }')"
 }
 
 echo "== $RUNS cold runs of each, interleaved"
@@ -110,13 +123,21 @@ echo "== median wall time (ms), and ratio of warm's median to each"
 du_ms=$(median <<<"${times[du -sx]}")
 fd_ms=$(median <<<"${times[fdfind -u -S +0b .]}")
 find_ms=$(median <<<"${times[find -xdev -printf %s]}")
+du_cpu=$(median <<<"${cpus[du -sx]}")
 for c in "${cmds[@]}"; do
-	printf '%-28s %7s ms   runs:%s\n' "$c" "$(median <<<"${times[$c]}")" "${times[$c]}"
+	printf '%-32s %7s ms  cpu %7s ms   runs:%s\n' "$c" "$(median <<<"${times[$c]}")" \
+		"$(median <<<"${cpus[$c]}")" "${times[$c]}"
 done
 echo
 for j in $JOBS; do
-	w=$(median <<<"${times[warm -r -x -q -j $j]}")
-	awk -v w="$w" -v du="$du_ms" -v find="$find_ms" -v fd="$fd_ms" -v j="$j" 'BEGIN {
-		printf "warm -j %-4s  %.2fx du   %.2fx find   %.2fx fd   (target: <= 0.25x du, < 1x fd)\n",
-			j, w / du, w / find, w / fd }'
+	for v in warm ${WARM_BEFORE:+warm-before}; do
+		w=$(median <<<"${times[$v -r -x -q -j $j]}")
+		c=$(median <<<"${cpus[$v -r -x -q -j $j]}")
+		awk -v w="$w" -v c="$c" -v du="$du_ms" -v ducpu="$du_cpu" -v find="$find_ms" -v fd="$fd_ms" \
+			-v j="$j" -v v="$v" 'BEGIN {
+			printf "%-11s -j %-4s  %.2fx du   %.2fx find   %.2fx fd   (target: <= 0.25x du, < 1x fd)\n",
+				v, j, w / du, w / find, w / fd
+			printf "%-11s -j %-4s  cpu %.2fx du'"'"'s (target <= 1); wall %.2fx half du'"'"'s cpu (target <= 1.2)\n",
+				v, j, c / ducpu, w / (ducpu / 2) }'
+	done
 done

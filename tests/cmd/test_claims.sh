@@ -38,6 +38,16 @@ oneTimeSetUp() {
 	# two chunks of a listing and shared among the threads (issue 26).
 	mkdir -p "$MNT/wide"
 	(cd "$MNT/wide" && seq -f 'f%05g' 10000 | xargs touch && seq -f 'd%02g' 20 | xargs mkdir)
+	# churn: a wide directory (9,030 entries, more than two chunks) that
+	# tests/lib/mutate_wide.py changes while it is walked: it renames every
+	# mNNNN to rNNNN and back, unlinks and makes again every uNNNN, removes
+	# and makes again every empty directory eNN.  The files fNNNNN and the
+	# directories dNN (5 files each) are never touched.
+	mkdir -p "$MNT/churn"
+	(cd "$MNT/churn" && seq -f 'f%05g' 6000 | xargs touch && seq -f 'm%04g' 2000 | xargs touch &&
+		seq -f 'u%04g' 1000 | xargs touch && seq -f 'e%02g' 10 | xargs mkdir &&
+		for d in $(seq -f 'd%02g' 10); do mkdir "$d" && touch "$d"/g1 "$d"/g2 "$d"/g3 "$d"/g4 "$d"/g5; done)
+	find "$MNT/churn" >"$SHUNIT_TMPDIR/paths-churn"
 	# sib: three siblings, each with a directory b and links to the
 	# others' b (issue 18 item 6): following one link warms another's path.
 	for i in 1 2 3; do
@@ -137,6 +147,240 @@ test_wide_directory_reports_each_entry_as_the_prober_saw_it() {
 			(cd "$MNT/wide" && seq -f 'f%05g' 1 3 10000 | $as xargs stat >/dev/null)
 			run $as dcache-probe -r -s -j$j "$MNT/wide"
 			assertContains "$who -j$j: the counts" "$OUT" "	$cached/10021	$MNT/wide"
+			# And every --per-dir row, and the summary, as the prober's.
+			cold
+			(cd "$MNT/wide" && seq -f 'f%05g' 1 3 10000 | $as xargs stat >/dev/null)
+			before=$($as "$OPROBE" - <"$SHUNIT_TMPDIR/paths")
+			run $as dcache-probe -r --per-dir --json -j$j "$MNT/wide"
+			diff=$(rows_agree "$before" "$OUT" "$MNT/wide" '.*')
+			assertTrue "$who -j$j: --per-dir rows against the prober: $diff" $?
+		done
+	done
+}
+
+# rows_agree BEFORE JSON ROOT REGEX - the --per-dir --json rows of OUT
+# whose path below ROOT matches REGEX (and the summary, if REGEX is .*)
+# count exactly the prober's states of the paths below each; and in every
+# row and the summary, paths = cached + negative + miss + error.
+rows_agree() {
+	printf '%s\n' "$1" >"$SHUNIT_TMPDIR/rows.before"
+	printf '%s\n' "$2" >"$SHUNIT_TMPDIR/rows.out"
+	python3 - "$SHUNIT_TMPDIR/rows.before" "$SHUNIT_TMPDIR/rows.out" "$3" "$4" <<'PY'
+import json, re, sys
+before, out = (open(f).read() for f in sys.argv[1:3])
+root, rx = sys.argv[3:5]
+st = {}
+for l in filter(None, before.splitlines()):
+    s, p = l.split(" ", 1)
+    st[p] = s
+keys = ("cached", "negative", "miss", "error")
+bad = []
+def count(pfx, inclusive):
+    c = dict.fromkeys(keys, 0)
+    for p, s in st.items():
+        if p.startswith(pfx + "/") or (inclusive and p == pfx):
+            c[s if s in keys else "error"] += 1
+    c["paths"] = sum(c[k] for k in keys)
+    return c
+rows = 0
+for l in filter(None, out.splitlines()):
+    o = json.loads(l)
+    if o["type"] not in ("dir", "summary"):
+        continue
+    if o["paths"] != sum(o[k] for k in keys):
+        bad.append("row does not add up: %s" % l)
+    if o["type"] == "summary":
+        if rx == ".*":
+            want = count(root, True)
+            got = {k: o[k] for k in want}
+            if got != want:
+                bad.append("summary %s, prober %s" % (got, want))
+        continue
+    rel = o["path"][len(root):].lstrip("/")
+    if not re.fullmatch(rx, rel):
+        continue
+    rows += 1
+    want = count(o["path"], False)
+    got = {k: o[k] for k in want}
+    if got != want:
+        bad.append("%s: %s, prober %s" % (o["path"], got, want))
+if not rows:
+    bad.append("no row matched")
+print("\n".join(bad[:10]))
+sys.exit(1 if bad else 0)
+PY
+}
+
+# churn_check MODE BEFORE OUT ERR RC - a walk of churn made while
+# mutate_wide.py changed it (MODE entries: text lines; rows: --per-dir
+# --json).  What a concurrent change cannot make uncertain is exact:
+#  - every path the mutator never touches (the root, fNNNNN, dNN and
+#    their files) is reported once, with the state the prober saw before;
+#  - no path is reported twice, and every one is a name of the tree
+#    (mNNNN, rNNNN, uNNNN, eNN included), in a state of dcprobe(7);
+#  - a walk error is only an eNN directory removed before it was listed
+#    (ENOENT), and the exit status is 2 exactly when there is one, else 1
+#    (the tree is partly cold);
+#  - the counts are the sum of the lines: the summary counts every
+#    reported line by state, and --per-dir rows add up (each row's states
+#    to its paths, the root's row plus the root to the summary); the
+#    stable dNN rows are the prober's; the root's row counts at least the
+#    stable entries and at most those plus every mutable name twice.
+churn_check() {
+	printf '%s\n' "$2" >"$SHUNIT_TMPDIR/churn.before"
+	printf '%s\n' "$3" >"$SHUNIT_TMPDIR/churn.out"
+	printf '%s\n' "$4" >"$SHUNIT_TMPDIR/churn.err"
+	python3 - "$1" "$SHUNIT_TMPDIR"/churn.{before,out,err} "$5" "$MNT/churn" <<'PY'
+import json, re, sys
+mode, rc, root = sys.argv[1], sys.argv[5], sys.argv[6]
+before, out, err = (open(f).read() for f in sys.argv[2:5])
+rc = int(rc)
+st = {}
+for l in filter(None, before.splitlines()):
+    s, p = l.split(" ", 1)
+    st[p] = s
+stable = re.compile(r"(f\d{5}|d\d\d(/g\d)?)?")
+names = re.compile(r"f\d{5}|d\d\d(/g\d)?|[mr]\d{4}|u\d{4}|e\d\d")
+states = ("cached", "negative", "miss")
+bad = []
+def rel(p):
+    return p[len(root):].lstrip("/") if p == root or p.startswith(root + "/") else None
+werr = []
+for l in filter(None, err.splitlines()):
+    m = re.fullmatch(r".*dcache-probe: cannot walk (.*): No such file or directory", l)
+    if m:
+        werr.append(m.group(1))
+    elif mode == "rows" or not re.fullmatch(r".*dcache-probe: \d+ paths: .*", l):
+        bad.append("unexpected on stderr: " + l)
+seen = {}
+rows = {}
+summary = None
+for l in filter(None, out.splitlines()):
+    if mode == "entries":
+        s, p = l.split(" ", 1)
+        if s not in states:
+            bad.append("not a state: " + l)
+        seen.setdefault(p, []).append(s)
+        continue
+    o = json.loads(l)
+    if o["type"] == "error":
+        if o["errno"] != "ENOENT":
+            bad.append("walk error: " + l)
+        werr.append(o["path"])
+    elif o["type"] == "dir":
+        if o["path"] in rows:
+            bad.append("row twice: " + o["path"])
+        rows[o["path"]] = o
+    elif o["type"] == "summary":
+        summary = o
+    else:
+        bad.append("record: " + l)
+for p in werr:
+    r = rel(p)
+    if r is None or not re.fullmatch(r"e\d\d", r):
+        bad.append("walk error not of a removed directory: " + p)
+if len(set(werr)) != len(werr):
+    bad.append("a walk error twice")
+if rc != (2 if werr else 1):
+    bad.append("exit status %d with %d walk errors" % (rc, len(werr)))
+keys = ("cached", "negative", "miss", "error")
+if mode == "entries":
+    for p, ss in seen.items():
+        r = rel(p)
+        if len(ss) > 1:
+            bad.append("reported %d times: %s" % (len(ss), p))
+        if r is None or (r and not names.fullmatch(r)):
+            bad.append("not a name of the tree: " + p)
+    for p, s in st.items():
+        r = rel(p)
+        if r is not None and stable.fullmatch(r) and seen.get(p) != [s]:
+            bad.append("%s: the prober said %s, the walk %s" % (p, s, seen.get(p)))
+    m = [l for l in err.splitlines() if re.fullmatch(r".*dcache-probe: \d+ paths: .*", l)]
+    c = {s: sum(ss.count(s) for ss in seen.values()) for s in states}
+    want = "%d paths: %d cached, %d negative, %d miss, 0 error" % (
+        sum(c.values()), c["cached"], c["negative"], c["miss"])
+    if len(m) != 1 or want not in m[0]:
+        bad.append("summary %r, lines say %r" % (m, want))
+    if werr and (len(m) != 1 or not m[0].endswith("; %d walk error%s" % (len(werr), "s" if len(werr) > 1 else ""))):
+        bad.append("walk errors not in the summary: %r" % m)
+else:
+    for o in list(rows.values()) + ([summary] if summary else []):
+        if o["paths"] != sum(o[k] for k in keys) or o["error"]:
+            bad.append("row does not add up: %s" % o)
+    top = rows.get(root)
+    if not summary or not top:
+        bad.append("no summary or no row for the root")
+    else:
+        own = st[root]
+        for k in keys:
+            if summary[k] != top[k] + (own == k):
+                bad.append("summary %s %d, root row %d + the root (%s)" % (k, summary[k], top[k], own))
+        if summary["walk_errors"] != len(werr):
+            bad.append("summary walk_errors %d, %d errors" % (summary["walk_errors"], len(werr)))
+        sc = {k: sum(1 for p, s in st.items() if rel(p) and stable.fullmatch(rel(p)) and s == k) for k in keys}
+        mutable = sum(1 for p in st if rel(p) and not stable.fullmatch(rel(p)))
+        for k in keys:
+            if not sc[k] <= top[k] <= sc[k] + 2 * mutable:
+                bad.append("root row %s %d, stable %d, mutable names %d" % (k, top[k], sc[k], mutable))
+    for p in rows:
+        r = rel(p)
+        if r is None or (r and not names.fullmatch(r)):
+            bad.append("row of a directory not in the tree: " + p)
+        if r and re.fullmatch(r"d\d\d", r):
+            want = {k: sum(1 for q, s in st.items() if q.startswith(p + "/") and s == k) for k in keys}
+            got = {k: rows[p][k] for k in keys}
+            if got != want:
+                bad.append("%s: %s, prober %s" % (p, got, want))
+    if sum(1 for p in rows if re.fullmatch(r"d\d\d", rel(p) or "")) != 10:
+        bad.append("not every stable directory has its row")
+print("\n".join(bad[:10]))
+sys.exit(1 if bad else 0)
+PY
+}
+
+# Claim (dcprobe.7 "a probe is a snapshot"): a wide directory (more than two
+# chunks, probed by every thread) whose entries are renamed and removed
+# while it is listed is reported consistently: the entries nobody touched
+# exactly as the prober saw them before, the others once each in a state
+# of dcprobe(7) or, for a directory removed before it was listed, as a
+# walk error; counts that add up.  What the mutator's changes meet is left
+# to the scheduler, so only what holds whatever they meet is asserted.
+test_wide_directory_renamed_and_removed_while_listed() {
+	local who as j mode mpid before changes rc out err
+	for who in root nobody; do
+		as=
+		[ $who = nobody ] && as=as_nobody
+		for j in 1 8; do
+			for mode in entries rows; do
+				cold
+				# The directory and every third stable file, every other
+				# mutable one, and d00-d04 with their files cached.
+				$as stat "$MNT/churn" >/dev/null
+				(cd "$MNT/churn" && { seq -f 'f%05g' 1 3 6000; seq -f 'm%04g' 1 2 2000
+					seq -f 'u%04g' 1 2 1000; seq -f 'd%02g' 5; seq -f 'd%02g/g3' 5; } |
+					$as xargs stat >/dev/null)
+				before=$($as "$OPROBE" - <"$SHUNIT_TMPDIR/paths-churn")
+				rm -f "$SHUNIT_TMPDIR/ready" "$SHUNIT_TMPDIR/stop"
+				python3 "$DCP_TESTS/lib/mutate_wide.py" "$MNT/churn" "$SHUNIT_TMPDIR/ready" \
+					"$SHUNIT_TMPDIR/stop" >"$SHUNIT_TMPDIR/changes" &
+				mpid=$!
+				# Started, not timed: the walk begins once a change is made.
+				while [ ! -e "$SHUNIT_TMPDIR/ready" ] && kill -0 $mpid 2>/dev/null; do
+					sleep 0.01
+				done
+				if [ $mode = entries ]; then
+					run $as dcache-probe -r -j$j "$MNT/churn"
+				else
+					run $as dcache-probe -r --per-dir --json -j$j "$MNT/churn"
+				fi
+				rc=$RC out=$OUT err=$ERR
+				touch "$SHUNIT_TMPDIR/stop"
+				wait $mpid
+				assertEquals "$who -j$j $mode: the mutator ran" 0 $?
+				changes=$(cat "$SHUNIT_TMPDIR/changes")
+				diff=$(churn_check $mode "$before" "$out" "$err" "$rc")
+				assertTrue "$who -j$j $mode ($changes changes): $diff" $?
+			done
 		done
 	done
 }
