@@ -247,7 +247,7 @@ def rel(p):
     return p[len(root):].lstrip("/") if p == root or p.startswith(root + "/") else None
 werr = []
 for l in filter(None, err.splitlines()):
-    m = re.fullmatch(r".*dcache-probe: cannot walk (.*): No such file or directory", l)
+    m = re.fullmatch(r".*dcache-probe: cannot walk '(.*)': No such file or directory", l)
     if m:
         werr.append(m.group(1))
     elif mode == "rows" or not re.fullmatch(r".*dcache-probe: \d+ paths: .*", l):
