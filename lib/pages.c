@@ -211,7 +211,7 @@ static int next_data(int fd, uint64_t size, uint64_t *pos, uint64_t *off, uint64
 /* mincore over the data extents of FD (SIZE bytes): pages in holes are not asked. */
 static int mincore_sparse(int fd, uint64_t size, uint64_t *resident)
 {
-	uint64_t ps = (uint64_t)page_size(), pos = 0, off, len, done = 0;
+	uint64_t ps = (uint64_t)page_size(), pos = 0, off = 0, len = 0, done = 0;
 	int ret;
 
 	while ((ret = next_data(fd, size, &pos, &off, &len)) == 1) {
@@ -1288,7 +1288,7 @@ static int read_in(int fd, uint64_t off, uint64_t len, bool exact, struct dcp_pa
 /* The bytes of FD's data extents below SIZE (a sparse file's cost). */
 static int64_t data_bytes(int fd, uint64_t size)
 {
-	uint64_t pos = 0, off, len, sum = 0;
+	uint64_t pos = 0, off = 0, len = 0, sum = 0;
 	int ret;
 
 	while ((ret = next_data(fd, size, &pos, &off, &len)) == 1)
@@ -1299,7 +1299,7 @@ static int64_t data_bytes(int fd, uint64_t size)
 /* Read in the first LEN bytes of FD's data extents (a sparse file). */
 static int read_in_sparse(int fd, uint64_t size, uint64_t len, struct dcp_pages_budget *bu)
 {
-	uint64_t pos = 0, off, n;
+	uint64_t pos = 0, off = 0, n = 0;
 	int ret = 0;
 
 	while (len && (ret = next_data(fd, size, &pos, &off, &n)) == 1) {

@@ -141,7 +141,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 bool dcp_utf8_valid(const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	uint32_t cp;
+	uint32_t cp = 0;
 
 	for (size_t i = 0; i < n;) {
 		if (u[i] < 0x80) {
@@ -180,7 +180,7 @@ static void put_hex_byte(struct dcp_buf *b, unsigned char c)
 bool dcp_needs_quote(const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	uint32_t cp;
+	uint32_t cp = 0;
 
 	for (size_t i = 0; i < n;) {
 		size_t len = utf8_seq(u + i, n - i, &cp);
@@ -196,7 +196,7 @@ void dcp_buf_quote(struct dcp_buf *b, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t run = 0; /* start of the current run of bytes copied as is */
-	uint32_t cp;
+	uint32_t cp = 0;
 
 	for (size_t i = 0; i < n;) {
 		size_t len = utf8_seq(u + i, n - i, &cp);
@@ -276,7 +276,7 @@ void dcp_buf_json_str(struct dcp_buf *b, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t run = 0;
-	uint32_t cp;
+	uint32_t cp = 0;
 
 	if (!dcp_utf8_valid(s, n)) {
 		dcp_buf_puts(b, "{\"bytes\":\"");
@@ -334,7 +334,7 @@ const char *dcp_quoted(struct dcp_buf *b, const char *s)
 void dcp_buf_prom_label(struct dcp_buf *b, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	uint32_t cp;
+	uint32_t cp = 0;
 
 	for (size_t i = 0; i < n;) {
 		size_t len = utf8_seq(u + i, n - i, &cp);
