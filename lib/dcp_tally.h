@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dcp_tally.h - the tallies of a run: per root, per directory.
+ * dcp_tally.h - the tallies of a run: per root, per directory, per mount.
+ *
+ * dcache-probe (probe_run.c) and warm (warm.c) keep their roots in the same
+ * table, each with its own counts per root: which root is reported, and
+ * with whose figures, is decided here once for both.
  *
  * An entry's probe result is counted once for the run and once in each
  * table it belongs to: its root's tally (-s, -c, the per-root metrics), the
@@ -31,12 +35,16 @@ extern "C" {
 
 /* ---- per root ---- */
 
+/*
+ * One root: its name, whether it is an alias, and the command's counts for
+ * its tree (DATA: the table's data_size bytes, zeroed; dcache-probe keeps
+ * struct dcp_pr_counts and data counts there, warm its counters).
+ */
 struct dcp_root_tally {
-	char *path;		    /* as given */
-	struct dcp_pr_counts c;	    /* its tree's probes */
-	struct dcp_pages_counts pc; /* --pages: its tree's data */
-	size_t same_as;		    /* an alias of root SAME_AS - 1 (0: none) */
-	bool reported;		    /* after dcp_root_table_settle(): has a line */
+	char *path;	/* as given */
+	size_t same_as; /* an alias of root SAME_AS - 1 (0: none) */
+	bool reported;	/* after dcp_root_table_settle(): has a line */
+	void *data;	/* the counts, data_size bytes */
 };
 
 #define DCP_ROOT_CHUNK 1024
@@ -45,15 +53,19 @@ struct dcp_root_tally {
 /*
  * The roots of a run, in chunks hung off a fixed table: a tally never
  * moves, so walker threads may count into root I while the main thread
- * adds roots after it.  Zero-initialised.
+ * adds roots after it.  Zero it, then set data_size.
  */
 struct dcp_root_table {
 	struct dcp_root_tally *chunk[DCP_ROOT_CHUNKS];
 	size_t n;
+	size_t data_size; /* the counts of one root */
 };
 
 /* dcp_root_table_push - add root number T->n, named PATH.  0 or -errno. */
 int dcp_root_table_push(struct dcp_root_table *t, const char *path);
+
+/* dcp_root_table_pop - take back the last root pushed (the walk refused it). */
+void dcp_root_table_pop(struct dcp_root_table *t);
 
 /*
  * dcp_root_table_get - the tally of root I, pushed before; NULL when no
@@ -66,8 +78,9 @@ struct dcp_root_tally *dcp_root_table_get(const struct dcp_root_table *t, size_t
 void dcp_root_table_alias(struct dcp_root_table *t, size_t root, size_t same_as);
 
 /*
- * dcp_root_table_settle - after the run: an alias takes its twin's figures;
- * a root named as an earlier one is not reported (as du -s).
+ * dcp_root_table_settle - after the run (no thread counts any more): an
+ * alias takes a copy of its twin's counts; a root named as an earlier one
+ * is not reported (as du -s).
  */
 void dcp_root_table_settle(struct dcp_root_table *t);
 

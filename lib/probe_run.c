@@ -98,6 +98,13 @@ static struct {
 	.path_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
+/* What dcache-probe counts for a root's tree (dcp_root_tally.data). */
+struct rootcounts {
+	struct dcp_pr_counts c;
+	struct dcp_pages_counts pc; /* --pages */
+};
+#define RC(rr) ((struct rootcounts *)(rr)->data)
+
 static struct dcp_root_tally *root_rec(size_t i)
 {
 	return dcp_root_table_get(&run.roots, i);
@@ -392,11 +399,11 @@ static int visit(const struct dcp_entry *e, void *arg)
 				      !dcp_pages_links_add(&ds->links, &w->pg);
 			dcp_pages_count(&ds->pown, w->pret, &w->pg);
 		} else if (rr) {
-			dcp_pages_count(&rr->pc, w->pret, &w->pg);
+			dcp_pages_count(&RC(rr)->pc, w->pret, &w->pg);
 		}
 		w->pg.again = run_again;
 	}
-	record(w, e->root, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &rr->c : NULL,
+	record(w, e->root, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &RC(rr)->c : NULL,
 	       mrow ? &mrow->c : NULL, run.explain && st == DCP_MISS ? &why : NULL, e->again);
 walk_on:
 	note_progress_path(e->path);
@@ -419,7 +426,7 @@ walk_on:
 		if (ds)
 			ds->own.not_visited++;
 		else if (rr)
-			rr->c.not_visited++;
+			RC(rr)->c.not_visited++;
 		if (e->again)
 			return DCP_WALK_PRUNE;
 		w->c.not_visited++;
@@ -445,7 +452,7 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 	if (ds)
 		__atomic_fetch_add(&ds->own.walk_errors, 1, __ATOMIC_RELAXED);
 	else if (rr)
-		__atomic_fetch_add(&rr->c.walk_errors, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&RC(rr)->c.walk_errors, 1, __ATOMIC_RELAXED);
 	if (e->again)
 		return; /* said by the walk of the root that met it first */
 	w->c.walk_errors++;
@@ -487,9 +494,9 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 
 		/* The root's own probe is in rr already; add what lies below. */
 		if (rr)
-			dcp_pr_counts_add(&rr->c, &tot);
+			dcp_pr_counts_add(&RC(rr)->c, &tot);
 		if (rr)
-			dcp_pages_counts_add(&rr->pc, &ds->pown);
+			dcp_pages_counts_add(&RC(rr)->pc, &ds->pown);
 		dcp_pages_links_free(&ds->links);
 	}
 	/* A directory listed again keeps a row too: which listing was first
@@ -886,13 +893,13 @@ static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
 		if (o->json) {
 			dcp_buf_puts(out, "{\"type\":\"root_data\",\"path\":");
 			dcp_buf_json_str(out, rr->path, strlen(rr->path));
-			dcp_pages_json_counts(out, &rr->pc, -1);
+			dcp_pages_json_counts(out, &RC(rr)->pc, -1);
 			dcp_buf_puts(out, "}\n");
 		} else if (stderr_summary()) {
 			dcp_buf_printf(err, "%s: ", program_invocation_name);
 			dcp_buf_quote(err, rr->path, strlen(rr->path));
 			dcp_buf_puts(err, ": ");
-			dcp_pages_text_counts(err, &rr->pc);
+			dcp_pages_text_counts(err, &RC(rr)->pc);
 		}
 	}
 }
@@ -922,7 +929,7 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_pro
 			if (!rr->reported)
 				continue;
 			ser[n++] = (struct dcp_pages_series){ rr->path, strlen(rr->path), NULL,
-							      &rr->pc, false, 0 };
+							      &RC(rr)->pc, false, 0 };
 		}
 		if (ser)
 			dcp_pages_prometheus(m, DCP_PAGES_PROM_ROOT, ser, n);
@@ -952,6 +959,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 
 	o = opts;
 	env = *cfg;
+	run.roots.data_size = sizeof(struct rootcounts);
 	walk_flags = (o->follow == DCP_FOLLOW_ALL ? DCP_WALK_FOLLOW : 0) |
 			 (o->follow == DCP_FOLLOW_ROOTS ? DCP_WALK_FOLLOW_ROOTS : 0) |
 			 (o->xdev ? DCP_WALK_XDEV : 0);
@@ -1030,7 +1038,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 				if (rr->reported)
 					roots[n++] = (struct dcp_pr_prom_series){
 						.path = rr->path, .pathlen = strlen(rr->path),
-						.c = &rr->c };
+						.c = &RC(rr)->c };
 			}
 			prom.roots = roots;
 			prom.nroots = n;
@@ -1056,11 +1064,11 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 
 			if (!rr->reported)
 				continue;
-			dcp_pr_root(&out, run.fmt, rr->path, strlen(rr->path), &rr->c);
+			dcp_pr_root(&out, run.fmt, rr->path, strlen(rr->path), &RC(rr)->c);
 			if (o->explain)
-				dcp_why_table_row(&out, row, o->json, rr->c.why);
+				dcp_why_table_row(&out, row, o->json, RC(rr)->c.why);
 			if (env.pages)
-				dcp_pages_table_row(&out, row, o->json, &rr->pc);
+				dcp_pages_table_row(&out, row, o->json, &RC(rr)->pc);
 		}
 		if (o->total) {
 			size_t row = out.len;

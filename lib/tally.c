@@ -9,18 +9,27 @@
 
 /* ---- per root ---- */
 
+/* A chunk: DCP_ROOT_CHUNK tallies, then their counts, 64-byte aligned. */
+static size_t data_stride(const struct dcp_root_table *t)
+{
+	return (t->data_size + 63) & ~(size_t)63;
+}
+
 int dcp_root_table_push(struct dcp_root_table *t, const char *path)
 {
-	size_t i = t->n;
+	size_t i = t->n, head = (DCP_ROOT_CHUNK * sizeof(struct dcp_root_tally) + 63) & ~(size_t)63;
 	struct dcp_root_tally *chunk;
 
 	if (i / DCP_ROOT_CHUNK >= DCP_ROOT_CHUNKS)
 		return -E2BIG;
 	chunk = t->chunk[i / DCP_ROOT_CHUNK];
 	if (!chunk) {
-		chunk = calloc(DCP_ROOT_CHUNK, sizeof(*chunk));
+		chunk = aligned_alloc(64, head + DCP_ROOT_CHUNK * data_stride(t));
 		if (!chunk)
 			return -ENOMEM;
+		memset(chunk, 0, head + DCP_ROOT_CHUNK * data_stride(t));
+		for (size_t k = 0; k < DCP_ROOT_CHUNK; k++)
+			chunk[k].data = (char *)chunk + head + k * data_stride(t);
 		t->chunk[i / DCP_ROOT_CHUNK] = chunk;
 	}
 	chunk[i % DCP_ROOT_CHUNK].path = strdup(path);
@@ -28,6 +37,19 @@ int dcp_root_table_push(struct dcp_root_table *t, const char *path)
 		return -ENOMEM;
 	t->n++;
 	return 0;
+}
+
+void dcp_root_table_pop(struct dcp_root_table *t)
+{
+	struct dcp_root_tally *rt = t->n ? dcp_root_table_get(t, t->n - 1) : NULL;
+
+	if (!rt)
+		return;
+	free(rt->path);
+	rt->path = NULL;
+	rt->same_as = 0;
+	memset(rt->data, 0, t->data_size);
+	t->n--;
 }
 
 struct dcp_root_tally *dcp_root_table_get(const struct dcp_root_table *t, size_t i)
@@ -55,8 +77,7 @@ void dcp_root_table_settle(struct dcp_root_table *t)
 		if (!rt->same_as)
 			continue;
 		twin = dcp_root_table_get(t, rt->same_as - 1);
-		rt->c = twin->c;
-		rt->pc = twin->pc;
+		memcpy(rt->data, twin->data, t->data_size);
 		rt->reported = strcmp(rt->path, twin->path) != 0;
 	}
 }

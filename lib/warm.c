@@ -26,6 +26,7 @@
 #include "dcp_probe.h"
 #include "dcp_probe_report.h"
 #include "dcp_report.h"
+#include "dcp_tally.h"
 #include "dcp_util.h"
 #include "dcp_walk.h"
 #include "dcp_warm.h"
@@ -59,14 +60,12 @@ struct wstats {
 	uint64_t acc[S_N];
 } __attribute__((aligned(64)));
 
-/* Per-root counts (DCP_WARM_ROOT_STATS), in chunks that never move. */
-#define ROOT_CHUNK 1024
-#define ROOT_CHUNKS 65536
-struct wroot {
-	char *path;
+/* What warm counts for a root's tree (DCP_WARM_ROOT_STATS), in the
+ * tally module's root table (dcp_root_tally.data). */
+struct rootcounts {
 	_Atomic uint64_t n[S_N];
-	size_t same_as;	/* an alias of root SAME_AS - 1 (0: none) */
 };
+#define RC(r) ((struct rootcounts *)(r)->data)
 
 struct dcp_warm {
 	struct dcp_warm_opts opts;
@@ -81,8 +80,7 @@ struct dcp_warm {
 			      * progress timer snapshots concurrently) */
 	int wait_ret;
 	uint64_t elapsed_ns;
-	struct wroot **rchunks;	 /* DCP_WARM_ROOT_STATS: ROOT_CHUNKS pointers */
-	size_t nroots;
+	struct dcp_root_table *roots; /* DCP_WARM_ROOT_STATS with -r */
 
 	/* recursive: the walker, and the stat pool its visitor feeds */
 	struct dcp_walk *walk;
@@ -165,22 +163,19 @@ unsigned dcp_warm_default_threads(void)
 	return WARM_DEFAULT_THREADS;
 }
 
-static struct wroot *root_at(const struct dcp_warm *w, size_t i)
+static struct dcp_root_tally *root_at(const struct dcp_warm *w, size_t i)
 {
-	struct wroot *chunk = w->rchunks && i / ROOT_CHUNK < ROOT_CHUNKS ?
-				      w->rchunks[i / ROOT_CHUNK] : NULL;
-
-	return chunk ? &chunk[i % ROOT_CHUNK] : NULL;
+	return w->roots ? dcp_root_table_get(w->roots, i) : NULL;
 }
 
 /* Add a worker's sums for its current root to the root's counters. */
 static void root_flush(struct dcp_warm *w, struct wstats *s)
 {
-	struct wroot *r = s->acc_on ? root_at(w, s->acc_root) : NULL;
+	struct dcp_root_tally *r = s->acc_on ? root_at(w, s->acc_root) : NULL;
 
 	for (int i = 0; r && i < S_N; i++)
 		if (s->acc[i])
-			atomic_fetch_add_explicit(&r->n[i], s->acc[i], memory_order_relaxed);
+			atomic_fetch_add_explicit(&RC(r)->n[i], s->acc[i], memory_order_relaxed);
 	memset(s->acc, 0, sizeof(s->acc));
 	s->acc_on = false;
 }
@@ -194,7 +189,7 @@ static inline void bump_root(struct dcp_warm *w, struct wstats *s, size_t root, 
 		atomic_store_explicit(&s->n[i],
 				      atomic_load_explicit(&s->n[i], memory_order_relaxed) + 1,
 				      memory_order_relaxed);
-	if (!w->rchunks)
+	if (!w->roots)
 		return;
 	if (s->acc_on && s->acc_root != root)
 		root_flush(w, s);
@@ -530,10 +525,9 @@ static int visit(const struct dcp_entry *e, void *arg)
 static void root_alias(size_t root, size_t same_as, void *arg)
 {
 	struct dcp_warm *w = arg;
-	struct wroot *r = root_at(w, root);
 
-	if (r)
-		r->same_as = same_as + 1;
+	if (w->roots)
+		dcp_root_table_alias(w->roots, root, same_as);
 }
 
 static int skip_mount(uint64_t mnt_id, void *arg)
@@ -690,12 +684,9 @@ static void warm_free(struct dcp_warm *w)
 		pthread_cond_destroy(&w->not_full);
 		free(w->tids);
 	}
-	for (size_t c = 0; w->rchunks && c < ROOT_CHUNKS && w->rchunks[c]; c++) {
-		for (size_t i = 0; i < ROOT_CHUNK; i++)
-			free(w->rchunks[c][i].path);
-		free(w->rchunks[c]);
-	}
-	free(w->rchunks);
+	if (w->roots)
+		dcp_root_table_free(w->roots);
+	free(w->roots);
 	free(w->ws);
 	free(w);
 }
@@ -715,11 +706,12 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 	w->nthreads = threads;
 	w->t0 = dcp_now_ns();
 	if ((opts->flags & DCP_WARM_ROOT_STATS) && (opts->flags & DCP_WARM_RECURSIVE)) {
-		w->rchunks = calloc(ROOT_CHUNKS, sizeof(*w->rchunks));
-		if (!w->rchunks) {
+		w->roots = calloc(1, sizeof(*w->roots));
+		if (!w->roots) {
 			free(w);
 			return -ENOMEM;
 		}
+		w->roots->data_size = sizeof(struct rootcounts);
 	}
 
 	if (opts->flags & DCP_WARM_RECURSIVE) {
@@ -763,7 +755,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		wo.fds_extra = WARM_DUPS_EXTRA;
 		ret = dcp_walk_new(&wo, &w->walk);
 		if (ret < 0) {
-			free(w->rchunks);
+			free(w->roots);
 			free(w);
 			return ret;
 		}
@@ -831,33 +823,19 @@ int dcp_warm_add(struct dcp_warm *w, const char *path)
 	if (w->failed || w->waited || atomic_load(&w->cancelled))
 		return -ECANCELED;
 	if (w->walk) {
-		struct wroot *r = NULL;
 		int ret;
 
 		/* The root's record exists before the walker can see the root. */
-		if (w->rchunks) {
-			size_t c = w->nroots / ROOT_CHUNK;
-
-			if (c >= ROOT_CHUNKS)
-				return -E2BIG;
-			if (!w->rchunks[c])
-				w->rchunks[c] = calloc(ROOT_CHUNK, sizeof(struct wroot));
-			if (!w->rchunks[c])
-				return -ENOMEM;
-			r = root_at(w, w->nroots);
-			r->path = strdup(path);
-			if (!r->path)
-				return -ENOMEM;
+		if (w->roots) {
+			ret = dcp_root_table_push(w->roots, path);
+			if (ret < 0)
+				return ret;
 		}
 		ret = dcp_walk_add(w->walk, path);
 		if (ret < 0 && ret != -ENOMEM)
 			w->failed = ret;
-		if (r && ret < 0) {
-			free(r->path);
-			r->path = NULL;
-		} else if (r) {
-			w->nroots++;
-		}
+		if (w->roots && ret < 0)
+			dcp_root_table_pop(w->roots);
 		return ret;
 	}
 	copy = strdup(path);
@@ -914,27 +892,22 @@ void dcp_warm_snapshot(const struct dcp_warm *w, struct dcp_warm_stats *st)
 
 size_t dcp_warm_nroots(const struct dcp_warm *w)
 {
-	return w->rchunks ? w->nroots : 0;
+	return w->roots ? w->roots->n : 0;
 }
 
 const char *dcp_warm_root(const struct dcp_warm *w, size_t i, struct dcp_warm_stats *st)
 {
-	const struct wroot *r = i < dcp_warm_nroots(w) ? root_at(w, i) : NULL;
-	const char *path = r ? r->path : NULL;
+	/* Settled by dcp_warm_wait(): an alias has its twin's counts, and a
+	 * tree added again by the same name is not reported. */
+	const struct dcp_root_tally *r = i < dcp_warm_nroots(w) ? root_at(w, i) : NULL;
 	uint64_t n[S_N];
 
-	/* An alias: its twin's counts, and nothing if it has the same name. */
-	if (r && r->same_as) {
-		r = root_at(w, r->same_as - 1);
-		if (strcmp(r->path, path) == 0)
-			return NULL;
-	}
-	if (!r)
+	if (!r || !r->reported)
 		return NULL;
 	for (int k = 0; k < S_N; k++)
-		n[k] = atomic_load_explicit(&r->n[k], memory_order_relaxed);
+		n[k] = atomic_load_explicit(&RC(r)->n[k], memory_order_relaxed);
 	stats_of(n, st);
-	return path;
+	return r->path;
 }
 
 int dcp_warm_wait(struct dcp_warm *w)
@@ -960,8 +933,10 @@ int dcp_warm_wait(struct dcp_warm *w)
 	if (!ret && atomic_load(&w->cancelled))
 		ret = -ECANCELED;
 	/* Every thread is gone: their sums per root are final. */
-	for (unsigned t = 0; w->rchunks && t < w->nthreads; t++)
+	for (unsigned t = 0; w->roots && t < w->nthreads; t++)
 		root_flush(w, &w->ws[t]);
+	if (w->roots)
+		dcp_root_table_settle(w->roots);
 	w->elapsed_ns = dcp_now_ns() - w->t0;
 	w->wait_ret = ret;
 	atomic_store_explicit(&w->waited, true, memory_order_release);

@@ -3,6 +3,7 @@
  * come, whatever order the threads added them in.
  */
 #define _GNU_SOURCE
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "dcprobe.h"
 
 static struct dcp_root_table roots; /* large: not on the stack */
+#define C(i) ((struct dcp_pr_counts *)dcp_root_table_get(&roots, (i))->data)
 
 static const char *joined(const struct dcp_dir_rows *r)
 {
@@ -64,22 +66,24 @@ int main(void)
 	}
 
 	/* Roots: an alias takes its twin's figures; the same name, one line. */
+	roots.data_size = sizeof(struct dcp_pr_counts);
 	CHECK_INT(dcp_root_table_push(&roots, "/srv"), 0);
 	CHECK_INT(dcp_root_table_push(&roots, "/srv/."), 0);
 	CHECK_INT(dcp_root_table_push(&roots, "/srv"), 0);
 	CHECK_INT(dcp_root_table_push(&roots, "/etc"), 0);
 	CHECK(dcp_root_table_get(&roots, DCP_ROOT_CHUNK) == NULL); /* no such chunk */
-	dcp_root_table_get(&roots, 0)->c.n[DCP_MISS] = 7;
-	dcp_root_table_get(&roots, 3)->c.n[DCP_CACHED] = 2;
+	C(0)->n[DCP_MISS] = 7;
+	C(3)->n[DCP_CACHED] = 2;
 	dcp_root_table_alias(&roots, 1, 0);
 	dcp_root_table_alias(&roots, 2, 0);
 	dcp_root_table_settle(&roots);
 	CHECK(dcp_root_table_get(&roots, 0)->reported);
 	CHECK(dcp_root_table_get(&roots, 1)->reported);
-	CHECK_INT(dcp_root_table_get(&roots, 1)->c.n[DCP_MISS], 7);
+	CHECK_INT(C(1)->n[DCP_MISS], 7);
 	CHECK(!dcp_root_table_get(&roots, 2)->reported);
 	CHECK(dcp_root_table_get(&roots, 3)->reported);
-	CHECK_INT(dcp_root_table_get(&roots, 3)->c.n[DCP_MISS], 0);
+	CHECK_INT(C(3)->n[DCP_MISS], 0);
+	CHECK_INT(C(3)->n[DCP_CACHED], 2);
 	/* More roots than one chunk: tallies never move. */
 	{
 		struct dcp_root_tally *first = dcp_root_table_get(&roots, 0);
@@ -88,6 +92,14 @@ int main(void)
 			CHECK_INT(dcp_root_table_push(&roots, "/x"), 0);
 		CHECK(dcp_root_table_get(&roots, 0) == first);
 		CHECK(strcmp(dcp_root_table_get(&roots, 3003)->path, "/x") == 0);
+		/* Counts are the table's, zeroed, aligned for atomics. */
+		CHECK(C(3003)->n[DCP_CACHED] == 0);
+		CHECK(((uintptr_t)C(3003) & 63) == 0);
+		/* A root the walk refused is taken back. */
+		dcp_root_table_pop(&roots);
+		CHECK(roots.n == 3003);
+		CHECK_INT(dcp_root_table_push(&roots, "/y"), 0);
+		CHECK(strcmp(dcp_root_table_get(&roots, 3003)->path, "/y") == 0);
 	}
 	dcp_root_table_free(&roots);
 	CHECK(roots.n == 0);
