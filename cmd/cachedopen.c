@@ -290,18 +290,9 @@ int main(int argc, char **argv)
 	env.flags = (o.follow != DCP_FOLLOW_NONE ? DCP_FOLLOW : 0) | (env.opath ? DCP_OPATH : 0);
 	env.prefix = o.npaths > 1 || o.ninputs;
 
-	ret = dcp_probe_support();
-	if (ret < 0) {
-		dcp_warn(0, "%s", dcp_unsupported_reason(ret));
-		return DCP_EXIT_UNSUPPORTED;
-	}
-	if (env.pages) {
-		ret = dcp_pages_support();
-		if (ret < 0) {
-			dcp_warn(0, "%s", dcp_pages_unsupported_reason(ret));
-			return DCP_EXIT_UNSUPPORTED;
-		}
-	}
+	ret = dcp_opts_can_probe(true, env.pages);
+	if (ret != DCP_EXIT_OK)
+		return ret;
 
 	if (o.explain) {
 		ret = dcp_explain_new(1, &explain);

@@ -188,6 +188,14 @@ int dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mount
 			uint64_t mnt_id);
 
 /*
+ * dcp_opts_can_probe - whether this kernel has what the run needs:
+ * openat2 RESOLVE_CACHED when PROBES, page-cache residency when PAGES.
+ * Returns DCP_EXIT_OK, or says why not (in the same words in every
+ * command) and returns DCP_EXIT_UNSUPPORTED.
+ */
+int dcp_opts_can_probe(bool probes, bool pages);
+
+/*
  * dcp_opts_headings - whether a table gets a heading line: text output to a
  * terminal (not -0, --json, --prometheus, --output or -q), and not
  * --no-headings.  A program reading the table sees no heading.

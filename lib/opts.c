@@ -800,6 +800,22 @@ int dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mount
 
 /* ---- progress ---- */
 
+int dcp_opts_can_probe(bool probes, bool pages)
+{
+	int ret = probes ? dcp_probe_support() : 0;
+
+	if (ret < 0) {
+		dcp_warn(0, "%s", dcp_unsupported_reason(ret));
+		return DCP_EXIT_UNSUPPORTED;
+	}
+	ret = pages ? dcp_pages_support() : 0;
+	if (ret < 0) {
+		dcp_warn(0, "%s", dcp_pages_unsupported_reason(ret));
+		return DCP_EXIT_UNSUPPORTED;
+	}
+	return DCP_EXIT_OK;
+}
+
 bool dcp_opts_headings(const struct dcp_opts *o)
 {
 	return !o->no_headings && !o->json && !o->prometheus && !o->nul && !o->quiet &&

@@ -963,18 +963,9 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 	walk_flags = (o->follow == DCP_FOLLOW_ALL ? DCP_WALK_FOLLOW : 0) |
 			 (o->follow == DCP_FOLLOW_ROOTS ? DCP_WALK_FOLLOW_ROOTS : 0) |
 			 (o->xdev ? DCP_WALK_XDEV : 0);
-	ret = dcp_probe_support();
-	if (ret < 0) {
-		dcp_warn(0, "%s", dcp_unsupported_reason(ret));
-		return DCP_EXIT_UNSUPPORTED;
-	}
-	if (env.pages) {
-		ret = dcp_pages_support();
-		if (ret < 0) {
-			dcp_warn(0, "%s", dcp_pages_unsupported_reason(ret));
-			return DCP_EXIT_UNSUPPORTED;
-		}
-	}
+	ret = dcp_opts_can_probe(true, env.pages);
+	if (ret != DCP_EXIT_OK)
+		return ret;
 	filtered = dcp_opts_filtering(o);
 	if (env.per_mount || env.pages || o->recursive) {
 		ret = dcp_mounts_load(NULL, &run.mounts);

@@ -331,20 +331,10 @@ int dcp_warm_run(const struct dcp_opts *shared, const struct dcp_warm_run_config
 			dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
 	}
 
-	if (env.flags & DCP_WARM_CHECK) {
-		ret = dcp_probe_support();
-		if (ret < 0) {
-			dcp_warn(0, "%s", dcp_unsupported_reason(ret));
-			return DCP_EXIT_UNSUPPORTED;
-		}
-	}
-	if ((env.flags & DCP_WARM_PAGES) && (env.flags & DCP_WARM_CHECK)) {
-		ret = dcp_pages_support();
-		if (ret < 0) {
-			dcp_warn(0, "%s", dcp_pages_unsupported_reason(ret));
-			return DCP_EXIT_UNSUPPORTED;
-		}
-	}
+	ret = dcp_opts_can_probe(env.flags & DCP_WARM_CHECK,
+				 (env.flags & DCP_WARM_PAGES) && (env.flags & DCP_WARM_CHECK));
+	if (ret != DCP_EXIT_OK)
+		return ret;
 	if ((env.flags & DCP_WARM_PAGES) && !env.pages.max_bytes)
 		env.pages.max_bytes = dcp_pages_default_max_bytes();
 	/* -s without -r: a line per path, from its own event. */
