@@ -11,7 +11,6 @@
 #include <argp.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <string.h>
 #include <stdlib.h>
 #include <string.h>
 
