@@ -71,6 +71,7 @@ enum {
 	OPT_PAGES,
 	OPT_MIN_RESIDENT,
 	OPT_SORT,
+	OPT_RANGES,
 };
 
 /* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/opts.c. */
@@ -82,6 +83,10 @@ static const struct argp_option options[] = {
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also measure how much of each cached regular file's data is in the page cache "
 	  "(cachestat, without reading it); files whose lookup missed are 'unknown'",
+	  DCP_OPTS_GROUP_INPUT },
+	{ "ranges", OPT_RANGES, NULL, 0,
+	  "With --json, add to each measured file its resident byte ranges and its identity "
+	  "(device, inode, size, mtime): a snapshot of what is in memory; implies --pages",
 	  DCP_OPTS_GROUP_INPUT },
 
 	{ NULL, 0, NULL, 0, "What to report:", DCP_OPTS_GROUP_REPORT },
@@ -170,6 +175,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_SORT:
 		env.sort = true;
 		break;
+	case OPT_RANGES:
+		env.ranges = env.pages = true;
+		break;
 	case OPT_MIN_RESIDENT:
 		env.min_resident = dcp_opts_percent(state, "--min-resident", arg);
 		env.pages = true;
@@ -178,6 +186,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (env.per_dir >= 0 && o.summary)
 			argp_error(state, "--per-dir excludes -s");
+		if (env.ranges && (!o.json || !dcp_probe_run_prints_paths(&o, &env)))
+			argp_error(state, "--ranges adds to the JSON record of each file: it needs "
+				   "--json and per-path records (not -s, -q, --per-dir, --per-mount)");
 		/* One text table per stream: each has its own columns (JSON
 		 * records and metrics say what they are). */
 		if (!o.json && !o.prometheus && env.per_mount && (env.per_dir >= 0 || o.summary))

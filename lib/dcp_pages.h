@@ -50,6 +50,7 @@ struct dcp_pages {
 	uint64_t recently_evicted; /* cachestat only: evicted, would still be in a bigger cache */
 	enum dcp_pages_method method;
 	uint64_t dev, ino, nlink; /* the inode measured */
+	int64_t mtime_ns;	  /* its st_mtim, in ns since the epoch */
 	bool again;		  /* an inode this run counted under another name */
 };
 
@@ -146,6 +147,38 @@ int dcp_pages_open_at(int dirfd, const char *name, unsigned flags);
  * a regular file).
  */
 int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *out);
+
+/*
+ * Resident byte ranges of a file: [offset, length] pairs, page-aligned,
+ * coalesced, ascending (a residency manifest's snapshot).  Owned by the
+ * caller, reused from file to file.
+ */
+struct dcp_pages_ranges {
+	uint64_t (*v)[2];
+	size_t n, cap;
+	int failed; /* 0, or why there are no ranges (-EPERM, -ENOMEM...) */
+};
+
+/*
+ * dcp_pages_at_ranges - dcp_pages_at(), and when RG is not NULL and the file
+ * was measured, its resident ranges in RG, from mincore(2) over its data
+ * extents through the same descriptor: nothing is read, holes are not
+ * asked.  Ranges the caller may not see (as mincore's own rule) leave
+ * RG->failed at -EPERM, the measurement still valid.
+ */
+int dcp_pages_at_ranges(int dirfd, const char *name, unsigned flags, struct dcp_pages *out,
+			struct dcp_pages_ranges *rg);
+
+/* dcp_pages_ranges_free - free RG's memory. */
+void dcp_pages_ranges_free(struct dcp_pages_ranges *rg);
+
+/*
+ * dcp_pages_json_ranges - the members of a manifest's file record:
+ * ,"identity":{"dev":"M:m","ino":N,"size":N,"mtime_ns":N},"ranges":[[O,L],...]
+ * ("ranges":null when RG->failed).
+ */
+void dcp_pages_json_ranges(struct dcp_buf *b, const struct dcp_pages *p,
+			   const struct dcp_pages_ranges *rg);
 
 /*
  * dcp_pages_fstype_opens_safely - false for filesystem types on which an

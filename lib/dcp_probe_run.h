@@ -38,6 +38,8 @@ struct dcp_probe_run_config {
 	bool per_mount;	       /* a table per mount */
 	bool sort;	       /* per-path lines by path, after the walk */
 	bool pages;	       /* data residency of cached regular files */
+	bool ranges;	       /* --pages --json: each file's resident ranges and
+				* identity (a residency manifest) */
 	int per_dir;	       /* deepest directory with a row; -1: no --per-dir */
 	unsigned only;	       /* bit (1 << state) per state shown, and
 				* DCP_ONLY_UNVISITED; 0: all */

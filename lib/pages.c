@@ -73,7 +73,31 @@ static int sys_cachestat(int fd, uint64_t off, uint64_t len, struct dcp_cachesta
  * Add to *RESIDENT the resident pages of FD's bytes [START, END) (START a
  * multiple of the page size), by mincore over read-only windows.
  */
-static int mincore_count(int fd, uint64_t start, uint64_t end, uint64_t *resident)
+/* Add the page at OFF (PS bytes) to RG, joined to the last range when they touch. */
+static void range_add(struct dcp_pages_ranges *rg, uint64_t off, uint64_t ps)
+{
+	if (rg->n && rg->v[rg->n - 1][0] + rg->v[rg->n - 1][1] == off) {
+		rg->v[rg->n - 1][1] += ps;
+		return;
+	}
+	if (rg->n == rg->cap) {
+		size_t cap = rg->cap ? rg->cap * 2 : 64;
+		uint64_t (*v)[2] = realloc(rg->v, cap * sizeof(*v));
+
+		if (!v) {
+			rg->failed = -ENOMEM;
+			return;
+		}
+		rg->v = v;
+		rg->cap = cap;
+	}
+	rg->v[rg->n][0] = off;
+	rg->v[rg->n++][1] = ps;
+}
+
+/* mincore over [START, END) of FD: resident pages counted, and kept in RG too. */
+static int mincore_count(int fd, uint64_t start, uint64_t end, uint64_t *resident,
+			 struct dcp_pages_ranges *rg)
 {
 	long ps = page_size();
 	unsigned char vec[MINCORE_WINDOW / 4096];
@@ -96,8 +120,11 @@ static int mincore_count(int fd, uint64_t start, uint64_t end, uint64_t *residen
 				ret = -errno;
 			munmap(m, len);
 		}
-		for (size_t i = 0; !ret && i < npages; i++)
+		for (size_t i = 0; !ret && i < npages; i++) {
 			*resident += v[i] & 1;
+			if (rg && (v[i] & 1))
+				range_add(rg, off + i * (uint64_t)ps, (uint64_t)ps);
+		}
 		if (v != vec)
 			free(v);
 		if (ret)
@@ -127,7 +154,7 @@ int dcp_pages_support(void)
 		m = DCP_PAGES_CACHESTAT;
 	} else {
 		res = 0;
-		ret = mincore_count(fd, 0, (uint64_t)page_size(), &res);
+		ret = mincore_count(fd, 0, (uint64_t)page_size(), &res, NULL);
 		if (ret == 0)
 			m = DCP_PAGES_MINCORE;
 	}
@@ -209,7 +236,8 @@ static int next_data(int fd, uint64_t size, uint64_t *pos, uint64_t *off, uint64
 }
 
 /* mincore over the data extents of FD (SIZE bytes): pages in holes are not asked. */
-static int mincore_sparse(int fd, uint64_t size, uint64_t *resident)
+static int mincore_sparse(int fd, uint64_t size, uint64_t *resident,
+			  struct dcp_pages_ranges *rg)
 {
 	uint64_t ps = (uint64_t)page_size(), pos = 0, off = 0, len = 0, done = 0;
 	int ret;
@@ -221,7 +249,7 @@ static int mincore_sparse(int fd, uint64_t size, uint64_t *resident)
 			end = (size + ps - 1) / ps * ps;
 		if (start < done)
 			start = done; /* a page two extents share counts once */
-		if (start < end && (ret = mincore_count(fd, start, end, resident)) < 0)
+		if (start < end && (ret = mincore_count(fd, start, end, resident, rg)) < 0)
 			return ret;
 		if (end > done)
 			done = end;
@@ -246,6 +274,7 @@ static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 	out->dev = (uint64_t)st.st_dev;
 	out->ino = (uint64_t)st.st_ino;
 	out->nlink = (uint64_t)st.st_nlink;
+	out->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	if (m == DCP_PAGES_CACHESTAT) {
 		/* Length 0 would mean "to the end of the file": nothing to ask. */
 		if (!out->size)
@@ -271,8 +300,29 @@ static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 	if (!may_see_residency(fd, &st))
 		return -EPERM;
 	if (is_sparse(&st))
-		return mincore_sparse(fd, out->size, &out->resident);
-	return mincore_count(fd, 0, out->size, &out->resident);
+		return mincore_sparse(fd, out->size, &out->resident, NULL);
+	return mincore_count(fd, 0, out->size, &out->resident, NULL);
+}
+
+/* The resident ranges of FD (fstat ST), by mincore: asks nothing of the disk. */
+static int ranges_of(int fd, const struct stat *st, struct dcp_pages_ranges *rg)
+{
+	uint64_t resident = 0, size = (uint64_t)st->st_size;
+	int ret;
+
+	rg->n = 0;
+	rg->failed = 0;
+	if (!may_see_residency(fd, st))
+		ret = -EPERM;
+	else if (is_sparse(st))
+		ret = mincore_sparse(fd, size, &resident, rg);
+	else
+		ret = mincore_count(fd, 0, size, &resident, rg);
+	if (ret < 0 || rg->failed) {
+		rg->failed = ret < 0 ? ret : rg->failed;
+		rg->n = 0;
+	}
+	return rg->failed;
 }
 
 /*
@@ -621,18 +671,52 @@ int dcp_pages_open_at(int dirfd, const char *name, unsigned flags)
 
 int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *out)
 {
+	return dcp_pages_at_ranges(dirfd, name, flags, out, NULL);
+}
+
+int dcp_pages_at_ranges(int dirfd, const char *name, unsigned flags, struct dcp_pages *out,
+			struct dcp_pages_ranges *rg)
+{
 	struct stat st;
 	int fd = open_at(dirfd, name, flags, &st), ret;
 
 	*out = (struct dcp_pages){ 0 };
+	if (rg)
+		rg->n = 0, rg->failed = -ENODATA;
 	if (fd < 0)
 		return fd;
 	/* One fstat for both the type check and the size: syscalls are the cost. */
 	ret = pages_of(fd, &st, out);
+	if (ret == 0 && rg)
+		ranges_of(fd, &st, rg);
 	close_later(fd);
 	if (ret == 0)
 		dcp_pages_claim(out);
 	return ret;
+}
+
+void dcp_pages_ranges_free(struct dcp_pages_ranges *rg)
+{
+	free(rg->v);
+	*rg = (struct dcp_pages_ranges){ 0 };
+}
+
+void dcp_pages_json_ranges(struct dcp_buf *b, const struct dcp_pages *p,
+			   const struct dcp_pages_ranges *rg)
+{
+	dcp_buf_printf(b, ",\"identity\":{\"dev\":\"%u:%u\",\"ino\":%llu,\"size\":%llu,"
+		       "\"mtime_ns\":%lld},\"ranges\":", major((dev_t)p->dev), minor((dev_t)p->dev),
+		       (unsigned long long)p->ino, (unsigned long long)p->size,
+		       (long long)p->mtime_ns);
+	if (rg->failed) {
+		dcp_buf_puts(b, "null");
+		return;
+	}
+	dcp_buf_putc(b, '[');
+	for (size_t i = 0; i < rg->n; i++)
+		dcp_buf_printf(b, "%s[%llu,%llu]", i ? "," : "", (unsigned long long)rg->v[i][0],
+			       (unsigned long long)rg->v[i][1]);
+	dcp_buf_putc(b, ']');
 }
 
 bool dcp_pages_fstype_opens_safely(const char *fstype)

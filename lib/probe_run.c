@@ -54,6 +54,7 @@ struct worker {
 	int safe;		    /* whether files on it may be opened: 1 yes, 2 no, 0 not known */
 	int pret;		    /* --pages: the entry being recorded */
 	struct dcp_pages pg;
+	struct dcp_pages_ranges ranges; /* --ranges: the entry's resident ranges */
 	_Atomic unsigned long long seen; /* for the progress line */
 	char pad[64];
 };
@@ -199,6 +200,8 @@ static void pages_json_entry(struct worker *w)
 	struct dcp_buf m = DCP_BUF_INIT;
 
 	dcp_pages_json(&m, w->pret, &w->pg);
+	if (env.ranges && w->pret == 0)
+		dcp_pages_json_ranges(&m, &w->pg, &w->ranges);
 	if (!m.oom)
 		dcp_pages_json_insert(&w->out, m.data, m.len);
 	dcp_buf_free(&m);
@@ -306,11 +309,12 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 		return -EAGAIN;
 	if (!opens_safely(w, e))
 		return -EREMOTE;
-	return dcp_pages_at(e->dirfd, e->name,
-			    (follow ? DCP_PAGES_FOLLOW : 0) |
-			    (e->type == DT_REG ? DCP_PAGES_ISREG : 0) |
-			    (e->dir && dcp_pages_dir_private(e->dir->uid, e->dir->mode) ?
-				     DCP_PAGES_DIR_PRIVATE : 0), pg);
+	return dcp_pages_at_ranges(e->dirfd, e->name,
+				   (follow ? DCP_PAGES_FOLLOW : 0) |
+				   (e->type == DT_REG ? DCP_PAGES_ISREG : 0) |
+				   (e->dir && dcp_pages_dir_private(e->dir->uid, e->dir->mode) ?
+					    DCP_PAGES_DIR_PRIVATE : 0), pg,
+				   env.ranges ? &w->ranges : NULL);
 }
 
 static void note_progress_path(const char *path)

@@ -875,4 +875,49 @@ mount-may-wait $t/sub/mnt" \
 
 
 # shellcheck disable=SC1090
+# Issue 20 (snapshot): --ranges lists each file's resident byte ranges,
+# page-aligned and coalesced, with its identity.  With no read-ahead the
+# pages a dd brings in are known: the ranges must be exactly those, and
+# their pages fincore's count.  Checked on a cold fixture.
+test_ranges_are_the_pages_read() {
+	local j=$SHUNIT_TMPDIR/ranges.json name size ranges want r
+	residency_round >/dev/null
+	run dcache-probe --ranges --json "$MNT"/k/*
+	assertEquals "exit: $ERR" 0 "$RC"
+	printf '%s\n' "$OUT" >"$j"
+	while IFS=$'\t' read -r name size ranges want; do
+		[ -n "$name" ] || continue
+		r=$(python3 - "$j" "$MNT/k/$name" "$PS" "${size#S}" "$ranges" <<'PY'
+import json, os, sys
+j, path, ps, size, reads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+want = []
+for r in reads.split():
+    if r == "-":
+        continue
+    skip, count = map(int, r.split(":"))
+    off, ln = skip * ps, min(count * ps, -(-size // ps) * ps - skip * ps)
+    if want and want[-1][0] + want[-1][1] == off:
+        want[-1][1] += ln
+    else:
+        want.append([off, ln])
+st = os.stat(path)
+for line in open(j):
+    o = json.loads(line)
+    if o.get("path") == path:
+        ident = o["identity"]
+        ok_id = (ident["ino"], ident["size"], ident["mtime_ns"], ident["dev"]) == \
+            (st.st_ino, st.st_size, st.st_mtime_ns, "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)))
+        pages = sum(l for _, l in o["ranges"]) // ps
+        print("ok" if o["ranges"] == want and ok_id else "got %s want %s identity %s" % (o["ranges"], want, ok_id), pages)
+PY
+)
+		assertEquals "$name: ranges and identity" ok "${r% *}"
+		assertEquals "$name: the ranges' pages are fincore's" "$(fincore -n -r -o PAGES "$MNT/k/$name")" "${r#* }"
+	done <<<"$FILES"
+	run dcache-probe --ranges "$MNT/k/m"
+	assertEquals "--ranges needs --json" 64 "$RC"
+	run dcache-probe -r -s --ranges --json "$MNT/k"
+	assertEquals "--ranges needs per-path records" 64 "$RC"
+}
+
 . "$SHUNIT2"

@@ -92,6 +92,7 @@ test_a_mutated_record_fails() {
 		run $CHECK --command "$cmd" <<<"$bad"
 		assertEquals "$cmd refuses $bad" 1 "$RC"
 	done <<'EOF_RECORDS'
+dcache-probe	{"type":"entry","path":"/f","state":"cached","kind":"file","depth":1,"data":"measured","pages":{"resident":1,"total":2,"resident_bytes":4096,"size":8000,"dirty":0,"writeback":0,"evicted":0,"recently_evicted":0,"method":"cachestat"},"identity":{"dev":"8:1","ino":12,"size":8000,"mtime_ns":1},"ranges":[[4096,4096]]}	{"type":"entry","path":"/f","state":"cached","kind":"file","depth":1,"data":"measured","pages":{"resident":1,"total":2,"resident_bytes":4096,"size":8000,"dirty":0,"writeback":0,"evicted":0,"recently_evicted":0,"method":"cachestat"},"identity":{"dev":"8:1","ino":12,"size":8000,"mtime_ns":1},"ranges":[[4096,0]]}
 dcache-probe	{"type":"input_error","list":"l","record":2,"message":"an empty PATH names nothing"}	{"type":"input_error","list":"l","record":0,"message":"an empty PATH names nothing"}
 warm	{"type":"input_error","list":"/x","errno":"ENOENT","message":"No such file or directory"}	{"type":"input_error","list":"/x","errno":"ENOENT"}
 cachedopen	{"type":"input_error","list":"-","record":1,"message":"a path contains a NUL byte (use --files0-from)"}	{"type":"input_error","record":1,"message":"x"}
