@@ -687,8 +687,19 @@ int dcp_pages_at_ranges(int dirfd, const char *name, unsigned flags, struct dcp_
 		return fd;
 	/* One fstat for both the type check and the size: syscalls are the cost. */
 	ret = pages_of(fd, &st, out);
-	if (ret == 0 && rg)
-		ranges_of(fd, &st, rg);
+	if (ret == 0 && rg) {
+		/* cachestat's totals settle the common cases without a mapping:
+		 * nothing resident, or all of a file without holes to leave out. */
+		if (out->method == DCP_PAGES_CACHESTAT && !out->resident) {
+			rg->failed = 0;
+		} else if (out->method == DCP_PAGES_CACHESTAT && out->resident == out->pages &&
+			   !is_sparse(&st)) {
+			rg->failed = 0;
+			range_add(rg, 0, out->pages * (uint64_t)page_size());
+		} else {
+			ranges_of(fd, &st, rg);
+		}
+	}
 	close_later(fd);
 	if (ret == 0)
 		dcp_pages_claim(out);
