@@ -156,15 +156,16 @@ int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *
 struct dcp_pages_ranges {
 	uint64_t (*v)[2];
 	size_t n, cap;
-	int failed; /* 0, or why there are no ranges (-EPERM, -ENOMEM...) */
+	int failed; /* 0, or why there are no ranges (-ENOMEM) */
 };
 
 /*
  * dcp_pages_at_ranges - dcp_pages_at(), and when RG is not NULL and the file
- * was measured, its resident ranges in RG, from mincore(2) over its data
- * extents through the same descriptor: nothing is read, holes are not
- * asked.  Ranges the caller may not see (as mincore's own rule) leave
- * RG->failed at -EPERM, the measurement still valid.
+ * was measured, its resident ranges in RG: from cachestat's totals when
+ * nothing or all of a file without holes is resident, else from mincore(2)
+ * over its data extents through the same descriptor.  Nothing is read.  A
+ * file whose residency the caller may not see is not measured at all
+ * (-EPERM); RG->failed is set only when memory ran out.
  */
 int dcp_pages_at_ranges(int dirfd, const char *name, unsigned flags, struct dcp_pages *out,
 			struct dcp_pages_ranges *rg);

@@ -304,7 +304,10 @@ static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 	return mincore_count(fd, 0, out->size, &out->resident, NULL);
 }
 
-/* The resident ranges of FD (fstat ST), by mincore: asks nothing of the disk. */
+/*
+ * The resident ranges of FD (fstat ST), by mincore: asks nothing of the
+ * disk.  Only after pages_of() measured FD: the caller may see its residency.
+ */
 static int ranges_of(int fd, const struct stat *st, struct dcp_pages_ranges *rg)
 {
 	uint64_t resident = 0, size = (uint64_t)st->st_size;
@@ -312,9 +315,7 @@ static int ranges_of(int fd, const struct stat *st, struct dcp_pages_ranges *rg)
 
 	rg->n = 0;
 	rg->failed = 0;
-	if (!may_see_residency(fd, st))
-		ret = -EPERM;
-	else if (is_sparse(st))
+	if (is_sparse(st))
 		ret = mincore_sparse(fd, size, &resident, rg);
 	else
 		ret = mincore_count(fd, 0, size, &resident, rg);

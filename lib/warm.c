@@ -233,9 +233,10 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 		bump(s, S_ERRORS);
 		tell = true;
 	}
-	/* A tree that is not there could not be walked: a walk error, as
+	/* A root that cannot even be looked up (absent, through a file, not
+	 * searchable) is a tree that could not be walked: a walk error, as
 	 * dcache-probe -r counts it (one family, one meaning). */
-	if ((fl & DCP_WARM_RECURSIVE) && ev->depth == 0 && ev->err == ENOENT)
+	if ((fl & DCP_WARM_RECURSIVE) && ev->depth == 0 && ev->err)
 		bump(s, S_WALK_ERRORS);
 	if (fl & DCP_WARM_CHECK) {
 		bool was = ev->before == 0 || ev->before == -ENOENT;

@@ -139,19 +139,6 @@ static void report(const struct dcp_warm_event *ev, void *arg)
 	bool check = env.flags & DCP_WARM_CHECK;
 
 	(void)arg;
-	if (o->summary && !o->recursive && ev->op == DCP_WARM_OP_STAT && !o->quiet &&
-	    !o->prometheus) {
-		struct dcp_warm_stats one = {
-			.entries = 1, .errors = ev->err || ev->probe_err,
-			.cold = ev->before == -EAGAIN,
-			.cached_before = ev->before == 0 || ev->before == -ENOENT,
-			.cached_after = ev->after == 0 || ev->after == -ENOENT,
-			.newly_warmed = ev->before == -EAGAIN && ev->after == 0,
-			.still_miss = ev->after == -EAGAIN,
-		};
-
-		summary_row(b, ev->path, ev->pathlen, &one);
-	}
 	if (o->json) {
 		if (ev->err || ev->probe_err || o->verbose || (check && ev->after == -EAGAIN))
 			json_event(b, ev);
@@ -337,8 +324,7 @@ int dcp_warm_run(const struct dcp_opts *shared, const struct dcp_warm_run_config
 		return ret;
 	if ((env.flags & DCP_WARM_PAGES) && !env.pages.max_bytes)
 		env.pages.max_bytes = dcp_pages_default_max_bytes();
-	/* -s without -r: a line per path, from its own event. */
-	if (o->verbose || (o->summary && !o->recursive))
+	if (o->verbose)
 		env.flags |= DCP_WARM_REPORT_ALL;
 	if (o->prometheus || o->summary)
 		env.flags |= DCP_WARM_ROOT_STATS; /* per root with -r */

@@ -119,6 +119,9 @@ test_walk_root_through_a_file() {
 		assertEquals "$as" "1 2" "$(json_get '"%d %d" % (objs[-1]["walk_errors"], objs[-1]["status"])' <<<"$OUT")"
 		run $as "$DCP_BIN/warm" -r "$f/x"
 		assertEquals "$as: warm: exit 2" 2 "$RC"
+		run $as "$DCP_BIN/warm" -r --prometheus "$f/x"
+		assertContains "$as: warm: a root not walked is a walk error, as dcache-probe says" \
+			"$OUT" "dcprobe_walk_errors{command=\"warm\",root=\"$f/x\"} 1"
 		assertContains "$as" "$ERR" "'$f/x': Not a directory"
 		run $as "$DCP_BIN/dcache-probe" -r "$f"
 		assertEquals "$as: a file as the root: $ERR" 0 "$RC"

@@ -914,6 +914,24 @@ PY
 		assertEquals "$name: ranges and identity" ok "${r% *}"
 		assertEquals "$name: the ranges' pages are fincore's" "$(fincore -n -r -o PAGES "$MNT/k/$name")" "${r#* }"
 	done <<<"$FILES"
+	# As nobody (who may not write the file) a kernel since 6.15 hides
+	# residency: not measured, no identity, no ranges; a file nobody owns:
+	# its ranges.  (Lookups as nobody first: RCU walks need the ACLs.)
+	cp "$MNT/k/m" "$MNT/k/nobody.m" && chown "$NOBODY" "$MNT/k/nobody.m"
+	as_nobody cat "$MNT/k/m" "$MNT/k/nobody.m" >/dev/null
+	run as_nobody "$DCP_BIN/dcache-probe" --ranges --json "$MNT/k/m"
+	if [ "$(as_nobody bash -c "$(declare -f cachestat_errno); cachestat_errno '$MNT/k/m'")" = 1 ]; then
+		assertEquals "nobody: unknown permission, no ranges" "unknown permission False" \
+			"$(json_get '"%s %s %s" % (objs[0]["data"], objs[0].get("data_reason"), "ranges" in objs[0])' <<<"$OUT")"
+	else # a kernel that tells anyone: measured
+		assertEquals "nobody: measured, with ranges" "measured True" \
+			"$(json_get '"%s %s" % (objs[0]["data"], "ranges" in objs[0])' <<<"$OUT")"
+	fi
+	run as_nobody "$DCP_BIN/dcache-probe" --ranges --json "$MNT/k/nobody.m"
+	assertEquals "nobody's own file: measured, ranges as fincore" \
+		"measured $(fincore -n -r -o PAGES "$MNT/k/nobody.m")" \
+		"$(json_get '"%s %d" % (objs[0]["data"], sum(l for _, l in objs[0]["ranges"]) // '"$PS"')' <<<"$OUT")"
+	rm -f "$MNT/k/nobody.m"
 	run dcache-probe --ranges "$MNT/k/m"
 	assertEquals "--ranges needs --json" 64 "$RC"
 	run dcache-probe -r -s --ranges --json "$MNT/k"
