@@ -44,6 +44,11 @@ static const char doc[] =
 "could not be walked, bad input, a write error), 3 this kernel cannot probe\n"
 "(Linux 5.12 or later is needed), 64 usage error.\n"
 "\n"
+"With --manifest, the paths a residency manifest recorded as cached or\n"
+"negative (dcache-probe -r --ranges --json) are probed instead, each under\n"
+"its manifest root, and a file's data is measured within the ranges recorded:\n"
+"how much of a snapshot is in memory now.  A file changed since is an error.\n"
+"\n"
 "EXAMPLES:\n"
 "  dcache-probe /etc/passwd /usr/bin/ls    # one line per path\n"
 "  dcache-probe -r -s /usr                  # how warm is /usr?\n"
@@ -53,6 +58,7 @@ static const char doc[] =
 "  dcache-probe -r -0 --only=miss /srv | xargs -0r warm\n"
 "  dcache-probe -r --prometheus /srv        # metrics; for cron see dcprobe(7)\n"
 "  dcache-probe -r -s --pages /srv/app      # and how much data is in memory\n"
+"  dcache-probe -q --manifest=M --min-resident 99   # is a restore complete?\n"
 "\v"
 "Opening a directory to list it puts that directory's own dentry in the cache\n"
 "(and, for a caller who is not its owner, its ACL); --no-perturb only lists\n"
@@ -184,6 +190,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		o.recursive = true;
 		break;
 	case ARGP_KEY_END:
+		if (o.manifest && (env.per_dir >= 0 || env.ranges || env.no_perturb))
+			argp_error(state, "--manifest excludes %s: it probes the paths recorded, "
+				   "walking nothing", env.per_dir >= 0 ? "--per-dir" :
+				   env.ranges ? "--ranges" : "--no-perturb");
+		if (o.manifest)
+			env.pages = true; /* a manifest is checked in both halves */
 		if (env.per_dir >= 0 && o.summary)
 			argp_error(state, "--per-dir excludes -s");
 		if (env.ranges && (!o.json || !dcp_probe_run_prints_paths(&o, &env)))
@@ -220,8 +232,8 @@ int main(int argc, char **argv)
 
 	children[0].argp = dcp_opts_argp(&o, "dcache-probe", DCP_OPTS_WALK | DCP_OPTS_INPUT |
 					  DCP_OPTS_NUL | DCP_OPTS_PROM | DCP_OPTS_PROGRESS |
-					  DCP_OPTS_SUMMARY | DCP_OPTS_EXPLAIN | DCP_OPTS_SIZES,
-					  DCP_FOLLOW_NONE);
+					  DCP_OPTS_SUMMARY | DCP_OPTS_EXPLAIN | DCP_OPTS_SIZES |
+					  DCP_OPTS_MANIFEST, DCP_FOLLOW_NONE);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {

@@ -31,9 +31,15 @@ static const char doc[] =
 "after its stat and reports how many were cold, how many are now cached, and\n"
 "lists those that still miss.\n"
 "\n"
+"With --manifest, what a residency manifest recorded (dcache-probe -r --ranges\n"
+"--json) is put back: each path's dentry and exactly the file ranges that were\n"
+"resident, reading only what is not resident now; a file that changed since is\n"
+"skipped and reported.\n"
+"\n"
 "Exit status: 0 done, 1 (--check) some entries still miss the cache,\n"
-"2 some path or directory failed (missing, unreadable, out of descriptors)\n"
-"or output failed, 3 (--check) this kernel cannot probe, 64 usage error.\n"
+"2 some path or directory failed (missing, unreadable, out of descriptors, a\n"
+"manifest's file changed) or output failed, 3 (--check) this kernel cannot\n"
+"probe, 64 usage error.\n"
 "\n"
 "EXAMPLES:\n"
 "  warm -r /usr/lib/python3            # warm a whole tree\n"
@@ -41,7 +47,8 @@ static const char doc[] =
 "  find /srv -newer /srv/.stamp -print0 | warm --files0-from=-\n"
 "  warm -r -j 64 --exclude '*.pyc' /opt/venv\n"
 "  warm -r --prometheus /srv               # metrics; for cron see dcprobe(7)\n"
-"  warm -r --pages --max-bytes 2G --check /srv/db   # data too, at most 2 GiB";
+"  warm -r --pages --max-bytes 2G --check /srv/db   # data too, at most 2 GiB\n"
+"  warm --manifest=/var/lib/app/warm.jsonl    # what a snapshot held, back again";
 
 static const char args_doc[] = "[PATH...]";
 
@@ -99,6 +106,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.pages.method = dcp_pages_warm_method_parse(arg);
 		env.flags |= DCP_WARM_PAGES;
 		break;
+	case ARGP_KEY_END:
+		if (o.manifest && (env.flags & DCP_WARM_CHECK))
+			argp_error(state, "--manifest excludes --check (dcache-probe --manifest "
+				   "says what a restore brought back)");
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -122,7 +134,8 @@ int main(int argc, char **argv)
 
 	children[0].argp = dcp_opts_argp(&o, "warm", DCP_OPTS_WALK | DCP_OPTS_INPUT |
 					  DCP_OPTS_NUL | DCP_OPTS_PROM | DCP_OPTS_PROGRESS |
-					  DCP_OPTS_VERBOSE | DCP_OPTS_SUMMARY | DCP_OPTS_SIZES, DCP_FOLLOW_NONE);
+					  DCP_OPTS_VERBOSE | DCP_OPTS_SUMMARY | DCP_OPTS_SIZES |
+					  DCP_OPTS_MANIFEST, DCP_FOLLOW_NONE);
 	/* argp exits 64 itself on a usage error: a failure here is argp's own. */
 	ret = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (ret) {

@@ -55,6 +55,8 @@ enum {
 	DCP_OPTS_PATHS_OPTIONAL = 1 << 8, /* no PATH is fine without a list */
 	DCP_OPTS_EXPLAIN = 1 << 9,  /* --explain: why each miss missed */
 	DCP_OPTS_SIZES = 1 << 10,   /* --human-readable --si: byte counts in text */
+	DCP_OPTS_MANIFEST = 1 << 11, /* --manifest: the paths of a residency manifest
+				      * (dcp_manifest.h) instead of PATHs, lists and -r */
 };
 
 /* Help groups, so that a command's own options sit under the same headers. */
@@ -102,6 +104,7 @@ struct dcp_opts {
 	char **paths;		/* the PATH arguments */
 	int npaths;
 	const char *output;	/* --output=FILE, or NULL: standard output */
+	const char *manifest;	/* --manifest=FILE, or NULL */
 	struct dcp_label *labels; /* --label, in order */
 	size_t nlabels;
 };
@@ -154,6 +157,15 @@ double dcp_opts_percent(struct argp_state *state, const char *opt, const char *a
  */
 int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, void *ctx),
 		       void *ctx, unsigned long long *errors);
+
+/*
+ * dcp_opts_input_error - one input error of list FILE, in the words of
+ * dcp_opts_each_path(): RECORD (from 1; 0: the whole list), and ERR (a
+ * positive errno, said with strerror) or WHAT (a sentence).  Counted in
+ * *ERRORS, said on stderr, kept as a record under --json.
+ */
+void dcp_opts_input_error(const struct dcp_opts *o, unsigned long long *errors, const char *file,
+			  size_t record, int err, const char *what);
 
 /*
  * dcp_opts_input_records - append to OUT the "input_error" records kept

@@ -424,6 +424,65 @@ static inline uint64_t dcp_pages_budget_read(const uint64_t *counter)
 int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 		      struct dcp_pages_budget *budget);
 
+/* ---- manifests (dcp_manifest.h) ---- */
+
+/* What -ESTALE means here: the file is not the one the manifest recorded. */
+#define DCP_PAGES_MSG_CHANGED "changed since the manifest"
+
+/* Who a file was when a manifest recorded it (dcp_pages_json_ranges()). */
+struct dcp_pages_identity {
+	uint64_t dev;	   /* st_dev */
+	uint64_t ino;	   /* st_ino */
+	uint64_t size;	   /* st_size */
+	int64_t mtime_ns;  /* st_mtim in ns since the epoch */
+};
+
+/*
+ * dcp_pages_at_manifest - measure regular file NAME (relative to DIRFD,
+ * opened as dcp_pages_at() opens it: RESOLVE_CACHED, never waiting)
+ * within the N byte ranges R a manifest recorded for it (each [offset,
+ * length], clipped to the file's size now): OUT's size and pages are the
+ * recorded bytes and pages, its resident count those in memory now.
+ * Returns 0, -ESTALE when the file is not ID any more (another device,
+ * inode, size or mtime, or no regular file at all), or as dcp_pages_at().
+ */
+int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
+			  const struct dcp_pages_identity *id, const uint64_t (*r)[2], size_t n,
+			  struct dcp_pages *out);
+
+/* What a restore reads of one file: dcp_pages_plan_at(), then dcp_pages_plan_read(). */
+struct dcp_pages_plan {
+	int fd;			/* the checked file while reads are pending, else -1 */
+	uint64_t bytes;		/* bytes of MISSING */
+	uint64_t physical;	/* where MISSING begins on the device (FIEMAP), or
+				 * UINT64_MAX: reads are issued in this order */
+	bool unmeasured;	/* residency not the caller's to see: all recorded */
+	struct dcp_pages_ranges missing; /* the recorded pages not resident now */
+};
+
+/*
+ * dcp_pages_plan_at - open regular file NAME relative to DIRFD without
+ * leaving DIRFD's mount (RESOLVE_NO_XDEV; the lookup may do I/O), as the
+ * object checked (dcp_pages_open_at()'s rule: O_PATH, type checked,
+ * reopened), check that it is still ID, and find which pages of the N
+ * recorded ranges R (clipped to its size) are not resident now, without
+ * reading them.  Leaves P->fd open when there is something to read.
+ * Returns 0 (P->bytes may be 0: nothing missing, or another name of an
+ * inode planned before), -ESTALE, -ENODEV (not a regular file), -errno.
+ */
+int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identity *id,
+		      const uint64_t (*r)[2], size_t n, struct dcp_pages_plan *p);
+
+/*
+ * dcp_pages_plan_read - read P's missing pages exactly (no read-ahead past
+ * them) within BUDGET, counting there, and close P->fd.  Returns 0, 1 when
+ * the budget cut it, or -errno.
+ */
+int dcp_pages_plan_read(struct dcp_pages_plan *p, struct dcp_pages_budget *budget);
+
+/* dcp_pages_plan_free - close what P holds open and free its ranges. */
+void dcp_pages_plan_free(struct dcp_pages_plan *p);
+
 /*
  * dcp_pages_parse_size - a byte count: digits and an optional suffix as
  * coreutils reads one: K, M, G, T, P, E or KiB, MiB... for powers of 1024,

@@ -31,6 +31,7 @@
 #include "dcp_tally.h"	      /* its tables: per root, per directory */
 #include "dcp_warm.h"	      /* the stat priming engine behind warm */
 #include "dcp_pages.h"	      /* page-cache residency of file data */
+#include "dcp_manifest.h"     /* residency manifests: read, restore */
 #include "dcp_mounts.h"	      /* mount and filesystem class of a path */
 #include "dcp_explain.h"	      /* why a path is cold (--explain) */
 #include "dcp_uring.h"	      /* one io_uring open: inline or punted */

@@ -50,6 +50,7 @@ enum {
 	OPT_EXPLAIN,
 	OPT_OUTPUT,
 	OPT_LABEL,
+	OPT_MANIFEST,
 };
 
 /* One row of the table: the sets that take it, then argp's own fields. */
@@ -108,6 +109,9 @@ static const struct row table[] = {
 	{ DCP_OPTS_INPUT, { "from", OPT_FROM, "FILE", 0,
 			    "Also read paths from FILE, one per line (- for standard input); "
 			    "repeatable", G_IN } },
+	{ DCP_OPTS_MANIFEST, { "manifest", OPT_MANIFEST, "FILE", 0,
+			       "Instead of PATHs, the paths of a residency manifest (dcache-probe -r "
+			       "--ranges --json; - for standard input): see dcprobe(7)", G_IN } },
 	{ DCP_OPTS_INPUT, { "files0-from", OPT_FILES0_FROM, "FILE", 0,
 			    "Also read paths from FILE, each ended by a NUL byte, as find "
 			    "-print0 writes them (- for standard input); repeatable", G_IN } },
@@ -162,6 +166,7 @@ static const struct row table[] = {
 
 static struct argp_option options[NROWS + 1];
 static struct dcp_opts *opts;
+static bool r_given; /* -r itself, not implied */
 static char *default_fstypes; /* what the default --exclude-fstype list points into */
 static struct dcp_buf qbuf;   /* an argument quoted for a message */
 static uint64_t started;      /* when the parse began: the run's duration */
@@ -304,9 +309,15 @@ static void add_label(struct argp_state *state, struct dcp_opts *o, const char *
 /* The checks that hold in every command, once every option is known. */
 static void check(struct argp_state *state, struct dcp_opts *o)
 {
-	if (!o->npaths && !o->ninputs && !(o->set & DCP_OPTS_PATHS_OPTIONAL))
+	if (o->manifest) {
+		/* The manifest says which paths: nothing to walk or to add. */
+		if (o->npaths || o->ninputs || r_given)
+			argp_error(state, "--manifest excludes %s", r_given ? "-r" :
+				   o->npaths ? "PATH arguments" : "--from and --files0-from");
+	} else if (!o->npaths && !o->ninputs && !(o->set & DCP_OPTS_PATHS_OPTIONAL)) {
 		argp_error(state, (o->set & DCP_OPTS_INPUT) ?
 			   "no PATH given (and no --from or --files0-from)" : "no PATH given");
+	}
 	if (o->quiet && (o->json || o->prometheus || o->verbose))
 		argp_error(state, "-q excludes %s", o->json ? "--json" :
 			   o->prometheus ? "--prometheus" : "-v");
@@ -320,8 +331,11 @@ static void check(struct argp_state *state, struct dcp_opts *o)
 		argp_error(state, "--label needs --prometheus");
 	if (o->total && !o->summary && (o->set & DCP_OPTS_SUMMARY))
 		o->summary = true; /* -c alone: the roots' lines and the total */
-	/* A root's line covers its tree, as du -s: -s and -c imply -r. */
-	if (o->summary && (o->set & DCP_OPTS_WALK))
+	/* A root's line covers its tree, as du -s: -s and -c imply -r.  A
+	 * manifest's lines cover its roots: nothing is walked. */
+	if (o->manifest)
+		o->recursive = false;
+	else if (o->summary && (o->set & DCP_OPTS_WALK))
 		o->recursive = true;
 	if (!o->recursive && (o->set & DCP_OPTS_WALK)) {
 		const char *which = o->xdev ? "-x" : o->nexcludes ? "--exclude" :
@@ -397,6 +411,12 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'r':
 		o->recursive = true;
+		r_given = true;
+		break;
+	case OPT_MANIFEST:
+		if (o->manifest)
+			argp_error(state, "--manifest given twice");
+		o->manifest = arg;
 		break;
 	case 'x':
 		o->xdev = true;
@@ -653,8 +673,8 @@ static const char *list_name(struct dcp_buf *b, const char *file)
 static struct dcp_buf input_records; /* --json: the lists' errors, as records */
 
 /* Said under -q too: an error is not a result. */
-static void input_error(const struct dcp_opts *o, unsigned long long *errors, const char *file,
-			size_t record, int err, const char *what)
+void dcp_opts_input_error(const struct dcp_opts *o, unsigned long long *errors, const char *file,
+			  size_t record, int err, const char *what)
 {
 	struct dcp_buf b = DCP_BUF_INIT;
 
@@ -699,25 +719,25 @@ int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, vo
 
 		ret = dcp_pathlist_open(in->file, in->nul, &pl);
 		if (ret < 0) {
-			input_error(o, errors, in->file, 0, -ret, NULL);
+			dcp_opts_input_error(o, errors, in->file, 0, -ret, NULL);
 			continue;
 		}
 		while ((ret = dcp_pathlist_next(pl, &p, &len)) != 0) {
 			size_t rec = dcp_pathlist_record(pl);
 
 			if (ret == -EINVAL || ret == -ENODATA) {
-				input_error(o, errors, in->file, rec, 0, ret == -EINVAL ?
+				dcp_opts_input_error(o, errors, in->file, rec, 0, ret == -EINVAL ?
 					    "a path contains a NUL byte (use --files0-from)" :
 					    DCP_MSG_EMPTY_PATH);
 				continue;
 			}
 			if (ret < 0) {
 				/* Unreadable (EISDIR for a directory): the rest is lost. */
-				input_error(o, errors, in->file, 0, -ret, NULL);
+				dcp_opts_input_error(o, errors, in->file, 0, -ret, NULL);
 				break;
 			}
 			if (len >= PATH_MAX) {
-				input_error(o, errors, in->file, rec, 0,
+				dcp_opts_input_error(o, errors, in->file, rec, 0,
 					    "the path is longer than PATH_MAX (4096 bytes)");
 				continue;
 			}

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -30,6 +33,10 @@
 #endif
 #ifndef RESOLVE_CACHED
 #define RESOLVE_CACHED 0x20
+#endif
+#ifndef RESOLVE_NO_XDEV
+#define RESOLVE_NO_XDEV 0x01
+#define RESOLVE_NO_MAGICLINKS 0x02
 #endif
 
 /* The UAPI structures (linux/mman.h, 6.5), spelled out for old headers. */
@@ -590,16 +597,16 @@ static bool reached_opens_safely(const struct statx *stx)
  * when it cannot be reopened (no /proc: unknown, never opened by name), or
  * -errno.
  */
-static int open_checked(int dirfd, const char *name, unsigned flags, bool cached,
-			struct stat *after)
+static int open_checked_how(int dirfd, const char *name, unsigned flags, bool cached,
+			    unsigned long long more, struct stat *after)
 {
 	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
-	unsigned long long resolve = cached ? RESOLVE_CACHED : 0;
+	unsigned long long resolve = (cached ? RESOLVE_CACHED : 0) | more;
 	char num[16];
 	struct statx stx;
 	int pfd, fd, dir;
 
-	if ((flags & DCP_PAGES_ISREG) && (flags & DCP_PAGES_DIR_PRIVATE)) {
+	if ((flags & DCP_PAGES_ISREG) && (flags & DCP_PAGES_DIR_PRIVATE) && !more) {
 		/* Nobody else renames here: the name getdents64 typed is the file. */
 		fd = dcp_openat2(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow,
 				 0, resolve);
@@ -650,6 +657,12 @@ static int open_checked(int dirfd, const char *name, unsigned flags, bool cached
 		return -ENODEV;
 	}
 	return fd;
+}
+
+static int open_checked(int dirfd, const char *name, unsigned flags, bool cached,
+			struct stat *after)
+{
+	return open_checked_how(dirfd, name, flags, cached, 0, after);
 }
 
 bool dcp_pages_dir_private(uid_t uid, mode_t mode)
@@ -987,7 +1000,7 @@ void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 	if (st == DCP_PAGES_UNKNOWN)
 		dcp_buf_printf(b, ",\"data_reason\":\"%s\"", dcp_pages_unknown_reason(ret));
 	if (st == DCP_PAGES_FAILED) {
-		const char *msg = strerror(-ret);
+		const char *msg = ret == -ESTALE ? DCP_PAGES_MSG_CHANGED : strerror(-ret);
 
 		dcp_buf_printf(b, ",\"data_errno\":\"%s\",\"data_message\":",
 			       dcp_errno_name(-ret));
@@ -1381,43 +1394,146 @@ static int read_in(int fd, uint64_t off, uint64_t len, bool exact, struct dcp_pa
 	return pread_all(fd, off, len, buf, bu);
 }
 
-/* The bytes of FD's data extents below SIZE (a sparse file's cost). */
-static int64_t data_bytes(int fd, uint64_t size)
-{
-	uint64_t pos = 0, off = 0, len = 0, sum = 0;
-	int ret;
+/* ---- what is missing ---- */
 
-	while ((ret = next_data(fd, size, &pos, &off, &len)) == 1)
-		sum += len;
-	return ret < 0 ? ret : (int64_t)sum;
+/*
+ * The page-aligned part of [OFF, OFF + LEN) below the end of SIZE's last
+ * page, as [*S, *E); false when nothing is left (a range past the end: the
+ * file shrank, or a manifest that anyone may have edited).
+ */
+static bool clip(uint64_t off, uint64_t len, uint64_t size, uint64_t *s, uint64_t *e)
+{
+	uint64_t ps = (uint64_t)page_size(), top = size / ps * ps + (size % ps ? ps : 0);
+	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+
+	*s = off / ps * ps;
+	*e = end >= top ? top : (end + ps - 1) / ps * ps;
+	return *s < *e;
 }
 
-/* Read in the first LEN bytes of FD's data extents (a sparse file). */
-static int read_in_sparse(int fd, uint64_t size, uint64_t len, struct dcp_pages_budget *bu)
+/* Add to RG the parts of [S, E) that the resident ranges RES do not cover. */
+static void complement(struct dcp_pages_ranges *rg, const struct dcp_pages_ranges *res,
+		       uint64_t s, uint64_t e)
 {
-	uint64_t pos = 0, off = 0, n = 0;
+	uint64_t cur = s;
+
+	for (size_t i = 0; i < res->n; i++) {
+		if (res->v[i][0] > cur)
+			range_add(rg, cur, res->v[i][0] - cur);
+		if (res->v[i][0] + res->v[i][1] > cur)
+			cur = res->v[i][0] + res->v[i][1];
+	}
+	if (cur < e)
+		range_add(rg, cur, e - cur);
+}
+
+/*
+ * Add to RG the pages of FD's [S, E) (page-aligned) that are not resident
+ * now, asked without reading anything: cachestat's count settles a range
+ * that is all or nothing, mincore tells the rest.  Where the caller may
+ * not see the file's residency (*VISIBLE false from then on), all of it.
+ */
+static int missing_in(int fd, const struct stat *st, uint64_t s, uint64_t e,
+		      struct dcp_pages_ranges *rg, bool *visible)
+{
+	uint64_t pages = (e - s) / (uint64_t)page_size(), resident = 0;
+	struct dcp_pages_ranges res = { 0 };
+	struct dcp_cachestat cs;
+	int ret;
+
+	if (*visible && dcp_pages_support() == DCP_PAGES_CACHESTAT) {
+		ret = sys_cachestat(fd, s, e - s, &cs);
+		if (ret == 0 && !cs.nr_cache) {
+			range_add(rg, s, e - s);
+			return rg->failed;
+		}
+		if (ret == 0 && cs.nr_cache >= pages)
+			return 0;
+		if (ret == -EPERM)
+			*visible = false;
+	}
+	if (*visible && !may_see_residency(fd, st))
+		*visible = false;
+	if (!*visible) {
+		range_add(rg, s, e - s);
+		return rg->failed;
+	}
+	ret = mincore_count(fd, s, e, &resident, &res);
+	if (ret == 0 && !res.failed)
+		complement(rg, &res, s, e);
+	else
+		range_add(rg, s, e - s); /* not known: read it all */
+	free(res.v);
+	return rg->failed;
+}
+
+/* What a file holds: its size, or a sparse file's allocated bytes. */
+static uint64_t file_bytes(const struct stat *st)
+{
+	return is_sparse(st) ? (uint64_t)st->st_blocks * 512 : (uint64_t)st->st_size;
+}
+
+/* The bytes of RG. */
+static uint64_t ranges_bytes(const struct dcp_pages_ranges *rg)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < rg->n; i++)
+		sum += rg->v[i][1];
+	return sum;
+}
+
+/*
+ * The first LEN bytes of FD's ranges RG read in.  A single range from 0
+ * that the budget did not cut is the whole file: it may be read ahead
+ * (one stream); anything else is read exactly.
+ */
+static int read_ranges(int fd, const struct dcp_pages_ranges *rg, uint64_t len, bool whole,
+		       struct dcp_pages_budget *bu)
+{
 	int ret = 0;
 
-	while (len && (ret = next_data(fd, size, &pos, &off, &n)) == 1) {
-		if (n > len)
-			n = len;
-		ret = read_in(fd, off, n, true, bu);
-		if (ret < 0)
-			return ret;
+	for (size_t i = 0; i < rg->n && len && ret == 0; i++) {
+		uint64_t n = rg->v[i][1] < len ? rg->v[i][1] : len;
+
+		ret = read_in(fd, rg->v[i][0], n, !whole, bu);
 		len -= n;
 	}
-	return len ? (ret < 0 ? ret : 0) : 0;
+	return ret;
+}
+
+/*
+ * The pages of FD (fstat ST) that are not resident, into RG: the whole
+ * file, or a sparse file's data extents, less what is in memory now.
+ */
+static int missing_of_file(int fd, const struct stat *st, struct dcp_pages_ranges *rg)
+{
+	uint64_t size = (uint64_t)st->st_size, pos = 0, off = 0, len = 0, s, e;
+	bool visible = true;
+	int ret = 0;
+
+	if (!is_sparse(st))
+		return clip(0, size, size, &s, &e) ? missing_in(fd, st, s, e, rg, &visible) : 0;
+	while ((ret = next_data(fd, size, &pos, &off, &len)) == 1) {
+		/* A page two extents share is asked once. */
+		if (clip(off, len, size, &s, &e) && rg->n && s < rg->v[rg->n - 1][0] + rg->v[rg->n - 1][1])
+			s = rg->v[rg->n - 1][0] + rg->v[rg->n - 1][1];
+		if (s < e && (ret = missing_in(fd, st, s, e, rg, &visible)) < 0)
+			return ret;
+	}
+	return ret;
 }
 
 int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 		      struct dcp_pages_budget *bu)
 {
 	struct dcp_pages before = { 0 }, after = { 0 };
+	struct dcp_pages_ranges miss = { 0 };
 	bool check = flags & DCP_PAGES_CHECK;
 	uint64_t len, want;
 	struct stat st;
-	bool sparse;
 	int fd, ret = 0;
+	bool big;
 
 	/* Only the regular file that was checked is opened (open_checked). */
 	fd = open_checked(dirfd, name, flags, false, &st);
@@ -1440,32 +1556,196 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 		check = false;
 		ret = 0;
 	}
-	/* What it costs: the data it holds, not its apparent size. */
-	sparse = is_sparse(&st);
-	if (sparse) {
-		int64_t d = data_bytes(fd, (uint64_t)st.st_size);
-
-		want = d < 0 ? 0 : (uint64_t)d;
-		ret = d < 0 ? (int)d : 0;
-	} else {
-		want = (uint64_t)st.st_size;
-	}
-	len = ret < 0 || (bu->max_file_size && want > bu->max_file_size) ? 0 : budget_take(bu, want);
-	if (len < want)
+	/*
+	 * What it costs: the pages it holds that are not in memory now, not
+	 * its apparent size (a sparse file's holes are never read) nor what
+	 * is resident already (a warm file costs no read).
+	 */
+	ret = missing_of_file(fd, &st, &miss);
+	want = ret < 0 ? 0 : ranges_bytes(&miss);
+	/* --max-file-size judges what the file holds: a sparse file its data. */
+	big = bu->max_file_size && file_bytes(&st) > bu->max_file_size;
+	len = ret < 0 || big ? 0 : budget_take(bu, want);
+	if (len < want || big)
 		__atomic_fetch_add(&bu->skipped, 1, __ATOMIC_SEQ_CST);
-	if (len && sparse)
-		ret = read_in_sparse(fd, (uint64_t)st.st_size, len, bu);
-	else if (len)
-		ret = read_in(fd, 0, len, len < want, bu);
+	if (len)
+		ret = read_ranges(fd, &miss, len, len == want && miss.n == 1 && !miss.v[0][0] &&
+				  !is_sparse(&st), bu);
 	if (check)
 		__atomic_fetch_add(&bu->resident_after, dcp_pages_fd(fd, &after) == 0 ?
 				 after.resident : before.resident, __ATOMIC_SEQ_CST);
 	close(fd);
+	free(miss.v);
+	if (ret < 0) {
+		__atomic_fetch_add(&bu->errors, 1, __ATOMIC_SEQ_CST);
+		return ret;
+	}
+	if (len || !want)
+		__atomic_fetch_add(&bu->files, 1, __ATOMIC_SEQ_CST);
+	return len < want ? 1 : 0;
+}
+
+/* ---- manifests ---- */
+
+static bool identity_is(const struct stat *st, const struct dcp_pages_identity *id)
+{
+	return (uint64_t)st->st_dev == id->dev && (uint64_t)st->st_ino == id->ino &&
+	       (uint64_t)st->st_size == id->size &&
+	       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec == id->mtime_ns;
+}
+
+/* Add the residency of FD's [S, E) to OUT (method M); 0 or -errno. */
+static int resident_in(int fd, const struct stat *st, uint64_t s, uint64_t e,
+		       struct dcp_pages *out)
+{
+	struct dcp_cachestat cs = { 0 };
+	int ret;
+
+	if (out->method == DCP_PAGES_CACHESTAT) {
+		ret = sys_cachestat(fd, s, e - s, &cs);
+		if (ret == 0) {
+			out->resident += cs.nr_cache;
+			out->dirty += cs.nr_dirty;
+			out->writeback += cs.nr_writeback;
+			out->evicted += cs.nr_evicted;
+			out->recently_evicted += cs.nr_recently_evicted;
+			return 0;
+		}
+		if (ret != -ENOSYS)
+			return ret;
+		atomic_store(&method_found, DCP_PAGES_MINCORE);
+		out->method = DCP_PAGES_MINCORE;
+		out->dirty = out->writeback = out->evicted = out->recently_evicted = 0;
+	}
+	if (!may_see_residency(fd, st))
+		return -EPERM;
+	return mincore_count(fd, s, e, &out->resident, NULL);
+}
+
+int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
+			  const struct dcp_pages_identity *id, const uint64_t (*r)[2], size_t n,
+			  struct dcp_pages *out)
+{
+	uint64_t ps = (uint64_t)page_size(), s, e;
+	struct stat st;
+	int fd = open_at(dirfd, name, flags, &st), m, ret = 0;
+
+	*out = (struct dcp_pages){ 0 };
+	if (fd < 0)
+		return fd == -ENODEV ? -ESTALE : fd; /* not even a regular file now */
+	m = dcp_pages_support();
+	if (!identity_is(&st, id) || m < 0) {
+		close_later(fd);
+		return m < 0 ? m : -ESTALE;
+	}
+	out->method = m;
+	out->dev = (uint64_t)st.st_dev;
+	out->ino = (uint64_t)st.st_ino;
+	out->nlink = (uint64_t)st.st_nlink;
+	out->mtime_ns = id->mtime_ns;
+	/* What the manifest recorded, clipped to the file: its bytes and pages. */
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		if (!clip(r[i][0], r[i][1], (uint64_t)st.st_size, &s, &e))
+			continue;
+		out->size += e - s;
+		out->pages += (e - s) / ps;
+		ret = resident_in(fd, &st, s, e, out);
+	}
+	if (out->resident > out->pages)
+		out->resident = out->pages; /* ranges that overlap: never more than recorded */
+	close_later(fd);
+	if (ret == 0)
+		dcp_pages_claim(out);
+	return ret;
+}
+
+/* The physical offset of FD's byte OFF (FIEMAP), or UINT64_MAX when unknown. */
+static uint64_t physical_of(int fd, uint64_t off)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent ext[1];
+	} f;
+
+	memset(&f, 0, sizeof(f));
+	f.fm.fm_start = off;
+	f.fm.fm_length = 1;
+	f.fm.fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, &f) < 0 || !f.fm.fm_mapped_extents ||
+	    (f.ext[0].fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
+		return UINT64_MAX;
+	return f.ext[0].fe_physical + (off > f.ext[0].fe_logical ? off - f.ext[0].fe_logical : 0);
+}
+
+int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identity *id,
+		      const uint64_t (*r)[2], size_t n, struct dcp_pages_plan *p)
+{
+	struct stat st;
+	bool visible = true;
+	uint64_t s, e;
+	int fd, ret = 0;
+
+	p->fd = -1;
+	p->bytes = 0;
+	p->physical = UINT64_MAX;
+	p->missing.n = 0;
+	p->missing.failed = 0;
+	/* The regular file checked, reached without leaving DIRFD's mount. */
+	fd = open_checked_how(dirfd, name, 0, false, RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS, &st);
+	if (fd < 0)
+		return fd;
+	if (!identity_is(&st, id)) {
+		close(fd);
+		return -ESTALE;
+	}
+	/* Another name of an inode restored in this run: nothing more to read. */
+	if (st.st_nlink > 1 && !link_first((uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+		close(fd);
+		return 0;
+	}
+	for (size_t i = 0; i < n && ret == 0; i++)
+		if (clip(r[i][0], r[i][1], (uint64_t)st.st_size, &s, &e))
+			ret = missing_in(fd, &st, s, e, &p->missing, &visible);
+	p->unmeasured = !visible;
+	if (ret < 0 || !p->missing.n) {
+		close(fd);
+		return ret;
+	}
+	p->bytes = ranges_bytes(&p->missing);
+	p->physical = physical_of(fd, p->missing.v[0][0]);
+	fcntl(fd, F_SETFL, 0); /* reads of a regular file may wait */
+	p->fd = fd;
+	return 0;
+}
+
+int dcp_pages_plan_read(struct dcp_pages_plan *p, struct dcp_pages_budget *bu)
+{
+	uint64_t len;
+	int ret = 0;
+
+	if (p->fd < 0)
+		return 0;
+	len = budget_take(bu, p->bytes);
+	if (len < p->bytes)
+		__atomic_fetch_add(&bu->skipped, 1, __ATOMIC_SEQ_CST);
+	/* Exactly the ranges: no read-ahead past them. */
+	if (len)
+		ret = read_ranges(p->fd, &p->missing, len, false, bu);
+	close(p->fd);
+	p->fd = -1;
 	if (ret < 0) {
 		__atomic_fetch_add(&bu->errors, 1, __ATOMIC_SEQ_CST);
 		return ret;
 	}
 	if (len)
 		__atomic_fetch_add(&bu->files, 1, __ATOMIC_SEQ_CST);
-	return len < want ? 1 : 0;
+	return len < p->bytes ? 1 : 0;
+}
+
+void dcp_pages_plan_free(struct dcp_pages_plan *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	dcp_pages_ranges_free(&p->missing);
+	p->fd = -1;
 }

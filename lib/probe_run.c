@@ -37,6 +37,8 @@
 static const struct dcp_opts *o;	    /* the shared options */
 static struct dcp_probe_run_config env; /* dcache-probe's own */
 static bool filtered;			    /* --type, --name or --mindepth */
+static bool rooted;	/* lines and series per root: -r, or a manifest's roots */
+static const struct dcp_manifest_entry *cur_entry; /* --manifest: being visited */
 static unsigned walk_flags;		    /* DCP_WALK_* from -L, -H, -x */
 
 /* ---- run state ---- */
@@ -303,6 +305,19 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 			 (e->type == DT_LNK && follow);
 
 	*pg = (struct dcp_pages){ 0 };
+	if (cur_entry) {
+		/* --manifest: the ranges it recorded, of the file it recorded. */
+		if (!cur_entry->has_identity)
+			return -ENODEV; /* nothing recorded of it */
+		if (st == DCP_NEGATIVE)
+			return -ENOENT; /* gone since */
+		if (st != DCP_CACHED)
+			return st == DCP_MISS ? -EAGAIN : e->probe;
+		return dcp_pages_at_manifest(e->dirfd, e->name, follow ? DCP_PAGES_FOLLOW : 0,
+					     &cur_entry->identity,
+					     (const uint64_t (*)[2])cur_entry->ranges,
+					     cur_entry->nranges, pg);
+	}
 	if (!maybe_reg || st == DCP_NEGATIVE || st == DCP_ERROR)
 		return -ENODEV;
 	if (st == DCP_MISS)
@@ -619,6 +634,46 @@ static int probe_one(const char *path, void *ctx)
 	return visit(&e, NULL) == DCP_WALK_ABORT ? -ECANCELED : 0;
 }
 
+static void manifest_bad(size_t record, const char *what, void *arg)
+{
+	(void)arg;
+	dcp_opts_input_error(o, &run.input_errors, o->manifest, record, 0, what);
+}
+
+/*
+ * --manifest: probe each path it recorded as cached or negative, as a path
+ * given (nothing is walked), counted under its manifest root; a file's data
+ * is measured within the ranges recorded (measure_pages()).
+ */
+static void probe_manifest(void)
+{
+	static struct dcp_manifest m; /* static: reachable until exit */
+	int ret = dcp_manifest_read(o->manifest, &m, manifest_bad, NULL);
+
+	if (ret < 0)
+		dcp_opts_input_error(o, &run.input_errors, o->manifest, 0, -ret, NULL);
+	for (size_t i = 0; i < m.nroots; i++)
+		if (dcp_root_table_push(&run.roots, m.roots[i]) < 0)
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--manifest");
+	dcp_root_table_settle(&run.roots);
+	for (size_t i = 0; i < m.n; i++) {
+		const struct dcp_manifest_entry *me = &m.v[i];
+		struct dcp_entry e = {
+			.dirfd = AT_FDCWD, .name = me->path, .path = me->path, .pathlen = me->len,
+			.type = me->kind, .root = me->root, .depth = me->depth > 0 ? me->depth : 0,
+		};
+
+		if (!dcp_manifest_counted(me))
+			continue;
+		e.probe = dcp_probe_at(AT_FDCWD, me->path, follows(e.depth) ? DCP_FOLLOW : 0);
+		cur_entry = me;
+		ret = visit(&e, NULL);
+		cur_entry = NULL;
+		if (ret == DCP_WALK_ABORT)
+			break;
+	}
+}
+
 static int walk_one(const char *path, void *ctx)
 {
 	int ret = o->prometheus || env.pages || o->summary ? dcp_root_table_push(&run.roots, path) : 0;
@@ -887,7 +942,7 @@ static bool stderr_summary(void)
 /* Per-root data totals (-r): JSON objects before the summary, text lines. */
 static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
 {
-	if (!o->recursive || o->quiet || o->prometheus || (!o->json && run.roots.n < 2))
+	if (!rooted || o->quiet || o->prometheus || (!o->json && run.roots.n < 2))
 		return;
 	for (size_t i = 0; i < run.roots.n; i++) {
 		struct dcp_root_tally *rr = root_rec(i);
@@ -925,7 +980,7 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_pro
 		struct dcp_pages_series *ser = NULL;
 		size_t n = 0;
 
-		if (o->recursive && run.roots.n)
+		if (rooted && run.roots.n)
 			ser = calloc(run.roots.n, sizeof(*ser));
 		for (size_t i = 0; ser && i < run.roots.n; i++) {
 			struct dcp_root_tally *rr = root_rec(i);
@@ -971,6 +1026,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 	if (ret != DCP_EXIT_OK)
 		return ret;
 	filtered = dcp_opts_filtering(o);
+	rooted = o->recursive || o->manifest;
 	if (env.per_mount || env.pages || o->recursive) {
 		ret = dcp_mounts_load(NULL, &run.mounts);
 		if (ret < 0)
@@ -997,7 +1053,10 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 				dcp_die(DCP_EXIT_ERROR, -ret, "--explain");
 		}
 		start_progress();
-		for_each_path(probe_one, NULL);
+		if (o->manifest)
+			probe_manifest();
+		else
+			for_each_path(probe_one, NULL);
 	}
 	if (dcp_progress_stop(progress))
 		dcp_msg_progress_clear();
@@ -1023,7 +1082,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 	if (o->prometheus) {
 		struct dcp_pr_prom_series *roots = NULL;
 
-		if (o->recursive && run.roots.n) {
+		if (rooted && run.roots.n) {
 			size_t n = 0;
 
 			roots = calloc(run.roots.n, sizeof(*roots));
@@ -1053,7 +1112,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		if (dcp_opts_headings(o))
 			dcp_pr_heading(&out, DCP_PR_TABLE_TREE, o->explain, env.pages);
 		/* -s: a line per root, as du -s; -c: and the grand total. */
-		for (size_t i = 0; o->recursive && i < run.roots.n; i++) {
+		for (size_t i = 0; rooted && i < run.roots.n; i++) {
 			struct dcp_root_tally *rr = root_rec(i);
 			size_t row = out.len;
 

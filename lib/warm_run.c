@@ -186,6 +186,67 @@ static void tick(void *arg)
 	dcp_buf_free(&b);
 }
 
+/* --- --manifest: a restore instead of paths ------------------------------- */
+
+static struct dcp_mounts *mounts; /* static: reachable until exit */
+
+/* An entry not restored: said as a failed path is (one call at a time). */
+static void manifest_report(const struct dcp_manifest_event *ev, void *arg)
+{
+	const struct dcp_manifest_entry *e = ev->entry;
+	const char *msg = ev->what ? ev->what : strerror(ev->err);
+	struct dcp_buf *b = arg;
+
+	if (!o->json) {
+		warn_path(e->path, e->len, ev->what, ev->what ? 0 : ev->err);
+		return;
+	}
+	dcp_buf_puts(b, "{\"type\":\"path\",\"path\":");
+	dcp_buf_json_str(b, e->path, e->len);
+	dcp_buf_printf(b, ",\"warmed\":false,\"record\":%zu,\"errno\":\"%s\",\"message\":",
+		       e->record, dcp_errno_name(ev->err));
+	dcp_buf_json_str(b, msg, strlen(msg));
+	dcp_buf_puts(b, "}\n");
+	if (b->len > 65536)
+		flush_out(b);
+}
+
+static void manifest_bad(size_t record, const char *what, void *arg)
+{
+	dcp_opts_input_error(o, arg, o->manifest, record, 0, what);
+}
+
+/* Read the manifest and restore it; its counts into *ST, its problems into B. */
+static void run_manifest(struct dcp_warm_stats *st, struct dcp_buf *b)
+{
+	static struct dcp_manifest m; /* static: reachable until exit */
+	struct dcp_manifest_restore_opts ro = {
+		.threads = o->jobs, .pages = &env.pages, .mounts = mounts,
+		.report = manifest_report, .arg = b,
+	};
+	struct dcp_manifest_restore_stats rs;
+	unsigned long long bad = 0;
+	int ret = dcp_manifest_read(o->manifest, &m, manifest_bad, &bad);
+
+	if (ret < 0)
+		dcp_opts_input_error(o, &bad, o->manifest, 0, -ret, NULL);
+	ret = dcp_manifest_restore(&m, &ro, &rs);
+	if (ret < 0) {
+		struct dcp_buf q = DCP_BUF_INIT;
+
+		dcp_warn(-ret, "cannot restore %s", dcp_quoted(&q, o->manifest));
+		dcp_buf_free(&q);
+		bad++;
+	}
+	st->entries += rs.entries;
+	st->errors += rs.errors;
+	bad_input += bad;
+	if (rs.elapsed_ns > st->elapsed_ns)
+		st->elapsed_ns = rs.elapsed_ns;
+	st->jobs = rs.jobs;
+	dcp_manifest_free(&m);
+}
+
 /* --- the run -------------------------------------------------------------- */
 
 static int add_path(const char *path, void *ctx)
@@ -301,7 +362,7 @@ int dcp_warm_run(const struct dcp_opts *shared, const struct dcp_warm_run_config
 	struct dcp_warm_stats st;
 	struct dcp_progress *prog = NULL;
 	struct dcp_buf *mainbuf;
-	static struct dcp_mounts *mounts; /* static: reachable until exit */
+	struct dcp_warm_stats mst = { 0 };
 	unsigned long long bad_input_n = 0;
 	double secs, rate;
 	int ret, status;
@@ -312,7 +373,9 @@ int dcp_warm_run(const struct dcp_opts *shared, const struct dcp_warm_run_config
 	env.flags |= (o->recursive ? DCP_WARM_RECURSIVE : 0) | (o->xdev ? DCP_WARM_XDEV : 0) |
 		     (o->follow == DCP_FOLLOW_ALL ? DCP_WARM_FOLLOW : 0) |
 		     (o->follow == DCP_FOLLOW_ROOTS ? DCP_WARM_FOLLOW_ROOTS : 0);
-	if (o->recursive) {
+	if (o->manifest)
+		env.flags |= DCP_WARM_PAGES; /* a manifest restores data too */
+	if (o->recursive || o->manifest) {
 		ret = dcp_mounts_load(NULL, &mounts);
 		if (ret < 0)
 			dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
@@ -331,7 +394,7 @@ int dcp_warm_run(const struct dcp_opts *shared, const struct dcp_warm_run_config
 
 	wo = (struct dcp_warm_opts){
 		.flags = env.flags,
-		.threads = o->jobs,
+		.threads = o->manifest ? 1 : o->jobs, /* a manifest has its own */
 		.max_depth = o->max_depth,
 		.excludes = o->excludes,
 		.filter = o,
@@ -353,12 +416,21 @@ int dcp_warm_run(const struct dcp_opts *shared, const struct dcp_warm_run_config
 
 	dcp_opts_each_path(o, add_path, NULL, &bad_input_n);
 	bad_input += bad_input_n;
+	if (o->manifest)
+		run_manifest(&mst, mainbuf);
 
 	/* The timer reads the run: stop it before the run is freed. */
 	ret = dcp_warm_wait(run);
 	if (dcp_progress_stop(prog) > 0)
 		dcp_msg_progress_clear();
 	dcp_warm_snapshot(run, &st);
+	if (o->manifest) {
+		st.entries = mst.entries;
+		st.errors = mst.errors;
+		st.jobs = mst.jobs;
+		if (mst.elapsed_ns > st.elapsed_ns)
+			st.elapsed_ns = mst.elapsed_ns;
+	}
 	if (ret == -ECANCELED && atomic_load(&out_failed))
 		ret = 0; /* we stopped it: "write error" below says why */
 	if (ret < 0)

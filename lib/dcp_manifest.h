@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dcp_manifest.h - residency manifests: what a warm service held, read back
+ * from dcache-probe's own JSON Lines, restored, and checked.
+ *
+ * A manifest is the output of `dcache-probe -r --ranges --json TREE...`:
+ * one "entry" record per path with its probe state, and for each measured
+ * regular file its identity (device, inode, size, mtime) and the byte
+ * ranges that were resident.  Every other record is ignored.  Entries at
+ * depth 0 are the manifest's roots; an entry belongs to the longest root
+ * that is a prefix of its path (by components), or is a root of its own.
+ *
+ * A manifest is input that anyone may have edited: a record that is not
+ * what dcache-probe writes is refused with its record number, and the
+ * restore gives its paths the safety of a walk (dcp_manifest_restore()).
+ */
+#ifndef DCP_MANIFEST_H
+#define DCP_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcp_pages.h"
+#include "dcp_probe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dcp_mounts;
+
+/* One "entry" record. */
+struct dcp_manifest_entry {
+	char *path;		     /* NUL-terminated */
+	size_t len;
+	enum dcp_state state;	     /* the probe's state when recorded */
+	int depth;		     /* -1 when the record gave none */
+	unsigned char kind;	     /* DT_*; DT_UNKNOWN when not given */
+	bool has_identity;	     /* a measured regular file: IDENTITY and RANGES */
+	struct dcp_pages_identity identity;
+	uint64_t (*ranges)[2];	     /* [offset, length] pairs, as recorded */
+	size_t nranges;
+	size_t root;		     /* index in dcp_manifest.roots */
+	size_t record;		     /* its line number, from 1 */
+};
+
+struct dcp_manifest {
+	struct dcp_manifest_entry *v;
+	size_t n, cap;
+	char **roots;		     /* the roots' paths, in the order first seen */
+	size_t nroots;
+};
+
+/*
+ * dcp_manifest_read - read the manifest in FILE ("-": standard input) into
+ * M (zeroed by the caller).  A record that is no JSON object, or an entry
+ * record that is malformed (no path or state, a path with a NUL byte, an
+ * identity or a range that is not a pair of non-negative integers within
+ * 2^63, ranges without an identity...), is handed to BAD with its record
+ * number and a sentence, and skipped.  Returns 0 or the -errno of reading
+ * FILE (what was read before stays in M).
+ */
+int dcp_manifest_read(const char *file, struct dcp_manifest *m,
+		      void (*bad)(size_t record, const char *what, void *arg), void *arg);
+
+/* dcp_manifest_free - free what M holds; M is then empty. */
+void dcp_manifest_free(struct dcp_manifest *m);
+
+/* dcp_manifest_counted - whether entry E is part of what a manifest restores
+ * and checks: its state was cached or negative (a miss was not in memory). */
+bool dcp_manifest_counted(const struct dcp_manifest_entry *e);
+
+/* What happened to one entry of a restore, for the report callback. */
+struct dcp_manifest_event {
+	const struct dcp_manifest_entry *entry;
+	int err;	   /* positive errno: ESTALE changed since the manifest,
+			    * ENODEV not a regular file now, ENOENT gone,
+			    * EREMOTE on a mount where a lookup may wait (FUSE,
+			    * NFS...), EXDEV reached through another mount,
+			    * EINVAL a path with "..", or what the lookup or a read
+			    * failed with */
+	const char *what;  /* a sentence for ERR, or NULL for strerror's */
+};
+
+struct dcp_manifest_restore_opts {
+	unsigned threads;		  /* lookups and reads in flight; 0: warm's default */
+	struct dcp_pages_budget *pages;	  /* limits and counts of the data read */
+	const struct dcp_mounts *mounts;  /* the mount table (dcp_mounts_load()) */
+	/* report - called for every entry that was not restored, one call at
+	 * a time (from any thread).  Optional. */
+	void (*report)(const struct dcp_manifest_event *ev, void *arg);
+	void *arg;
+};
+
+/* What a restore did. */
+struct dcp_manifest_restore_stats {
+	uint64_t entries;     /* entries looked up as recorded (a negative one absent) */
+	uint64_t errors;      /* entries not restored (reported) */
+	uint64_t files;	      /* files whose recorded ranges were checked */
+	uint64_t elapsed_ns;
+	unsigned jobs;	      /* threads used */
+};
+
+/*
+ * dcp_manifest_restore - put back what M recorded: each counted entry is
+ * looked up again (so its dentry, or its negative dentry, is cached), and
+ * each file's recorded ranges that are not resident now are read, exactly
+ * those, within OPTS->pages' limits, in batches ordered by where the data
+ * lies on the device (FIEMAP).  A lookup starts at the root of the mount
+ * that is its path's longest mount-point prefix and never leaves it
+ * (RESOLVE_NO_XDEV), so a symlink cannot lead it into another mount; a
+ * path on (or below) FUSE, NFS... is not looked up; a file is opened only
+ * as the regular file that was checked, and only when it is still the one
+ * recorded.  Returns 0 or -errno (-ENOMEM, -EINVAL for bad options); what
+ * it did is in *ST.
+ */
+int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest_restore_opts *opts,
+			 struct dcp_manifest_restore_stats *st);
+
+/*
+ * dcp_manifest_lexical - PATH made absolute (from the current directory)
+ * and folded by its text alone: "." and empty components dropped.  Returns
+ * a malloc'd string, or NULL with errno EINVAL (a ".." component: what it
+ * names depends on symlinks) or ENOMEM.
+ */
+char *dcp_manifest_lexical(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,1131 @@
+// SPDX-License-Identifier: MIT
+/*
+ * manifest.c - residency manifests: read back dcache-probe's JSON Lines
+ * (a small strict JSON reader: a manifest is input anyone may have edited),
+ * and restore what they recorded, safely and in device order.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "dcp_manifest.h"
+#include "dcp_mounts.h"
+#include "dcp_report.h"
+#include "dcp_util.h"
+#include "dcp_warm.h"
+
+#ifndef RESOLVE_NO_XDEV
+#define RESOLVE_NO_XDEV 0x01
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS 0x04
+#endif
+
+/* A record longer than this is refused, not read into memory. */
+#define MAX_RECORD (256u << 20)
+/* Values nested deeper than this are refused (an edited file's stack). */
+#define MAX_NEST 32
+
+/* ---- a strict JSON reader ---- */
+
+struct js {
+	const char *p, *end;
+	const char *err; /* the first error's sentence */
+	int nest;
+};
+
+static void js_fail(struct js *j, const char *what)
+{
+	if (!j->err)
+		j->err = what;
+	j->p = j->end;
+}
+
+static void js_ws(struct js *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\r' || *j->p == '\n'))
+		j->p++;
+}
+
+static bool js_eat(struct js *j, char c)
+{
+	js_ws(j);
+	if (j->p < j->end && *j->p == c) {
+		j->p++;
+		return true;
+	}
+	return false;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static unsigned js_hex4(struct js *j)
+{
+	unsigned v = 0;
+
+	if (j->end - j->p < 4) {
+		js_fail(j, "a \\u escape is cut short");
+		return 0;
+	}
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(*j->p++);
+
+		if (h < 0) {
+			js_fail(j, "a \\u escape is not hexadecimal");
+			return 0;
+		}
+		v = v << 4 | (unsigned)h;
+	}
+	return v;
+}
+
+static void put_utf8(struct dcp_buf *b, unsigned c)
+{
+	if (c < 0x80) {
+		dcp_buf_putc(b, (char)c);
+	} else if (c < 0x800) {
+		dcp_buf_putc(b, (char)(0xc0 | c >> 6));
+		dcp_buf_putc(b, (char)(0x80 | (c & 0x3f)));
+	} else if (c < 0x10000) {
+		dcp_buf_putc(b, (char)(0xe0 | c >> 12));
+		dcp_buf_putc(b, (char)(0x80 | (c >> 6 & 0x3f)));
+		dcp_buf_putc(b, (char)(0x80 | (c & 0x3f)));
+	} else {
+		dcp_buf_putc(b, (char)(0xf0 | c >> 18));
+		dcp_buf_putc(b, (char)(0x80 | (c >> 12 & 0x3f)));
+		dcp_buf_putc(b, (char)(0x80 | (c >> 6 & 0x3f)));
+		dcp_buf_putc(b, (char)(0x80 | (c & 0x3f)));
+	}
+}
+
+/* A string (the opening quote next) into OUT when not NULL (reset first). */
+static bool js_string(struct js *j, struct dcp_buf *out)
+{
+	if (out)
+		out->len = 0;
+	if (!js_eat(j, '"')) {
+		js_fail(j, "a string is expected");
+		return false;
+	}
+	while (j->p < j->end && *j->p != '"') {
+		unsigned char c = (unsigned char)*j->p++;
+
+		if (c < 0x20) {
+			js_fail(j, "a control character in a string");
+			return false;
+		}
+		if (c != '\\') {
+			if (out)
+				dcp_buf_putc(out, (char)c);
+			continue;
+		}
+		if (j->p == j->end)
+			break;
+		switch (c = (unsigned char)*j->p++) {
+		case '"': case '\\': case '/': break;
+		case 'b': c = '\b'; break;
+		case 'f': c = '\f'; break;
+		case 'n': c = '\n'; break;
+		case 'r': c = '\r'; break;
+		case 't': c = '\t'; break;
+		case 'u': {
+			unsigned u = js_hex4(j);
+
+			if (u >= 0xd800 && u < 0xdc00) {
+				unsigned lo;
+
+				if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u') {
+					js_fail(j, "a lone surrogate in a \\u escape");
+					return false;
+				}
+				j->p += 2;
+				lo = js_hex4(j);
+				if (lo < 0xdc00 || lo >= 0xe000) {
+					js_fail(j, "a lone surrogate in a \\u escape");
+					return false;
+				}
+				u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+			} else if (u >= 0xdc00 && u < 0xe000) {
+				js_fail(j, "a lone surrogate in a \\u escape");
+				return false;
+			}
+			if (j->err)
+				return false;
+			if (out)
+				put_utf8(out, u);
+			continue;
+		}
+		default:
+			js_fail(j, "an unknown escape in a string");
+			return false;
+		}
+		if (out)
+			dcp_buf_putc(out, (char)c);
+	}
+	if (j->p == j->end) {
+		js_fail(j, "a string is not closed");
+		return false;
+	}
+	j->p++;
+	if (out && out->oom) {
+		js_fail(j, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * An integer in [MIN, 2^63 - 1] (MIN 0 or INT64_MIN): JSON's grammar, no
+ * fraction or exponent (an offset is a whole number of bytes).
+ */
+static bool js_int(struct js *j, int64_t min, int64_t *out)
+{
+	bool neg = false;
+	uint64_t v = 0;
+	const char *start;
+
+	js_ws(j);
+	if (j->p < j->end && *j->p == '-') {
+		neg = true;
+		j->p++;
+	}
+	start = j->p;
+	while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
+		if (v > ((uint64_t)INT64_MAX + neg - (uint64_t)(*j->p - '0')) / 10) {
+			js_fail(j, "a number is out of range");
+			return false;
+		}
+		v = v * 10 + (uint64_t)(*j->p++ - '0');
+	}
+	if (j->p == start || (j->p - start > 1 && *start == '0')) {
+		js_fail(j, "an integer is expected");
+		return false;
+	}
+	if (j->p < j->end && (*j->p == '.' || *j->p == 'e' || *j->p == 'E')) {
+		js_fail(j, "an integer is expected, not a fraction");
+		return false;
+	}
+	if (neg && min == 0 && v) {
+		js_fail(j, "a negative number where none can be");
+		return false;
+	}
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return true;
+}
+
+static bool js_lit(struct js *j, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	js_ws(j);
+	if ((size_t)(j->end - j->p) >= n && memcmp(j->p, lit, n) == 0) {
+		j->p += n;
+		return true;
+	}
+	return false;
+}
+
+/* Any value, checked and skipped. */
+static void js_skip(struct js *j)
+{
+	js_ws(j);
+	if (j->p == j->end) {
+		js_fail(j, "a value is missing");
+		return;
+	}
+	if (++j->nest > MAX_NEST) {
+		js_fail(j, "values are nested too deeply");
+		return;
+	}
+	switch (*j->p) {
+	case '"':
+		js_string(j, NULL);
+		break;
+	case '{':
+		j->p++;
+		if (!js_eat(j, '}')) {
+			do {
+				js_string(j, NULL);
+				if (!js_eat(j, ':'))
+					js_fail(j, "a ':' is missing");
+				js_skip(j);
+			} while (!j->err && js_eat(j, ','));
+			if (!j->err && !js_eat(j, '}'))
+				js_fail(j, "an object is not closed");
+		}
+		break;
+	case '[':
+		j->p++;
+		if (!js_eat(j, ']')) {
+			do
+				js_skip(j);
+			while (!j->err && js_eat(j, ','));
+			if (!j->err && !js_eat(j, ']'))
+				js_fail(j, "an array is not closed");
+		}
+		break;
+	default:
+		if (js_lit(j, "true") || js_lit(j, "false") || js_lit(j, "null"))
+			break;
+		if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) {
+			/* A number of any form: sign, digits, fraction, exponent. */
+			if (*j->p == '-')
+				j->p++;
+			if (j->p == j->end || *j->p < '0' || *j->p > '9') {
+				js_fail(j, "a number is malformed");
+				break;
+			}
+			while (j->p < j->end && ((*j->p >= '0' && *j->p <= '9') || *j->p == '.' ||
+						 *j->p == 'e' || *j->p == 'E' || *j->p == '+' ||
+						 *j->p == '-'))
+				j->p++;
+			break;
+		}
+		js_fail(j, "a value is malformed");
+	}
+	j->nest--;
+}
+
+/* ---- entry records ---- */
+
+static int b64val(char c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 :
+	       c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* Standard padded base64 in S (LEN bytes) into OUT; false when malformed. */
+static bool unbase64(const char *s, size_t len, struct dcp_buf *out)
+{
+	out->len = 0;
+	if (len % 4)
+		return false;
+	for (size_t i = 0; i < len; i += 4) {
+		int v[4];
+		int pad = 0;
+
+		for (int k = 0; k < 4; k++) {
+			if (s[i + k] == '=' && i + 4 == len && k >= 2) {
+				v[k] = 0;
+				pad++;
+			} else if (pad || (v[k] = b64val(s[i + k])) < 0) {
+				return false;
+			}
+		}
+		dcp_buf_putc(out, (char)(v[0] << 2 | v[1] >> 4));
+		if (pad < 2)
+			dcp_buf_putc(out, (char)((v[1] & 15) << 4 | v[2] >> 2));
+		if (pad < 1)
+			dcp_buf_putc(out, (char)((v[2] & 3) << 6 | v[3]));
+	}
+	return !out->oom;
+}
+
+/* A path: a string, or {"bytes":"<base64>"} for one that is not UTF-8. */
+static bool js_path(struct js *j, struct dcp_buf *out, struct dcp_buf *tmp)
+{
+	js_ws(j);
+	if (j->p < j->end && *j->p == '"')
+		return js_string(j, out);
+	if (!js_eat(j, '{') || !js_string(j, tmp) || tmp->len != 5 || memcmp(tmp->data, "bytes", 5) ||
+	    !js_eat(j, ':') || !js_string(j, tmp) || !js_eat(j, '}')) {
+		js_fail(j, "\"path\" is neither a string nor {\"bytes\":BASE64}");
+		return false;
+	}
+	if (!unbase64(tmp->data, tmp->len, out)) {
+		js_fail(j, "\"path\" has malformed base64");
+		return false;
+	}
+	return true;
+}
+
+static bool js_dev(struct js *j, struct dcp_buf *tmp, uint64_t *dev)
+{
+	unsigned long ma, mi;
+	int n = 0;
+
+	if (!js_string(j, tmp))
+		return false;
+	dcp_buf_putc(tmp, '\0');
+	if (tmp->oom || sscanf(tmp->data, "%lu:%lu%n", &ma, &mi, &n) != 2 ||
+	    (size_t)n != tmp->len - 1 || ma > 0xfffff || mi > 0xfffff || tmp->data[0] == '-' ||
+	    strchr(tmp->data, '-') || strchr(tmp->data, ' ') || strchr(tmp->data, '+')) {
+		js_fail(j, "\"dev\" is not MAJOR:MINOR");
+		return false;
+	}
+	*dev = (uint64_t)makedev(ma, mi);
+	return true;
+}
+
+static bool js_identity(struct js *j, struct dcp_buf *key, struct dcp_buf *tmp,
+			struct dcp_pages_identity *id)
+{
+	unsigned seen = 0;
+	int64_t v;
+
+	if (!js_eat(j, '{')) {
+		js_fail(j, "\"identity\" is not an object");
+		return false;
+	}
+	if (!js_eat(j, '}')) {
+		do {
+			if (!js_string(j, key) || !js_eat(j, ':')) {
+				js_fail(j, "\"identity\" is malformed");
+				return false;
+			}
+			dcp_buf_putc(key, '\0');
+			if (!strcmp(key->data, "dev")) {
+				seen |= 1;
+				js_dev(j, tmp, &id->dev);
+			} else if (!strcmp(key->data, "ino") && js_int(j, 0, &v)) {
+				seen |= 2;
+				id->ino = (uint64_t)v;
+			} else if (!strcmp(key->data, "size") && js_int(j, 0, &v)) {
+				seen |= 4;
+				id->size = (uint64_t)v;
+			} else if (!strcmp(key->data, "mtime_ns") && js_int(j, INT64_MIN, &v)) {
+				seen |= 8;
+				id->mtime_ns = v;
+			} else if (!j->err) {
+				js_skip(j);
+			}
+		} while (!j->err && js_eat(j, ','));
+		if (!j->err && !js_eat(j, '}'))
+			js_fail(j, "\"identity\" is not closed");
+	}
+	if (!j->err && seen != 15)
+		js_fail(j, "\"identity\" needs dev, ino, size and mtime_ns");
+	return !j->err;
+}
+
+static bool js_ranges(struct js *j, struct dcp_manifest_entry *e)
+{
+	size_t cap = 0;
+
+	if (js_lit(j, "null"))
+		return true;
+	if (!js_eat(j, '[')) {
+		js_fail(j, "\"ranges\" is not an array");
+		return false;
+	}
+	if (js_eat(j, ']'))
+		return true;
+	do {
+		int64_t off, len;
+
+		if (!js_eat(j, '[') || !js_int(j, 0, &off) || !js_eat(j, ',') || !js_int(j, 0, &len) ||
+		    !js_eat(j, ']')) {
+			js_fail(j, "a range is not [OFFSET,LENGTH] of non-negative integers");
+			return false;
+		}
+		if ((uint64_t)off + (uint64_t)len > (uint64_t)INT64_MAX) {
+			js_fail(j, "a range ends past 2^63 - 1");
+			return false;
+		}
+		if (!len)
+			continue;
+		if (e->nranges == cap) {
+			uint64_t (*v)[2] = realloc(e->ranges, (cap ? 2 * cap : 8) * sizeof(*v));
+
+			if (!v) {
+				js_fail(j, "out of memory");
+				return false;
+			}
+			e->ranges = v;
+			cap = cap ? 2 * cap : 8;
+		}
+		e->ranges[e->nranges][0] = (uint64_t)off;
+		e->ranges[e->nranges++][1] = (uint64_t)len;
+	} while (js_eat(j, ','));
+	if (!js_eat(j, ']'))
+		js_fail(j, "\"ranges\" is not closed");
+	return !j->err;
+}
+
+static int kind_of(const char *s)
+{
+	static const struct {
+		const char *name;
+		unsigned char dt;
+	} kinds[] = {
+		{ "file", DT_REG }, { "dir", DT_DIR }, { "symlink", DT_LNK }, { "fifo", DT_FIFO },
+		{ "socket", DT_SOCK }, { "char", DT_CHR }, { "block", DT_BLK }, { "unknown", DT_UNKNOWN },
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(s, kinds[i].name))
+			return kinds[i].dt;
+	return -1;
+}
+
+struct bufs {
+	struct dcp_buf key, val, tmp, path;
+};
+
+/*
+ * One record (LEN bytes at LINE): an entry into *E (true), anything else
+ * skipped (false, J->err unset), or J->err.
+ */
+static bool parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry *e)
+{
+	bool entry = false, has_path = false, has_state = false, has_ranges = false;
+
+	*e = (struct dcp_manifest_entry){ .depth = -1, .kind = DT_UNKNOWN };
+	if (!js_eat(j, '{')) {
+		js_fail(j, "a record is not a JSON object");
+		return false;
+	}
+	if (!js_eat(j, '}')) {
+		do {
+			if (!js_string(j, &b->key) || !js_eat(j, ':')) {
+				js_fail(j, "a member is malformed");
+				break;
+			}
+			dcp_buf_putc(&b->key, '\0');
+			if (b->key.oom) {
+				js_fail(j, "out of memory");
+				break;
+			}
+			if (!strcmp(b->key.data, "type")) {
+				if (js_string(j, &b->val))
+					entry = b->val.len == 5 && !memcmp(b->val.data, "entry", 5);
+			} else if (!strcmp(b->key.data, "path")) {
+				has_path = js_path(j, &b->path, &b->tmp);
+			} else if (!strcmp(b->key.data, "state")) {
+				if (js_string(j, &b->val)) {
+					int st;
+
+					dcp_buf_putc(&b->val, '\0');
+					st = b->val.oom || memchr(b->val.data, 0, b->val.len - 1) ? -1 :
+					     dcp_state_parse(b->val.data);
+					if (st < 0)
+						js_fail(j, "\"state\" is not cached, negative, miss or error");
+					e->state = (enum dcp_state)st;
+					has_state = true;
+				}
+			} else if (!strcmp(b->key.data, "kind")) {
+				if (js_string(j, &b->val)) {
+					int k;
+
+					dcp_buf_putc(&b->val, '\0');
+					k = b->val.oom ? -1 : kind_of(b->val.data);
+					if (k < 0)
+						js_fail(j, "\"kind\" is not a kind dcache-probe writes");
+					e->kind = (unsigned char)k;
+				}
+			} else if (!strcmp(b->key.data, "depth")) {
+				int64_t d;
+
+				if (js_int(j, 0, &d))
+					e->depth = d > INT_MAX ? INT_MAX : (int)d;
+			} else if (!strcmp(b->key.data, "identity")) {
+				e->has_identity = js_identity(j, &b->key, &b->tmp, &e->identity);
+			} else if (!strcmp(b->key.data, "ranges")) {
+				has_ranges = true;
+				js_ranges(j, e);
+			} else {
+				js_skip(j);
+			}
+		} while (!j->err && js_eat(j, ','));
+		if (!j->err && !js_eat(j, '}'))
+			js_fail(j, "a record is not closed");
+	}
+	js_ws(j);
+	if (!j->err && j->p != j->end)
+		js_fail(j, "something follows the record's object");
+	if (j->err || !entry)
+		return false;
+	if (!has_path || !has_state)
+		js_fail(j, "an entry record needs \"path\" and \"state\"");
+	else if (!b->path.len)
+		js_fail(j, DCP_MSG_EMPTY_PATH);
+	else if (memchr(b->path.data, 0, b->path.len))
+		js_fail(j, "a path contains a NUL byte");
+	else if (b->path.len >= PATH_MAX)
+		js_fail(j, "the path is longer than PATH_MAX (4096 bytes)");
+	else if (e->nranges && !e->has_identity)
+		js_fail(j, "\"ranges\" without \"identity\": whose ranges they are is not known");
+	else if (has_ranges && e->has_identity && e->state != DCP_CACHED)
+		js_fail(j, "\"ranges\" of a path that was not cached");
+	if (j->err)
+		return false;
+	e->path = strndup(b->path.data, b->path.len);
+	if (!e->path) {
+		js_fail(j, "out of memory");
+		return false;
+	}
+	e->len = b->path.len;
+	return true;
+}
+
+/* ---- roots ---- */
+
+struct rootset {
+	size_t *slot; /* index + 1 into m->roots, 0 empty */
+	size_t cap;
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* The root with path S (N bytes): its index, or SIZE_MAX. */
+static size_t root_find(const struct dcp_manifest *m, const struct rootset *rs, const char *s,
+			size_t n)
+{
+	if (!rs->cap)
+		return SIZE_MAX;
+	for (size_t i = hash_bytes(s, n) & (rs->cap - 1);; i = (i + 1) & (rs->cap - 1)) {
+		size_t r = rs->slot[i];
+
+		if (!r)
+			return SIZE_MAX;
+		if (strlen(m->roots[r - 1]) == n && !memcmp(m->roots[r - 1], s, n))
+			return r - 1;
+	}
+}
+
+static int root_add(struct dcp_manifest *m, struct rootset *rs, const char *path)
+{
+	char **v;
+	size_t n = strlen(path);
+
+	if (root_find(m, rs, path, n) != SIZE_MAX)
+		return 0;
+	if (2 * (m->nroots + 1) > rs->cap) {
+		size_t cap = rs->cap ? 2 * rs->cap : 64;
+		size_t *slot = calloc(cap, sizeof(*slot));
+
+		if (!slot)
+			return -ENOMEM;
+		free(rs->slot);
+		rs->slot = slot;
+		rs->cap = cap;
+		for (size_t r = 0; r < m->nroots; r++) {
+			size_t i = hash_bytes(m->roots[r], strlen(m->roots[r])) & (cap - 1);
+
+			while (slot[i])
+				i = (i + 1) & (cap - 1);
+			slot[i] = r + 1;
+		}
+	}
+	v = realloc(m->roots, (m->nroots + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	m->roots = v;
+	m->roots[m->nroots] = strdup(path);
+	if (!m->roots[m->nroots])
+		return -ENOMEM;
+	for (size_t i = hash_bytes(path, n) & (rs->cap - 1);; i = (i + 1) & (rs->cap - 1))
+		if (!rs->slot[i]) {
+			rs->slot[i] = ++m->nroots;
+			return 0;
+		}
+}
+
+/* Each entry's root: the longest root that is its path or a prefix of it by components. */
+static int assign_roots(struct dcp_manifest *m)
+{
+	struct rootset rs = { 0 };
+	int ret = 0;
+
+	for (size_t i = 0; i < m->n && !ret; i++)
+		if (m->v[i].depth == 0)
+			ret = root_add(m, &rs, m->v[i].path);
+	for (size_t i = 0; i < m->n && !ret; i++) {
+		struct dcp_manifest_entry *e = &m->v[i];
+		size_t r = root_find(m, &rs, e->path, e->len);
+
+		for (size_t n = e->len; r == SIZE_MAX && n > 0; n--)
+			if (e->path[n - 1] == '/')
+				r = root_find(m, &rs, e->path, n - 1 ? n - 1 : 1);
+		if (r == SIZE_MAX) {
+			ret = root_add(m, &rs, e->path);
+			r = m->nroots - 1;
+		}
+		e->root = r;
+	}
+	free(rs.slot);
+	return ret;
+}
+
+int dcp_manifest_read(const char *file, struct dcp_manifest *m,
+		      void (*bad)(size_t record, const char *what, void *arg), void *arg)
+{
+	FILE *f = strcmp(file, "-") ? fopen(file, "re") : stdin;
+	struct bufs b = { DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT };
+	char *line = NULL;
+	size_t cap = 0, record = 0;
+	ssize_t n;
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		struct dcp_manifest_entry e;
+		struct js j = { line, line + n, NULL, 0 };
+
+		record++;
+		js_ws(&j);
+		if (j.p == j.end)
+			continue; /* an empty line holds no record */
+		if ((size_t)n > MAX_RECORD) {
+			bad(record, "the record is longer than 256 MiB", arg);
+			continue;
+		}
+		if (memchr(line, '\0', (size_t)n)) {
+			bad(record, "the record contains a NUL byte", arg);
+			continue;
+		}
+		if (!parse_record(&j, &b, &e)) {
+			free(e.ranges);
+			if (j.err)
+				bad(record, j.err, arg);
+			continue;
+		}
+		e.record = record;
+		if (m->n == m->cap) {
+			size_t c = m->cap ? 2 * m->cap : 256;
+			struct dcp_manifest_entry *v = realloc(m->v, c * sizeof(*v));
+
+			if (!v) {
+				free(e.path);
+				free(e.ranges);
+				ret = -ENOMEM;
+				break;
+			}
+			m->v = v;
+			m->cap = c;
+		}
+		m->v[m->n++] = e;
+	}
+	if (!ret && ferror(f))
+		ret = -(errno ? errno : EIO);
+	free(line);
+	dcp_buf_free(&b.key);
+	dcp_buf_free(&b.val);
+	dcp_buf_free(&b.tmp);
+	dcp_buf_free(&b.path);
+	if (f != stdin)
+		fclose(f);
+	if (!ret)
+		ret = assign_roots(m);
+	return ret;
+}
+
+void dcp_manifest_free(struct dcp_manifest *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->v[i].path);
+		free(m->v[i].ranges);
+	}
+	for (size_t i = 0; i < m->nroots; i++)
+		free(m->roots[i]);
+	free(m->v);
+	free(m->roots);
+	*m = (struct dcp_manifest){ 0 };
+}
+
+bool dcp_manifest_counted(const struct dcp_manifest_entry *e)
+{
+	return e->state == DCP_CACHED || e->state == DCP_NEGATIVE;
+}
+
+char *dcp_manifest_lexical(const char *path)
+{
+	struct dcp_buf b = DCP_BUF_INIT;
+	const char *p = path;
+
+	if (*path != '/') {
+		char *cwd = getcwd(NULL, 0);
+
+		if (!cwd)
+			return NULL;
+		dcp_buf_puts(&b, cwd);
+		free(cwd);
+	}
+	while (*p) {
+		const char *s;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		s = p;
+		while (*p && *p != '/')
+			p++;
+		n = (size_t)(p - s);
+		if (!n || (n == 1 && s[0] == '.'))
+			continue;
+		if (n == 2 && s[0] == '.' && s[1] == '.') {
+			dcp_buf_free(&b);
+			errno = EINVAL;
+			return NULL;
+		}
+		if (!(b.len == 1 && b.data[0] == '/'))
+			dcp_buf_putc(&b, '/');
+		dcp_buf_add(&b, s, n);
+	}
+	if (!b.len)
+		dcp_buf_putc(&b, '/');
+	/* A cwd of "/" and a path: "/" + "/x" would double the slash. */
+	dcp_buf_putc(&b, '\0');
+	if (b.oom) {
+		dcp_buf_free(&b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return b.data;
+}
+
+/* ---- restore ---- */
+
+/* A mount a restore looks up from: its root, opened once. */
+struct mroot {
+	int id;
+	int fd;		/* O_PATH of its root, or -errno why there is none */
+	size_t tlen;	/* its mount point's length */
+};
+
+/* One entry's work in a batch. */
+struct item {
+	size_t entry;
+	int err;
+	struct dcp_pages_plan plan;
+};
+
+struct restore {
+	const struct dcp_manifest *m;
+	const struct dcp_manifest_restore_opts *o;
+	pthread_mutex_t lock; /* mroots and reports */
+	struct mroot *mr;
+	size_t nmr;
+	struct item *items;
+	size_t nitems;
+	size_t *order;	     /* the read phase's order */
+	size_t norder;
+	_Atomic size_t next;
+	int phase;	     /* 1 look up and plan, 2 read, 3 stop */
+	unsigned gen, running;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	_Atomic uint64_t entries, errors, files;
+};
+
+/*
+ * The root of the mount that PATH's text lies on, and that mount's
+ * mount-point length: every mount from it up to "/" must be one where a
+ * lookup does not wait on a daemon or a server.
+ */
+static int mount_root(struct restore *r, const char *path, size_t *tlen)
+{
+	struct dcp_mount mt, up;
+	int fd, ret;
+
+	ret = dcp_mounts_by_path(r->o->mounts, path, &mt);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&r->lock);
+	for (size_t i = 0; i < r->nmr; i++)
+		if (r->mr[i].id == mt.id) {
+			*tlen = r->mr[i].tlen;
+			fd = r->mr[i].fd;
+			pthread_mutex_unlock(&r->lock);
+			return fd;
+		}
+	fd = 0;
+	up = mt;
+	for (;;) {
+		char *parent;
+		const char *slash;
+
+		if (!dcp_pages_fstype_opens_safely(up.fstype)) {
+			fd = -EREMOTE;
+			break;
+		}
+		if (!strcmp(up.target, "/"))
+			break;
+		slash = strrchr(up.target, '/');
+		parent = slash && slash != up.target ? strndup(up.target, (size_t)(slash - up.target)) :
+			 strdup("/");
+		if (!parent) {
+			fd = -ENOMEM;
+			break;
+		}
+		ret = dcp_mounts_by_path(r->o->mounts, parent, &up);
+		free(parent);
+		if (ret < 0) {
+			fd = ret;
+			break;
+		}
+	}
+	if (fd == 0) {
+		/* The mount point's text names it: no symlink is followed. */
+		fd = dcp_openat2(AT_FDCWD, mt.target, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+				 RESOLVE_NO_SYMLINKS);
+		if (fd >= 0 && dcp_mnt_id(fd) != (uint64_t)mt.id && dcp_mnt_id(fd) != 0) {
+			close(fd);
+			fd = -EXDEV; /* another mount over it since the table was read */
+		}
+	}
+	struct mroot *v = realloc(r->mr, (r->nmr + 1) * sizeof(*v));
+
+	if (v) {
+		r->mr = v;
+		r->mr[r->nmr++] = (struct mroot){ mt.id, fd, strlen(mt.target) };
+	} else if (fd >= 0) {
+		close(fd);
+		fd = -ENOMEM;
+	}
+	*tlen = strlen(mt.target);
+	pthread_mutex_unlock(&r->lock);
+	return fd;
+}
+
+static void report(struct restore *r, size_t entry, int err)
+{
+	const char *what = err == ESTALE ? DCP_PAGES_MSG_CHANGED ", not restored" :
+			   err == ENODEV ? "not a regular file now, not restored" :
+			   err == EREMOTE ? "on a filesystem where a lookup may wait (FUSE, NFS...), "
+					    "not restored" :
+			   err == EXDEV ? "reached through another mount, not restored" :
+			   err == EINVAL ? "a path with '..' is not restored" : NULL;
+	struct dcp_manifest_event ev = { &r->m->v[entry], err, what };
+
+	atomic_fetch_add(&r->errors, 1);
+	if (!r->o->report)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->o->report(&ev, r->o->arg);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Phase 1 for one entry: look it up from its mount's root; plan a file's reads. */
+static void plan_one(struct restore *r, struct item *it)
+{
+	const struct dcp_manifest_entry *e = &r->m->v[it->entry];
+	char *abs = dcp_manifest_lexical(e->path);
+	const char *rest;
+	size_t tlen = 0;
+	int root, fd;
+
+	it->err = 0;
+	it->plan.fd = -1;
+	if (!abs) {
+		it->err = errno;
+		return;
+	}
+	root = mount_root(r, abs, &tlen);
+	if (root < 0) {
+		it->err = -root;
+		free(abs);
+		return;
+	}
+	rest = abs + tlen;
+	while (*rest == '/')
+		rest++;
+	if (!*rest)
+		rest = ".";
+	if (e->has_identity && e->nranges && e->state == DCP_CACHED && r->o->pages) {
+		fd = dcp_pages_plan_at(root, rest, &e->identity, (const uint64_t (*)[2])e->ranges,
+				       e->nranges, &it->plan);
+		if (fd == 0)
+			atomic_fetch_add(&r->files, 1);
+	} else {
+		fd = dcp_openat2(root, rest, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
+				 RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
+		if (fd >= 0)
+			close(fd);
+		/* An absent name looked up is what a negative entry records. */
+		if (fd == -ENOENT && e->state == DCP_NEGATIVE)
+			fd = 0;
+	}
+	free(abs);
+	it->err = fd < 0 ? -fd : 0;
+}
+
+static void *worker(void *arg)
+{
+	struct restore *r = arg;
+	unsigned seen = 0;
+
+	for (;;) {
+		int phase;
+
+		pthread_mutex_lock(&r->mu);
+		while (r->gen == seen)
+			pthread_cond_wait(&r->go, &r->mu);
+		seen = r->gen;
+		phase = r->phase;
+		pthread_mutex_unlock(&r->mu);
+		if (phase == 3)
+			return NULL;
+		for (;;) {
+			size_t i = atomic_fetch_add(&r->next, 1);
+
+			if (phase == 1 && i < r->nitems) {
+				plan_one(r, &r->items[i]);
+			} else if (phase == 2 && i < r->norder) {
+				struct item *it = &r->items[r->order[i]];
+				int ret = dcp_pages_plan_read(&it->plan, r->o->pages);
+
+				if (ret < 0)
+					it->err = -ret;
+			} else {
+				break;
+			}
+		}
+		pthread_mutex_lock(&r->mu);
+		if (--r->running == 0)
+			pthread_cond_signal(&r->done);
+		pthread_mutex_unlock(&r->mu);
+	}
+}
+
+/* Run PHASE on every thread and wait for all of them. */
+static void run_phase(struct restore *r, unsigned threads, int phase)
+{
+	pthread_mutex_lock(&r->mu);
+	atomic_store(&r->next, 0);
+	r->phase = phase;
+	r->running = threads;
+	r->gen++;
+	pthread_cond_broadcast(&r->go);
+	while (phase != 3 && r->running)
+		pthread_cond_wait(&r->done, &r->mu);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static struct item *sort_items;
+
+/* Device order: the physical offset where the reads begin, then the file. */
+static int cmp_order(const void *a, const void *b)
+{
+	const struct item *x = &sort_items[*(const size_t *)a], *y = &sort_items[*(const size_t *)b];
+
+	if (x->plan.physical != y->plan.physical)
+		return x->plan.physical < y->plan.physical ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* How many files one batch may hold open: the descriptors left, less the threads'. */
+static size_t batch_size(unsigned threads)
+{
+	struct rlimit rl;
+	size_t n = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		size_t room = rl.rlim_cur > 64 + 4 * (rlim_t)threads ?
+			      (size_t)(rl.rlim_cur - 64 - 4 * threads) : 1;
+
+		if (room < n)
+			n = room;
+	}
+	return n ? n : 1;
+}
+
+int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest_restore_opts *o,
+			 struct dcp_manifest_restore_stats *st)
+{
+	struct restore r = {
+		.m = m, .o = o,
+		.lock = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER,
+		.go = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER,
+	};
+	unsigned want = o->threads ? o->threads : dcp_warm_default_threads(), threads = 0;
+	uint64_t t0 = dcp_now_ns();
+	pthread_t *tids;
+	size_t batch, pos = 0;
+	int ret = 0;
+
+	*st = (struct dcp_manifest_restore_stats){ 0 };
+	if (!o->mounts || want > 4096)
+		return -EINVAL;
+	batch = batch_size(want);
+	if (batch < want)
+		want = (unsigned)batch;
+	tids = calloc(want, sizeof(*tids));
+	r.items = calloc(batch, sizeof(*r.items));
+	r.order = calloc(batch, sizeof(*r.order));
+	if (!tids || !r.items || !r.order) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < batch; i++)
+		r.items[i].plan.fd = -1;
+	/* Fewer threads when the system refuses that many (a task limit). */
+	for (; threads < want; threads++) {
+		if (pthread_create(&tids[threads], NULL, worker, &r))
+			break;
+	}
+	if (!threads) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	while (pos < m->n) {
+		r.nitems = 0;
+		for (; pos < m->n && r.nitems < batch; pos++)
+			if (dcp_manifest_counted(&m->v[pos]))
+				r.items[r.nitems++].entry = pos;
+		run_phase(&r, threads, 1);
+		r.norder = 0;
+		for (size_t i = 0; i < r.nitems; i++) {
+			struct item *it = &r.items[i];
+
+			if (it->err)
+				report(&r, it->entry, it->err);
+			else
+				atomic_fetch_add(&r.entries, 1);
+			if (it->plan.fd >= 0)
+				r.order[r.norder++] = i;
+		}
+		sort_items = r.items;
+		qsort(r.order, r.norder, sizeof(*r.order), cmp_order);
+		run_phase(&r, threads, 2);
+		for (size_t i = 0; i < r.norder; i++) {
+			struct item *it = &r.items[r.order[i]];
+
+			if (it->err) {
+				report(&r, it->entry, it->err);
+				atomic_fetch_sub(&r.entries, 1);
+			}
+		}
+	}
+	run_phase(&r, threads, 3);
+	for (unsigned i = 0; i < threads; i++)
+		pthread_join(tids[i], NULL);
+out:
+	for (size_t i = 0; r.items && i < batch; i++)
+		dcp_pages_plan_free(&r.items[i].plan);
+	for (size_t i = 0; i < r.nmr; i++)
+		if (r.mr[i].fd >= 0)
+			close(r.mr[i].fd);
+	free(r.mr);
+	free(r.items);
+	free(r.order);
+	free(tids);
+	st->entries = atomic_load(&r.entries);
+	st->errors = atomic_load(&r.errors);
+	st->files = atomic_load(&r.files);
+	st->jobs = threads;
+	st->elapsed_ns = dcp_now_ns() - t0;
+	return ret;
+}
