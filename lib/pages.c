@@ -1580,9 +1580,9 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 		__atomic_fetch_add(&bu->errors, 1, __ATOMIC_SEQ_CST);
 		return ret;
 	}
-	if (len || !want)
+	if (len || (!want && !big))
 		__atomic_fetch_add(&bu->files, 1, __ATOMIC_SEQ_CST);
-	return len < want ? 1 : 0;
+	return len < want || big ? 1 : 0;
 }
 
 /* ---- manifests ---- */
