@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dcp_pages.h"
 #include "dcp_probe.h"
@@ -63,6 +64,10 @@ struct dcp_manifest {
  */
 int dcp_manifest_read(const char *file, struct dcp_manifest *m,
 		      void (*bad)(size_t record, const char *what, void *arg), void *arg);
+
+/* dcp_manifest_fread - dcp_manifest_read() from the open stream F. */
+int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
+		       void (*bad)(size_t record, const char *what, void *arg), void *arg);
 
 /* dcp_manifest_free - free what M holds; M is then empty. */
 void dcp_manifest_free(struct dcp_manifest *m);

@@ -672,14 +672,25 @@ int dcp_manifest_read(const char *file, struct dcp_manifest *m,
 		      void (*bad)(size_t record, const char *what, void *arg), void *arg)
 {
 	FILE *f = strcmp(file, "-") ? fopen(file, "re") : stdin;
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = dcp_manifest_fread(f, m, bad, arg);
+	if (f != stdin)
+		fclose(f);
+	return ret;
+}
+
+int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
+		       void (*bad)(size_t record, const char *what, void *arg), void *arg)
+{
 	struct bufs b = { DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT };
 	char *line = NULL;
 	size_t cap = 0, record = 0;
 	ssize_t n;
 	int ret = 0;
 
-	if (!f)
-		return -errno;
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		struct dcp_manifest_entry e;
 		struct js j = { line, line + n, NULL, 0 };
@@ -725,8 +736,6 @@ int dcp_manifest_read(const char *file, struct dcp_manifest *m,
 	dcp_buf_free(&b.val);
 	dcp_buf_free(&b.tmp);
 	dcp_buf_free(&b.path);
-	if (f != stdin)
-		fclose(f);
 	if (!ret)
 		ret = assign_roots(m);
 	return ret;

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * unit/manifest - the residency manifest reader: what dcache-probe -r
+ * --ranges --json writes is read back whole, each malformed record is
+ * refused with its number, roots are assigned by path components, and
+ * paths are folded by their text alone.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dcprobe.h"
+
+struct bad {
+	size_t rec[16];
+	const char *what[16];
+	size_t n;
+};
+
+static void bad(size_t record, const char *what, void *arg)
+{
+	struct bad *b = arg;
+
+	if (b->n < 16) {
+		b->rec[b->n] = record;
+		b->what[b->n++] = what;
+	}
+}
+
+static int read_str(const char *s, struct dcp_manifest *m, struct bad *b)
+{
+	FILE *f = fmemopen((void *)s, strlen(s), "r");
+	int ret;
+
+	CHECK(f != NULL);
+	if (!f)
+		return -errno;
+	ret = dcp_manifest_fread(f, m, bad, b);
+	fclose(f);
+	return ret;
+}
+
+static void good(void)
+{
+	static const char in[] =
+		"{\"type\":\"entry\",\"path\":\"/srv\",\"state\":\"cached\",\"kind\":\"dir\",\"depth\":0}\n"
+		"{\"type\":\"entry\",\"path\":\"/srv/a\\\"b\\\\c\\u00e9\\ud83d\\ude00\",\"state\":\"cached\","
+		"\"kind\":\"file\",\"depth\":1,\"data\":\"measured\",\"pages\":{\"resident\":2,\"total\":3},"
+		"\"identity\":{\"dev\":\"259:3\",\"ino\":77,\"size\":9000,\"mtime_ns\":-12},"
+		"\"ranges\":[[0,4096],[8192,4096],[12288,0]]}\n"
+		"\n"
+		"{\"type\":\"entry\",\"path\":{\"bytes\":\"L3Nydi9i/w==\"},\"state\":\"negative\",\"depth\":1}\n"
+		"{\"type\":\"entry\",\"path\":\"/srvx/y\",\"state\":\"miss\",\"depth\":1}\n"
+		"{\"type\":\"entry\",\"path\":\"/srvx/z\",\"state\":\"cached\",\"depth\":1,\"ranges\":null}\n"
+		"{\"type\":\"root_data\",\"path\":\"/srv\",\"data\":{\"files\":1}}\n"
+		"{\"type\":\"summary\",\"paths\":4,\"cached_percent\":null,\"x\":[1.5e3,-0.25,true]}\n";
+	struct dcp_manifest m = { 0 };
+	struct bad b = { 0 };
+
+	CHECK_INT(read_str(in, &m, &b), 0);
+	CHECK_INT(b.n, 0);
+	CHECK_INT(m.n, 5);
+	if (m.n != 5)
+		return;
+	CHECK_STR(m.v[1].path, "/srv/a\"b\\c\xc3\xa9\xf0\x9f\x98\x80");
+	CHECK_INT(m.v[1].state, DCP_CACHED);
+	CHECK_INT(m.v[1].kind, DT_REG);
+	CHECK_INT(m.v[1].has_identity, 1);
+	CHECK_INT(m.v[1].identity.dev, makedev(259, 3));
+	CHECK_INT(m.v[1].identity.ino, 77);
+	CHECK_INT(m.v[1].identity.mtime_ns, -12);
+	CHECK_INT(m.v[1].nranges, 2); /* an empty range holds nothing */
+	CHECK_INT(m.v[1].ranges[1][0], 8192);
+	CHECK_INT(m.v[1].record, 2);
+	CHECK_INT(m.v[2].len, 7);
+	CHECK(memcmp(m.v[2].path, "/srv/b\xff", 7) == 0);
+	CHECK_INT(m.v[2].state, DCP_NEGATIVE);
+	CHECK_INT(m.v[2].record, 4);
+	/* Roots: /srv for its entries; /srvx is not below /srv, so its
+	 * entries, under no root, are roots of their own. */
+	CHECK_INT(m.nroots, 3);
+	CHECK_STR(m.roots[0], "/srv");
+	CHECK_INT(m.v[1].root, 0);
+	CHECK_INT(m.v[2].root, 0);
+	CHECK_STR(m.roots[m.v[3].root], "/srvx/y");
+	CHECK_STR(m.roots[m.v[4].root], "/srvx/z");
+	CHECK_INT(dcp_manifest_counted(&m.v[3]), 0); /* a miss was not in memory */
+	CHECK_INT(dcp_manifest_counted(&m.v[2]), 1);
+	dcp_manifest_free(&m);
+	CHECK_INT(m.n, 0);
+}
+
+/* Each line is malformed: refused with its record number, nothing kept. */
+static void malformed(void)
+{
+	static const char *const lines[] = {
+		"not json",
+		"{\"type\":\"entry\",\"path\":\"/a\"}",				/* no state */
+		"{\"type\":\"entry\",\"path\":\"\",\"state\":\"cached\"}",
+		"{\"type\":\"entry\",\"path\":\"/a\\u0000b\",\"state\":\"cached\"}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"warm\"}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"ranges\":[[0,1]]}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":[[-4096,4096]]}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":[[9223372036854775807,1]]}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":[[0.5,1]]}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":{}}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"dev\":\"x\",\"ino\":1,\"size\":1,\"mtime_ns\":1}}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"ino\":1}}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\"} trailing",
+		"{\"type\":\"entry\",\"path\":\"/a\\ud800\",\"state\":\"cached\"}",
+		"{\"type\":\"x\",\"deep\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+		"{\"type\":\"entry\",\"path\":{\"bytes\":\"@@@@\"},\"state\":\"cached\"}",
+	};
+	size_t n = sizeof(lines) / sizeof(lines[0]);
+
+	for (size_t i = 0; i < n; i++) {
+		struct dcp_manifest m = { 0 };
+		struct bad b = { 0 };
+		char *in = NULL;
+
+		CHECK(asprintf(&in, "{\"type\":\"summary\"}\n%s\n", lines[i]) > 0);
+		CHECK_INT(read_str(in, &m, &b), 0);
+		if (b.n != 1 || m.n)
+			fprintf(stderr, "line %zu: %s\n", i, lines[i]);
+		CHECK_INT(b.n, 1);
+		CHECK_INT(b.rec[0], 2);
+		CHECK_INT(m.n, 0);
+		dcp_manifest_free(&m);
+		free(in);
+	}
+}
+
+static void lexical(void)
+{
+	char *p;
+
+	CHECK_STR(p = dcp_manifest_lexical("/a//b/./c/"), "/a/b/c");
+	free(p);
+	CHECK_STR(p = dcp_manifest_lexical("/"), "/");
+	free(p);
+	CHECK_STR(p = dcp_manifest_lexical("/."), "/");
+	free(p);
+	errno = 0;
+	CHECK(dcp_manifest_lexical("/a/../b") == NULL);
+	CHECK_INT(errno, EINVAL);
+	CHECK(chdir("/tmp") == 0);
+	CHECK_STR(p = dcp_manifest_lexical("x/./y"), "/tmp/x/y");
+	free(p);
+	CHECK(chdir("/") == 0);
+	CHECK_STR(p = dcp_manifest_lexical("x"), "/x");
+	free(p);
+}
+
+int main(void)
+{
+	good();
+	malformed();
+	lexical();
+	return CHECK_DONE();
+}
