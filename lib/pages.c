@@ -60,11 +60,14 @@ static _Atomic int method_found; /* enum dcp_pages_method, 0 until probed */
 
 static long page_size(void)
 {
-	static long ps;
+	static _Atomic long ps; /* asked by any thread first */
+	long p = atomic_load_explicit(&ps, memory_order_relaxed);
 
-	if (!ps)
-		ps = sysconf(_SC_PAGESIZE);
-	return ps;
+	if (!p) {
+		p = sysconf(_SC_PAGESIZE);
+		atomic_store_explicit(&ps, p, memory_order_relaxed);
+	}
+	return p;
 }
 
 static int sys_cachestat(int fd, uint64_t off, uint64_t len, struct dcp_cachestat *cs)
@@ -1662,19 +1665,20 @@ int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 /* The physical offset of FD's byte OFF (FIEMAP), or UINT64_MAX when unknown. */
 static uint64_t physical_of(int fd, uint64_t off)
 {
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent ext[1];
-	} f;
+	struct fiemap *f = calloc(1, sizeof(*f) + sizeof(struct fiemap_extent));
+	uint64_t at = UINT64_MAX;
 
-	memset(&f, 0, sizeof(f));
-	f.fm.fm_start = off;
-	f.fm.fm_length = 1;
-	f.fm.fm_extent_count = 1;
-	if (ioctl(fd, FS_IOC_FIEMAP, &f) < 0 || !f.fm.fm_mapped_extents ||
-	    (f.ext[0].fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
-		return UINT64_MAX;
-	return f.ext[0].fe_physical + (off > f.ext[0].fe_logical ? off - f.ext[0].fe_logical : 0);
+	if (!f)
+		return at;
+	f->fm_start = off;
+	f->fm_length = 1;
+	f->fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, f) == 0 && f->fm_mapped_extents &&
+	    !(f->fm_extents[0].fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
+		at = f->fm_extents[0].fe_physical +
+		     (off > f->fm_extents[0].fe_logical ? off - f->fm_extents[0].fe_logical : 0);
+	free(f);
+	return at;
 }
 
 int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identity *id,
