@@ -31,10 +31,10 @@ static const char doc[] =
 "after its stat and reports how many were cold, how many are now cached, and\n"
 "lists those that still miss.\n"
 "\n"
-"With --manifest, what a residency manifest recorded (dcache-probe -r --ranges\n"
-"--json) is put back: each path's dentry and exactly the file ranges that were\n"
-"resident, reading only what is not resident now; a file that changed since is\n"
-"skipped and reported.\n"
+"With --manifest, what a residency manifest recorded (a snapshot that\n"
+"dcache-probe takes, see dcprobe(7)) is put back: each path's dentry and exactly\n"
+"the file ranges that were resident, reading only what is not resident now; a\n"
+"file that changed since is skipped and reported.\n"
 "\n"
 "Exit status: 0 done, 1 (--check) some entries still miss the cache,\n"
 "2 some path or directory failed (missing, unreadable, out of descriptors, a\n"
@@ -110,6 +110,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (o.manifest && (env.flags & DCP_WARM_CHECK))
 			argp_error(state, "--manifest excludes --check (dcache-probe --manifest "
 				   "says what a restore brought back)");
+		/* A restore has no trees for -s lines, and looks each path up as
+		 * recorded, following no link it ends in. */
+		if (o.manifest && (o.summary || o.total || o.verbose || o.follow != DCP_FOLLOW_NONE))
+			argp_error(state, "--manifest excludes %s", o.summary || o.total ? "-s and -c" :
+				   o.verbose ? "-v" : "-L and -H");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -415,10 +415,13 @@ static inline uint64_t dcp_pages_budget_read(const uint64_t *counter)
  * DIRFD) into the page cache within BUDGET: opened as dcp_pages_open_at()
  * opens (one O_PATH lookup, without RESOLVE_CACHED here, the type checked
  * on that descriptor, and that descriptor reopened), so a FIFO or a device
- * is never opened; the whole file is asked for at once with BUDGET's method
- * (read-ahead I/O of the whole range in flight), then read through a
- * scratch buffer, which waits for that I/O, so that the data is resident
- * when the call returns.
+ * is never opened; only its pages that are not resident now are read (a
+ * sparse file's data extents, less what is in memory: asked of cachestat,
+ * and of mincore for a file partly resident, without reading), so a warm
+ * file costs no read and none of BUDGET.  A cold file is asked for at once
+ * with BUDGET's method (read-ahead I/O of the whole range in flight), then
+ * read through a scratch buffer, which waits for that I/O, so that the
+ * data is resident when the call returns.
  * Returns 0, 1 when a limit skipped it (entirely or in part), or -errno.
  */
 int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,

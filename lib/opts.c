@@ -110,8 +110,8 @@ static const struct row table[] = {
 			    "Also read paths from FILE, one per line (- for standard input); "
 			    "repeatable", G_IN } },
 	{ DCP_OPTS_MANIFEST, { "manifest", OPT_MANIFEST, "FILE", 0,
-			       "Instead of PATHs, the paths of a residency manifest (dcache-probe -r "
-			       "--ranges --json; - for standard input): see dcprobe(7)", G_IN } },
+			       "Instead of PATHs, the paths of a residency manifest, a snapshot "
+			       "dcache-probe took (- for standard input): see dcprobe(7)", G_IN } },
 	{ DCP_OPTS_INPUT, { "files0-from", OPT_FILES0_FROM, "FILE", 0,
 			    "Also read paths from FILE, each ended by a NUL byte, as find "
 			    "-print0 writes them (- for standard input); repeatable", G_IN } },
@@ -311,9 +311,10 @@ static void check(struct argp_state *state, struct dcp_opts *o)
 {
 	if (o->manifest) {
 		/* The manifest says which paths: nothing to walk or to add. */
-		if (o->npaths || o->ninputs || r_given)
+		if (o->npaths || o->ninputs || r_given || o->max_depth >= 0 || o->min_depth > 0)
 			argp_error(state, "--manifest excludes %s", r_given ? "-r" :
-				   o->npaths ? "PATH arguments" : "--from and --files0-from");
+				   o->npaths ? "PATH arguments" : o->ninputs ? "--from and --files0-from" :
+				   o->max_depth >= 0 ? "--max-depth" : "--mindepth");
 	} else if (!o->npaths && !o->ninputs && !(o->set & DCP_OPTS_PATHS_OPTIONAL)) {
 		argp_error(state, (o->set & DCP_OPTS_INPUT) ?
 			   "no PATH given (and no --from or --files0-from)" : "no PATH given");

@@ -384,7 +384,7 @@ ENTRIES	ERRORS	PATH" "$lines"
 # rounded up as du -h and numfmt --round=up), and sizes read by coreutils'
 # rules (2GB is 10^9 bytes twice, 2G is 2 GiB), never reinterpreted.
 test_sizes_people_read() {
-	local f=$SHUNIT_TMPDIR/big
+	local f=$MNT/big
 	head -c 1572864 /dev/zero >"$f"
 	cat "$f" >/dev/null
 	run cachedopen --pages --human-readable "$f"
@@ -393,6 +393,9 @@ test_sizes_people_read() {
 	assertContains "$OUT" "bytes=$(numfmt --to=si --round=up 1572864)/$(numfmt --to=si --round=up 1572864)"
 	run cachedopen --pages "$f"
 	assertContains "digits by default" "$OUT" "bytes=1572864/1572864"
+	# warm reads only what is not resident: the fixture's file, cold.
+	sync "$f"
+	fixture_cold_busy "$MNT"
 	run warm --pages --check --human-readable "$f"
 	assertContains "$ERR" "1.5M bytes read"
 	run warm --pages --max-bytes 2GB --json "$f"

@@ -875,6 +875,44 @@ mount-may-wait $t/sub/mnt" \
 	rm -rf "$t"
 }
 
+# A manifest is input anyone may have edited: a restore looks each path up
+# from the root of the mount its text names, never leaving it, and never
+# on FUSE or NFS, so a stopped daemon cannot stall it, whether the path is
+# on the FUSE mount or reaches it through a symlink.  (dcache-probe
+# --manifest probes with RESOLVE_CACHED, which never waits either.)
+test_manifest_restore_never_waits_on_fuse() {
+	local src=$SHUNIT_TMPDIR/msrc fuse pid d=$MNT/mlinks m=$SHUNIT_TMPDIR/fuse.jsonl
+	fuse=$(mktemp -d "$FIXTURE_ROOT/mfuse.XXXXXX")
+	mkdir -p "$src" "$d/real" && head -c $((4 * PS)) /dev/urandom >"$src/f"
+	head -c $((4 * PS)) /dev/urandom >"$d/real/f"
+	bindfs -o entry_timeout=600,attr_timeout=600 "$src" "$fuse" || fail "bindfs"
+	ln -s "$fuse" "$d/dir"
+	cat "$fuse/f" "$d/real/f" >/dev/null
+	python3 - "$fuse/f" "$d/dir/f" "$d/real/f" >"$m" <<'PY'
+import json, os, sys
+for p in sys.argv[1:]:
+    st = os.stat(p)
+    print(json.dumps({"type": "entry", "path": p, "state": "cached", "kind": "file", "depth": 0,
+                      "identity": {"dev": "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)),
+                                   "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns},
+                      "ranges": [[0, st.st_size]]}))
+PY
+	sync
+	cold "$MNT"
+	pid=$(pgrep -f "bindfs .*$fuse" | head -1)
+	assertNotNull "the daemon" "$pid"
+	kill -STOP "$pid"
+	run timeout 20 warm --manifest="$m"
+	assertEquals "no hang; the two FUSE paths are errors ($ERR)" 2 "$RC"
+	assertContains "$ERR" "'$fuse/f': on a filesystem where a lookup may wait"
+	assertContains "$ERR" "'$d/dir/f': reached through another mount, not restored"
+	assertEquals "the file on the fixture is restored" "$((4 * PS))" "$(fincore -n -r -b -o RES "$d/real/f")"
+	run timeout 20 dcache-probe --manifest="$m"
+	assertNotEquals "dcache-probe --manifest: no hang" 124 "$RC"
+	kill -CONT "$pid"
+	umount "$fuse"
+	rm -rf "$d"
+}
 
 # shellcheck disable=SC1090
 # Issue 20 (snapshot): --ranges lists each file's resident byte ranges,
