@@ -59,7 +59,8 @@ struct dcp_manifest {
  * record that is malformed (no path or state, a path with a NUL byte, an
  * identity or a range that is not a pair of non-negative integers within
  * 2^63, ranges without an identity...), is handed to BAD with its record
- * number and a sentence, and skipped.  Returns 0 or the -errno of reading
+ * number and a sentence, and skipped.  So is a path with a ".." component:
+ * what it names depends on the symlinks along it.  Returns 0 or the -errno of reading
  * FILE (what was read before stays in M).
  */
 int dcp_manifest_read(const char *file, struct dcp_manifest *m,

@@ -472,6 +472,16 @@ static int kind_of(const char *s)
 	return -1;
 }
 
+/* Whether the LEN bytes at P hold a ".." component. */
+static bool has_dotdot(const char *p, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++)
+		if (p[i] == '.' && p[i + 1] == '.' && (i == 0 || p[i - 1] == '/') &&
+		    (i + 2 == len || p[i + 2] == '/'))
+			return true;
+	return false;
+}
+
 struct bufs {
 	struct dcp_buf key, val, tmp, path;
 };
@@ -557,6 +567,8 @@ static bool parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry
 		js_fail(j, "a path contains a NUL byte");
 	else if (b->path.len >= PATH_MAX)
 		js_fail(j, "the path is longer than PATH_MAX (4096 bytes)");
+	else if (has_dotdot(b->path.data, b->path.len))
+		js_fail(j, "a path with a '..' component: what it names depends on symlinks");
 	else if (e->nranges && !e->has_identity)
 		js_fail(j, "\"ranges\" without \"identity\": whose ranges they are is not known");
 	else if (has_ranges && e->has_identity && e->state != DCP_CACHED)

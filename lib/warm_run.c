@@ -293,8 +293,9 @@ static void pages_text(struct dcp_buf *b)
 	const struct dcp_pages_budget *p = &env.pages;
 	uint64_t pages = dcp_pages_budget_read(&p->pages);
 
-	dcp_buf_printf(b, "%s: data: %llu files, ", program_invocation_name,
-		       (unsigned long long)dcp_pages_budget_read(&p->files));
+	dcp_buf_printf(b, "%s: data: ", program_invocation_name);
+	dcp_buf_count(b, dcp_pages_budget_read(&p->files), "file", "files");
+	dcp_buf_puts(b, ", ");
 	dcp_buf_bytes(b, dcp_pages_budget_read(&p->bytes));
 	dcp_buf_printf(b, " bytes read, %llu left out by limits",
 		       (unsigned long long)dcp_pages_budget_read(&p->skipped));

@@ -62,6 +62,11 @@ fixture_require() {
 	fi
 }
 
+# The fixtures' mount options: ext4 reads block bitmaps in the background
+# for a second or so after a mount (prefetch_block_bitmaps), which a test
+# counting the device's reads after a remount would see at random.
+FIXTURE_MOUNT_OPTS=loop,no_prefetch_block_bitmaps
+
 # fixture_new [SIZE_MB [MKFS_ARGS...]] - make, mount and print a fixture's mount point.
 fixture_new() {
 	local size=${1:-32}
@@ -77,7 +82,7 @@ fixture_new() {
 	truncate -s "${size}M" "$img" || return 1
 	# No lazy init: no kernel thread writes the image behind the test's back.
 	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$@" "$img" >/dev/null || return 1
-	mount -o loop "$img" "$dir" || return 1
+	mount -o "$FIXTURE_MOUNT_OPTS" "$img" "$dir" || return 1
 	chmod 0755 "$dir"
 	printf '%s\n' "$dir"
 }
@@ -87,7 +92,7 @@ fixture_cold() {
 	local dir=$1
 	sync -f "$dir" 2>/dev/null
 	umount "$dir" || return 1
-	mount -o loop "$dir.img" "$dir" || return 1
+	mount -o "$FIXTURE_MOUNT_OPTS" "$dir.img" "$dir" || return 1
 }
 
 # fixture_cold_busy MNT - fixture_cold, retried: io_uring releases direct
@@ -97,7 +102,7 @@ fixture_cold_busy() {
 	local dir=$1 i
 	for ((i = 0; i < 100; i++)); do
 		fixture_cold "$dir" 2>/dev/null && return 0
-		mountpoint -q "$dir" || mount -o loop "$dir.img" "$dir" || return 1
+		mountpoint -q "$dir" || mount -o "$FIXTURE_MOUNT_OPTS" "$dir.img" "$dir" || return 1
 		sleep 0.1
 	done
 	fixture_cold "$dir"

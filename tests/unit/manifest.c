@@ -116,6 +116,8 @@ static void malformed(void)
 		"{\"type\":\"entry\",\"path\":\"/a\\ud800\",\"state\":\"cached\"}",
 		"{\"type\":\"x\",\"deep\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
 		"{\"type\":\"entry\",\"path\":{\"bytes\":\"@@@@\"},\"state\":\"cached\"}",
+		"{\"type\":\"entry\",\"path\":\"/a/../b\",\"state\":\"cached\"}",
+		"{\"type\":\"entry\",\"path\":\"..\",\"state\":\"negative\"}",
 	};
 	size_t n = sizeof(lines) / sizeof(lines[0]);
 

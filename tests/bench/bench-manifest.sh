@@ -1,0 +1,155 @@
+#!/bin/bash
+# bench-manifest.sh - residency manifests (issue 20), against what a user
+# would do instead.
+#
+#  1. Restoring from cold: warm --manifest=M over a fixture of COUNT files
+#     (tests/lib/manifest.py make: scattered page ranges, whole files,
+#     sparse files, files only looked up) against vmtouch -t of the same
+#     files (whole files: vmtouch has no per-file ranges) and dd reading
+#     the same ranges in manifest order (one dd per range, bs=PAGESIZE).
+#     The ext4 image is on a loop device with direct I/O, so reads go to
+#     the disk and not to the image file's page cache; every run starts
+#     from an unmount and mount of it (its dentries, inodes and pages
+#     cold), with the device's default read-ahead.  The snapshot itself is
+#     taken with read-ahead off, so that its ranges are the scattered ones
+#     read.  Each run's bytes read (the loop device's sectors) and the
+#     pages resident after it (cachestat over the manifest's files) are
+#     printed beside its time.
+#  2. Taking a snapshot of warm PROBE: dcache-probe -r --pages --ranges
+#     --json against dcache-probe -r --pages --json (target <= 1.5x) and
+#     vmtouch PROBE, all on warm caches (one unmeasured run of each
+#     first).
+#
+# Usage: tests/bench/bench-manifest.sh [PROBE]   (as root; default /usr)
+#   RUNS=5        runs of each command (interleaved), median reported
+#   COUNT=3000    files in the fixture of part 1
+#   BIN=dir       the built commands (default: build/bin next to this tree)
+#   PART="1 2"    which parts to run
+#
+# Not a test: it gates nothing.  It drops no cache but the fixture's own.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/bench/lib.sh
+. "$here/lib.sh"
+PROBE=${1:-/usr}
+RUNS=${RUNS:-5}
+COUNT=${COUNT:-3000}
+BIN=${BIN:-$here/../../build/bin}
+PART=${PART:-1 2}
+MPY="/usr/bin/python3 $here/../lib/manifest.py"
+PS=$(getconf PAGESIZE)
+
+die() { echo "bench-manifest: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "must run as root (it mounts an image)"
+if [ ! -x "$BIN/warm" ] || [ ! -x "$BIN/dcache-probe" ]; then
+	die "no commands in $BIN (build first, or set BIN=)"
+fi
+"$BIN/warm" --help | grep -q -- --manifest || die "$BIN/warm has no --manifest"
+command -v vmtouch >/dev/null || die "vmtouch is not installed (apt-get install vmtouch)"
+
+bench_scratch bench-manifest
+
+declare -A times bytes resident
+ms_of() { # CMD... - run it, print its wall time in ms
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+
+echo "cpus: $(nproc); kernel $(uname -r); load: $(cut -d' ' -f1-3 /proc/loadavg); $(vmtouch 2>&1 | grep -m1 -o 'vmtouch v[0-9.]*')"
+
+if [[ " $PART " == *" 1 "* ]]; then
+	truncate -s 512M "$tmp/img"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$tmp/img" || die "mkfs failed"
+	loopdev=$(losetup -f --show --direct-io=on "$tmp/img") || die "losetup failed"
+	# No block bitmaps read in the background after each mount.
+	mount -o no_prefetch_block_bitmaps "$loopdev" "$mnt" || die "mount failed"
+	ra=$(blockdev --getra "$loopdev")
+	$MPY make "$mnt/w" "$tmp/plan" "$COUNT" 20 || die "cannot make the tree"
+	sync
+	go_cold() {
+		local _
+		sync -f "$mnt"
+		for _ in 1 2 3 4 5; do
+			umount "$mnt" 2>/dev/null && break
+			sleep 0.3
+		done
+		mountpoint -q "$mnt" && echo "bench-manifest: $mnt stays busy: this run is not cold" >&2
+		mountpoint -q "$mnt" || mount -o no_prefetch_block_bitmaps "$loopdev" "$mnt"
+		blockdev --setra "${1:-$ra}" "$loopdev"
+		sync -f "$mnt"
+	}
+	go_cold 0
+	$MPY workload "$mnt/w" "$tmp/plan"
+	"$BIN/dcache-probe" -r --ranges --json "$mnt/w" >"$tmp/M"
+	$MPY ranges "$tmp/M" >"$tmp/ranges"
+	# vmtouch's list: each file with a recorded range, in manifest order.
+	cut -d' ' -f1 "$tmp/ranges" | awk '!seen[$0]++' | tr '\n' '\0' >"$tmp/files0"
+	rec=$($MPY check "$tmp/M" | awk '/^files / { print $6 }')
+	echo "== 1. restoring a manifest of $(grep -c . "$tmp/ranges") ranges of $(tr -cd '\000' <"$tmp/files0" | wc -c) files ($((rec / 1024)) KiB recorded; tree: $COUNT files, $(du -sh "$mnt/w" | cut -f1)), from cold, read-ahead $ra sectors, on $loopdev (direct I/O) backed by:"
+	lsblk -o NAME,TYPE,SIZE,ROTA,SCHED,MODEL "$(findmnt -no SOURCE --target "$tmp")" 2>/dev/null | sed 's/^/  /'
+	sectors() { awk '{ print $3 }' "/sys/block/${loopdev#/dev/}/stat"; }
+	dd_ranges() {
+		local p off len
+		while read -r p off len; do
+			dd if="$p" of=/dev/null bs="$PS" skip=$((off / PS)) count=$(((len + PS - 1) / PS)) 2>/dev/null
+		done <"$tmp/ranges"
+	}
+	cmds=("warm --manifest" "vmtouch -t" "dd the ranges")
+	for ((r = 1; r <= RUNS; r++)); do
+		for c in "${cmds[@]}"; do
+			go_cold
+			s0=$(sectors)
+			case $c in
+			warm*) times[$c]+=" $(ms_of "$BIN/warm" -q --manifest="$tmp/M")" ;;
+			vmtouch*) times[$c]+=" $(ms_of xargs -0 -a "$tmp/files0" vmtouch -tq)" ;;
+			dd*) times[$c]+=" $(ms_of dd_ranges)" ;;
+			esac
+			s1=$(sectors)
+			bytes[$c]+=" $(((s1 - s0) * 512))"
+			resident[$c]+=" $($MPY resident "$tmp/M")"
+		done
+		echo "  run $r done"
+	done
+	echo "  median over $RUNS runs:"
+	printf '  %-18s %9s %12s %14s   %s\n' command "time (ms)" "read (KiB)" "resident pgs" "runs (ms)"
+	for c in "${cmds[@]}"; do
+		printf '  %-18s %9s %12s %14s  %s\n' "$c" "$(median <<<"${times[$c]}")" \
+			"$(($(median <<<"${bytes[$c]}" | cut -d. -f1) / 1024))" "$(median <<<"${resident[$c]}")" "${times[$c]}"
+	done
+	awk -v w="$(median <<<"${times[warm --manifest]}")" -v v="$(median <<<"${times[vmtouch -t]}")" \
+		-v d="$(median <<<"${times[dd the ranges]}")" \
+		-v wb="$(median <<<"${bytes[warm --manifest]}")" -v vb="$(median <<<"${bytes[vmtouch -t]}")" \
+		-v db="$(median <<<"${bytes[dd the ranges]}")" -v rec="$rec" \
+		'BEGIN { printf "  warm --manifest: time %.2fx vmtouch -t, %.2fx dd; bytes read %.2fx vmtouch -t, %.2fx dd, %.2fx recorded\n", w / v, w / d, wb / vb, wb / db, wb / rec }'
+	umount "$mnt"
+	losetup -d "$loopdev"
+	loopdev=
+fi
+
+if [[ " $PART " == *" 2 "* ]]; then
+	echo "== 2. a snapshot of warm $PROBE ($(find "$PROBE" -xdev -type f | wc -l) files)"
+	cmds=("dcache-probe -r --pages --ranges --json" "dcache-probe -r --pages --json" "vmtouch")
+	run2() {
+		case $1 in
+		*--ranges*) ms_of "$BIN/dcache-probe" -r --pages --ranges --json "$PROBE" ;;
+		dcache*) ms_of "$BIN/dcache-probe" -r --pages --json "$PROBE" ;;
+		vmtouch) ms_of vmtouch "$PROBE" ;;
+		esac
+	}
+	for c in "${cmds[@]}"; do run2 "$c" >/dev/null; done # warm everything first
+	for ((r = 1; r <= RUNS; r++)); do
+		for c in "${cmds[@]}"; do times[$c]+=" $(run2 "$c")"; done
+	done
+	"$BIN/dcache-probe" -r --pages --ranges --json "$PROBE" 2>/dev/null | tail -1 | cut -c1-300 | sed 's/^/  summary: /'
+	echo "  median over $RUNS runs:"
+	printf '  %-42s %9s   %s\n' command "time (ms)" "runs (ms)"
+	for c in "${cmds[@]}"; do
+		printf '  %-42s %9s  %s\n' "$c" "$(median <<<"${times[$c]}")" "${times[$c]}"
+	done
+	awk -v r="$(median <<<"${times[dcache-probe -r --pages --ranges --json]}")" \
+		-v p="$(median <<<"${times[dcache-probe -r --pages --json]}")" -v v="$(median <<<"${times[vmtouch]}")" \
+		'BEGIN { printf "  --ranges: %.2fx --pages (target <= 1.5x), %.2fx vmtouch\n", r / p, r / v }'
+fi

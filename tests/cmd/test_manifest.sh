@@ -1,0 +1,493 @@
+#!/bin/bash
+# Residency manifests (issue 20): a snapshot (dcache-probe -r --ranges
+# --json) restored by warm --manifest and verified by dcache-probe
+# --manifest, on a real cold fixture with read-ahead off, checked against
+# cachestat(2) and fincore(1) (tests/lib/manifest.py), the loop device's
+# sector counters and the independent prober tests/oprobe.
+#
+# The machine's DAMON pageout scheme (tests/README.md, "Known limits")
+# reclaims page-cache pages left idle for about 5 s.  No check here waits
+# or retries for it: a page read and then reclaimed leaves a shadow entry
+# that cachestat counts as evicted (a remount leaves none), so the checks
+# count such pages as read, and a sector count allows exactly the pages
+# that were evicted before the command measured started.
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require
+
+PS=$(getconf PAGESIZE)
+# ext4 reads its block bitmaps in the background after a mount (its lazy
+# init thread prefetches them, up to a second or two later): not in the
+# sectors a command is charged with.
+MOPTS=no_prefetch_block_bitmaps
+OPROBE=${DCP_BUILD:-$DCP_BIN/..}/tests/oprobe
+
+mpy() { python3 "$DCP_TESTS/lib/manifest.py" "$@"; }
+
+# mchk ARGS... - a check of manifest.py: its lines, and a line saying so
+# when it failed (a checker that crashes must not read as "no difference").
+mchk() {
+	local out
+	out=$(mpy "$@" 2>&1) || out+=$'\n'"manifest.py $1 failed"
+	printf '%s\n' "$out"
+}
+
+oneTimeSetUp() {
+	# A fixture (as fixture_new) on a loop device of the suite's own,
+	# attached for the whole run: a manifest records each file's device,
+	# which must stay the same across remounts (mount -o loop may take
+	# another device each time).  Nothing else opens the device, so an
+	# unmount still drops its cached metadata.
+	MNT=$(mktemp -d "$FIXTURE_ROOT/mnt.XXXXXX") || fail "mktemp"
+	truncate -s 256M "$MNT.img" || fail "truncate"
+	# 4 KiB blocks, as on a real disk (mke2fs takes 1 KiB below 512 MB).
+	mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$MNT.img" >/dev/null || fail "mkfs"
+	LOOP=$(losetup -f --show "$MNT.img") || fail "losetup"
+	mount -o "$MOPTS" "$LOOP" "$MNT" || fail "mount $LOOP"
+	chmod 0755 "$MNT"
+	MDIR=$(mktemp -d "$FIXTURE_ROOT/manifests.XXXXXX")
+	chmod 0755 "$MDIR"
+	PLAN=$MDIR/plan
+	M=$MDIR/w.jsonl
+	mpy make "$MNT/w" "$PLAN" 2000 20 || fail "cannot make the tree"
+	chmod -R a+rX "$MNT/w"
+	# The workload, on a cold fixture without read-ahead: scattered page
+	# ranges of 2000 files, then the snapshot.
+	mcold || fail "cannot remount"
+	mpy workload "$MNT/w" "$PLAN" || fail "workload"
+	dcache-probe -r --ranges --json "$MNT/w" >"$M"
+	json_log dcache-probe "$M"
+	chmod 0644 "$M"
+	# The bytes recorded: the sum of the ranges' lengths.
+	REC=$(mchk check "$M" | awk '/^files / { print $6 }')
+}
+
+oneTimeTearDown() {
+	umount "$MNT" 2>/dev/null
+	[ -z "$LOOP" ] || losetup -d "$LOOP"
+	LOOP=
+}
+
+# mcold - unmount and mount again (every lookup and page of the fixture
+# cold), read-ahead off.  umount is tried again while busy: io_uring
+# releases a finished command's descriptors asynchronously (fixture.sh).
+mcold() {
+	local i
+	sync -f "$MNT" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		umount "$MNT" 2>/dev/null && break
+		sleep 0.1
+	done
+	mountpoint -q "$MNT" && { echo "mcold: $MNT stays busy" >&2; return 1; }
+	mount -o "$MOPTS" "$LOOP" "$MNT" || return 1
+	blockdev --setra 0 "$LOOP"
+	# The remount left the superblock dirty: written now, not in a window
+	# measured.
+	sync -f "$MNT"
+}
+
+# Sectors read by the fixture's loop device so far.
+sectors() { awk '{ print $3 }' "/sys/block/${LOOP#/dev/}/stat"; }
+
+# Pages of MANIFEST's ranges and of the loop device's cache evicted now.
+evicted() { mpy evicted "$1" "$LOOP"; }
+
+# read_pages FILE - pages of FILE read in since the remount: resident per
+# fincore, plus those reclaimed since (cachestat's evicted count).
+read_pages() {
+	echo $(($(fincore -n -r -o PAGES "$1") + $(python3 -c '
+import os, sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+import manifest
+print(manifest.cachestat(os.open(sys.argv[2], os.O_RDONLY), 0, 0)[1])' "$DCP_TESTS/lib" "$1")))
+}
+
+# bytes_read JSON - the data bytes_read of warm's JSON summary.
+bytes_read() { json_get '[o for o in objs if o["type"] == "summary"][-1]["data"]["bytes_read"]' <<<"$1"; }
+
+# Lines of strace -f output with the calls a thread left unfinished joined
+# to their resumption, so that each open is one line with its result.
+strace_joined() {
+	python3 - "$1" <<'PY'
+import re, sys
+pending = {}
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    m = re.match(r"^(\d+) +(.*) <unfinished \.\.\.>$", line)
+    if m:
+        pending[m.group(1)] = m.group(2)
+        continue
+    m = re.match(r"^(\d+) +<\.\.\. \w+ resumed>(.*)$", line)
+    if m:
+        print(m.group(1), pending.pop(m.group(1), "") + m.group(2))
+        continue
+    print(line)
+PY
+}
+
+# The snapshot half, which the rest relies on: the manifest holds what the
+# workload read (no read-ahead), files never looked up are misses.
+test_snapshot_is_what_the_workload_read() {
+	assertEquals "the snapshot's ranges are the pages read" "" "$(mchk expect "$MNT/w" "$PLAN" "$M" | head -5)"
+	assertTrue "thousands of pages recorded ($REC bytes)" "[ $((REC / PS)) -gt 2000 ]"
+}
+
+# Round trip: warm --manifest on the cold fixture brings back exactly the
+# recorded pages (per range: cachestat; per file: fincore), nothing else,
+# leaves the snapshot's misses alone, and reads at most 10% more than the
+# recorded bytes plus what looking the tree up costs (a cold warm -r of it,
+# measured here); a second restore reads nothing.
+test_round_trip() {
+	local s0 s1 meta bytes out ev
+	mcold || fail "remount"
+	s0=$(sectors)
+	warm -r -q "$MNT/w"
+	s1=$(sectors)
+	meta=$(((s1 - s0) * 512))
+	mcold || fail "remount"
+	s0=$(sectors)
+	run timeout 120 warm --manifest="$M"
+	s1=$(sectors)
+	bytes=$(((s1 - s0) * 512))
+	assertEquals "exit status ($ERR)" 0 "$RC"
+	assertContains "the data line" "$ERR" "warm: data: "
+	# The prober first: what the snapshot saw missing is still missing.
+	assertTrue "the snapshot has misses" "[ $(mpy paths "$M" miss | grep -c .) -gt 100 ]"
+	assertEquals "the snapshot's misses are left alone" "" \
+		"$(mpy paths "$M" miss | "$OPROBE" - | grep -v '^miss ' | head -3)"
+	out=$(mchk check "$M" 1)
+	assertEquals "every recorded page resident, no other" "" "$(grep -v '^files ' <<<"$out" | head -5)"
+	assertEquals "fincore agrees" "" "$(mchk fincore "$M" | head -5)"
+	echo "round trip: recorded $REC bytes, read $bytes bytes, looking the tree up $meta bytes ($(grep '^files ' <<<"$out"))"
+	assertTrue "read $bytes bytes <= 1.1 x $REC recorded + $meta (lookups)" \
+		"[ $((bytes * 10)) -le $((REC * 11 + meta * 10)) ]"
+	assertTrue "read at least the recorded data that is not a hole" "[ $bytes -gt $((REC / 2)) ]"
+	# Again, the manifest from standard input: everything is resident.
+	ev=$(evicted "$M")
+	s0=$(sectors)
+	run warm --manifest=- <"$M"
+	s1=$(sectors)
+	assertEquals "second run: exit status ($ERR)" 0 "$RC"
+	assertTrue "a second restore reads nothing: $(((s1 - s0) * 512)) bytes read, $ev pages evicted since" \
+		"[ $(((s1 - s0) * 512)) -le $((ev * PS)) ]"
+	[ "$ev" = 0 ] && assertContains "it says so" "$ERR" " files, 0 bytes read"
+	ev=$(evicted "$M")
+	run warm --manifest="$M" --json
+	assertEquals "third run: exit status ($ERR)" 0 "$RC"
+	assertTrue "--json: $(bytes_read "$OUT") bytes read, $ev pages evicted since" \
+		"[ $(bytes_read "$OUT") -le $((ev * PS)) ]"
+}
+
+# POSIX_FADV_RANDOM: with the device's read-ahead on, a restore still
+# brings in the recorded pages and nothing around them.
+test_restore_reads_nothing_beyond_the_ranges() {
+	local out
+	mcold || fail "remount"
+	blockdev --setra 256 "$LOOP"
+	run timeout 120 warm --manifest="$M"
+	blockdev --setra 0 "$LOOP"
+	assertEquals "exit status ($ERR)" 0 "$RC"
+	out=$(mchk check "$M")
+	assertEquals "read-ahead on: the recorded pages, no other" "" "$(grep -v '^files ' <<<"$out" | head -5)"
+}
+
+# --max-bytes keeps its meaning: a restore reads at most that much.
+test_restore_within_max_bytes() {
+	local s0 s1 meta res
+	mcold || fail "remount"
+	s0=$(sectors)
+	warm -r -q "$MNT/w"
+	s1=$(sectors)
+	meta=$(((s1 - s0) * 512))
+	mcold || fail "remount"
+	s0=$(sectors)
+	run timeout 120 warm --manifest="$M" --max-bytes=1M --json
+	s1=$(sectors)
+	assertTrue "no crash ($RC)" "[ $RC -lt 64 ]"
+	assertTrue "1 MiB said read: $(bytes_read "$OUT")" \
+		"[ $(bytes_read "$OUT") -le 1048576 ] && [ $(bytes_read "$OUT") -gt $((1048576 - 64 * PS)) ]"
+	assertTrue "some left out" "[ $(json_get '[o for o in objs if o["type"] == "summary"][-1]["data"]["left_out"]' <<<"$OUT") -gt 0 ]"
+	res=$(mpy resident "$M")
+	assertTrue "at most 1 MiB resident: $res pages" "[ $((res * PS)) -le 1048576 ] && [ $res -gt 0 ]"
+	assertTrue "at most 1 MiB read: $(((s1 - s0) * 512)) bytes, lookups $meta" \
+		"[ $(((s1 - s0) * 512)) -le $((1048576 + meta)) ]"
+}
+
+# dcache-probe --manifest: what share of the manifest is cached, and how
+# much of each file's recorded data is resident, never perturbing; held
+# against the prober (run after it) and cachestat per recorded range.
+test_verify_before_and_after_a_restore() {
+	local v=$MDIR/verify.jsonl o=$MDIR/oprobe.out r r0
+	mcold || fail "remount"
+	mpy paths "$M" | "$OPROBE" - >"$o.before"
+	run dcache-probe -q --manifest="$M" --min-resident 99
+	assertEquals "cold: the gate fails" 1 "$RC"
+	mpy paths "$M" | "$OPROBE" - >"$o"
+	assertEquals "cold: the probe changed no path's state" "" "$(diff "$o.before" "$o" | head -5)"
+	# Part of the files read back by hand: a page of every third file, the
+	# name of the next one, nothing of the third nor of d19.
+	python3 - "$M" "$PS" <<'PY'
+import json, os, sys
+k = 0
+# In path order: a walk's record order varies from run to run.
+for o in sorted((json.loads(line) for line in open(sys.argv[1])), key=lambda o: o.get("path", "")):
+    if o.get("type") != "entry" or o.get("state") != "cached" or o.get("kind") != "file" \
+            or not o.get("ranges") or "/d19/" in o["path"]:
+        continue
+    k += 1
+    if k % 3 == 0:
+        fd = os.open(o["path"], os.O_RDONLY)
+        os.pread(fd, int(sys.argv[2]), o["ranges"][-1][0])
+        os.close(fd)
+    elif k % 3 == 1:
+        os.stat(o["path"])
+PY
+	# The prober before and after (it changes nothing), and the pages
+	# resident in the ranges before: the probe must leave both as found.
+	mpy paths "$M" | "$OPROBE" - >"$o.before"
+	r0=$(mpy rangeres "$M" "$o.before")
+	run dcache-probe --manifest="$M" --json
+	printf '%s\n' "$OUT" >"$v"
+	assertEquals "some paths miss: exit 1 ($ERR)" 1 "$RC"
+	mpy paths "$M" | "$OPROBE" - >"$o"
+	assertEquals "the probe changed no path's state" "" "$(diff "$o.before" "$o" | head -5)"
+	r=$(mchk verify "$M" "$v" "$o")
+	echo "partly warm: $(tail -1 <<<"$r")"
+	assertTrue "the probe read no data in: $r0 pages resident before, $(tail -1 <<<"$r")" \
+		"[ $(tail -1 <<<"$r" | sed 's/.* resident=//') -le $r0 ]"
+	assertEquals "states, pages and totals as the prober and cachestat" "" "$(grep -v '^expect ' <<<"$r" | head -5)"
+	assertContains "a true share: both cached and missed paths" "$(tail -1 <<<"$r")" " miss="
+	assertNotContains "$(tail -1 <<<"$r")" " miss=0 "
+	assertNotContains "$(tail -1 <<<"$r")" " resident=0"
+	# Prometheus, through promtool: the same counts for the root.
+	run dcache-probe --manifest="$M" --prometheus
+	assertEquals "Prometheus: the prober's counts, the pages recorded" \
+		"$(tail -1 <<<"$r" | sed 's/.* cached=\([0-9]*\) .* miss=\([0-9]*\) pages=\([0-9]*\) .*/\1 \2 \3/')" \
+		"$(prom_check "dcprobe_paths{command=\"dcache-probe\",root=\"$MNT/w\",state=\"cached\"}" \
+			"dcprobe_paths{command=\"dcache-probe\",root=\"$MNT/w\",state=\"miss\"}" \
+			"dcprobe_data_pages{command=\"dcache-probe\",root=\"$MNT/w\",kind=\"total\"}" <<<"$OUT" | tr '\n' ' ' | sed 's/ $//')"
+	run dcache-probe -s --manifest="$M"
+	assertEquals "-s: one row for the one root" 1 "$(grep -c . <<<"$OUT")"
+	assertContains "$OUT" "$MNT/w"
+	# After the restore: all cached, all resident.
+	run timeout 120 warm --manifest="$M"
+	assertEquals "restore: exit status ($ERR)" 0 "$RC"
+	mpy paths "$M" | "$OPROBE" - >"$o.before"
+	run dcache-probe --manifest="$M" --json
+	printf '%s\n' "$OUT" >"$v"
+	assertEquals "restored: exit 0 ($ERR)" 0 "$RC"
+	mpy paths "$M" | "$OPROBE" - >"$o"
+	assertEquals "after: the probe changed no path's state" "" "$(diff "$o.before" "$o" | head -5)"
+	r=$(mchk verify "$M" "$v" "$o")
+	assertEquals "after: as the prober and cachestat" "" "$(grep -v '^expect ' <<<"$r" | head -5)"
+	assertEquals "cached share 100" 100 \
+		"$(json_get '"%g" % [o for o in objs if o["type"] == "summary"][0]["cached_percent"]' <<<"$OUT")"
+	assertEquals "resident = pages (pages evicted since counted)" "ok" \
+		"$(json_get '"ok" if (lambda d: d["pages"] - '"$(evicted "$M")"' <= d["resident"] <= d["pages"])([o for o in objs if o["type"] == "summary"][0]["data"]) else [o for o in objs if o["type"] == "summary"][0]["data"]' <<<"$OUT")"
+	run dcache-probe -q --manifest="$M" --min-resident 99
+	assertEquals "restored: the gate passes" 0 "$RC"
+	run warm --manifest="$M" --prometheus
+	assertEquals "warm --prometheus: exit status 0, accepted by promtool" 0 \
+		"$(prom_check 'dcprobe_exit_status{command="warm"}' <<<"$OUT")"
+}
+
+# Files changed (appended to), removed, and replaced by a FIFO since the
+# snapshot: each named on stderr in the spec's words, exit 2, the others
+# restored; the FIFO never opened but by O_PATH (a real open would hang
+# without a writer); dcache-probe --manifest says ESTALE and ENOENT.
+test_changed_removed_and_fifo() {
+	local x=$MNT/x m2=$MDIR/x.jsonl log=$MDIR/strace f l
+	rm -rf "$x"
+	mkdir -p "$x"
+	for f in grown gone pipe d e; do
+		head -c $((8 * PS)) /dev/urandom >"$x/$f"
+	done
+	mcold || fail "remount"
+	for f in grown gone pipe d e; do
+		dd if="$x/$f" of=/dev/null bs="$PS" skip=1 count=3 2>/dev/null
+	done
+	stat "$x/absent" >/dev/null 2>&1
+	dcache-probe -r --ranges --json "$x" >"$m2"
+	dcache-probe --ranges --json "$x/absent" >>"$m2"
+	json_log dcache-probe "$m2"
+	assertEquals "the snapshot: 6 paths cached, absent negative" "cached 6 negative 1" \
+		"$(json_get '"cached %d negative %d" % (sum(o["cached"] for o in objs if o["type"] == "summary"), sum(o["negative"] for o in objs if o["type"] == "summary"))' <"$m2")"
+	echo more >>"$x/grown"
+	rm "$x/gone" "$x/pipe"
+	mkfifo "$x/pipe"
+	mcold || fail "remount"
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run timeout 30 \
+		strace -f -y -qq -e trace=openat,openat2 -o "$log" warm --manifest="$m2"
+	assertEquals "returns, exit 2 ($ERR)" 2 "$RC"
+	assertContains "$ERR" "warm: '$x/grown': changed since the manifest, not restored"
+	assertContains "$ERR" "warm: '$x/gone': No such file or directory"
+	assertContains "$ERR" "warm: '$x/pipe': not a regular file now, not restored"
+	assertEquals "no other path named" "" "$(grep -E "'$x/(d|e|absent)'" <<<"$ERR")"
+	for f in d e; do
+		assertEquals "$f restored" 3 "$(read_pages "$x/$f")"
+	done
+	assertEquals "the changed file not read" 0 "$(read_pages "$x/grown")"
+	l=$(strace_joined "$log")
+	assertContains "the FIFO was looked up" "$l" "<$x/pipe>"
+	assertEquals "only O_PATH opens of the FIFO, by name or by descriptor" "" \
+		"$(grep -E '"([^"]*/)?pipe"|'"<$x/pipe>" <<<"$l" | grep -v O_PATH)"
+	run timeout 30 warm --manifest="$m2" --json
+	assertEquals "--json: exit 2" 2 "$RC"
+	assertEquals "--json: a record each" \
+		"$x/gone False ENOENT
+$x/grown False ESTALE
+$x/pipe False ENODEV" \
+		"$(json_get '"\n".join(sorted("%s %s %s" % (o["path"], o["warmed"], o["errno"]) for o in objs if o["type"] == "path"))' <<<"$OUT")"
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run timeout 30 \
+		strace -f -y -qq -e trace=openat,openat2 -o "$log" dcache-probe --manifest="$m2" --json
+	assertEquals "verify: exit 2 ($ERR)" 2 "$RC"
+	assertEquals "verify: gone ENOENT, changed ESTALE" \
+		"error ENOENT
+error ESTALE changed since the manifest" \
+		"$(json_get '"\n".join("%s %s%s" % (o.get("data"), o.get("data_errno"), " " + o["data_message"] if o.get("data_errno") == "ESTALE" else "") for o in sorted(objs, key=lambda o: o.get("path", "")) if o.get("path", "").endswith(("/grown", "/gone")))' <<<"$OUT")"
+	assertEquals "verify: the others restored, the FIFO not measured" "d 3 3
+e 3 3
+pipe False" \
+		"$(json_get '"\n".join("d %s %s" % (o["pages"]["resident"], o["pages"]["total"]) if o["path"].endswith("/d") else "e %s %s" % (o["pages"]["resident"], o["pages"]["total"]) if o["path"].endswith("/e") else "pipe %s" % (o.get("data") == "measured") for o in sorted(objs, key=lambda o: o.get("path", "")) if o.get("path", "").endswith(("/d", "/e", "/pipe")))' <<<"$OUT")"
+	assertEquals "verify: only O_PATH opens of the FIFO" "" \
+		"$(strace_joined "$log" | grep -E '"([^"]*/)?pipe"|'"<$x/pipe>" | grep -v O_PATH)"
+}
+
+# As an unprivileged user (who may not write the files, so cachestat
+# answers EPERM and mincore would say every page is resident): a restore
+# of a world-readable tree brings back the same pages.
+test_unprivileged_restore() {
+	local out
+	mcold || fail "remount"
+	run as_nobody timeout 120 "$DCP_BIN/warm" --manifest="$M"
+	assertEquals "exit status ($ERR)" 0 "$RC"
+	out=$(mchk check "$M" 1)
+	assertEquals "nobody: every recorded page resident, no other" "" "$(grep -v '^files ' <<<"$out" | head -5)"
+	assertEquals "nobody: fincore agrees" "" "$(mchk fincore "$M" | head -5)"
+}
+
+# Malformed manifests: the record is named by number, skipped, exit 2,
+# never a crash; the good records are still restored, and nothing named by
+# a bad record is read.
+test_malformed_manifests() {
+	local y=$MNT/y good bad n what f cmd
+	rm -rf "$y"
+	mkdir -p "$y"
+	head -c $((8 * PS)) /dev/urandom >"$y/g1"
+	head -c $((8 * PS)) /dev/urandom >"$y/g2"
+	mcold || fail "remount"
+	dd if="$y/g1" of=/dev/null bs="$PS" count=2 2>/dev/null
+	dd if="$y/g2" of=/dev/null bs="$PS" count=2 2>/dev/null
+	good=$(dcache-probe --ranges --json "$y/g1" | grep '"type":"entry"')
+	bad=$(dcache-probe --ranges --json "$y/g2" | grep '"type":"entry"')
+	assertContains "$good" '"ranges":[[0,8192]]'
+	n=0
+	while IFS='|' read -r what f; do
+		[ -n "$what" ] || continue
+		n=$((n + 1))
+		printf '%s\n' "$good" >"$MDIR/bad$n.jsonl"
+		python3 - "$bad" "$f" "$y" >>"$MDIR/bad$n.jsonl" <<'PY'
+import json, sys
+o = json.loads(sys.argv[1])
+how, y = sys.argv[2], sys.argv[3]
+if how == "json":
+    print(sys.argv[1][:-7])
+    sys.exit()
+if how.startswith("ranges="):
+    o["ranges"] = json.loads(how[7:])
+elif how == "nul":
+    o["path"] = y + "/g2\u0000x"
+elif how == "dotdot":
+    o["path"] = y + "/../y/g2"
+print(json.dumps(o))
+PY
+	done <<EOF
+bad JSON|json
+negative offset|ranges=[[-4096,4096]]
+offset past 2^64|ranges=[[18446744073709551616,4096]]
+offset + length past 2^64|ranges=[[18446744073709547520,8192]]
+ranges not an array|ranges=5
+range not a pair|ranges=[[0]]
+ranges an object|ranges={"0":4096}
+a NUL in the path|nul
+a .. component|dotdot
+EOF
+	mcold || fail "remount"
+	n=0
+	while IFS='|' read -r what f; do
+		[ -n "$what" ] || continue
+		n=$((n + 1))
+		f=$MDIR/bad$n.jsonl
+		for cmd in warm dcache-probe; do
+			run timeout 60 "$cmd" --manifest="$f"
+			assertEquals "$cmd, $what: exit 2 ($ERR)" 2 "$RC"
+			assertContains "$cmd, $what: the record named" "$ERR" "$cmd: '$f': record 2: "
+		done
+		assertEquals "$what: the good record restored" 2 "$(read_pages "$y/g1")"
+		assertEquals "$what: nothing of the bad one read" 0 "$(read_pages "$y/g2")"
+	done <<EOF
+bad JSON|json
+negative offset|ranges=[[-4096,4096]]
+offset past 2^64|ranges=[[18446744073709551616,4096]]
+offset + length past 2^64|ranges=[[18446744073709547520,8192]]
+ranges not an array|ranges=5
+range not a pair|ranges=[[0]]
+ranges an object|ranges={"0":4096}
+a NUL in the path|nul
+a .. component|dotdot
+EOF
+	run warm --manifest="$MDIR/bad1.jsonl" --json
+	assertEquals "--json: an input_error record" 1 \
+		"$(json_get 'sum(1 for o in objs if o["type"] == "input_error")' <<<"$OUT")"
+	run warm --manifest="$MDIR/missing.jsonl"
+	assertEquals "unreadable: exit 2" 2 "$RC"
+	assertContains "$ERR" "warm: cannot read '$MDIR/missing.jsonl': No such file or directory"
+	# Usage errors.
+	for f in "$y" -r "--from=$M" "--files0-from=$M"; do
+		run warm --manifest="$M" "$f"
+		assertEquals "warm --manifest $f: usage" 64 "$RC"
+	done
+	for f in "$y" -r "--from=$M" "--files0-from=$M" --per-dir --ranges --no-perturb; do
+		run dcache-probe --manifest="$M" "$f"
+		assertEquals "dcache-probe --manifest $f: usage" 64 "$RC"
+	done
+}
+
+# Plain warm --pages reads only what is not resident: a resident file costs
+# no read and nothing of --max-bytes, a partly resident one its missing
+# pages.
+test_warm_pages_reads_only_what_is_missing() {
+	local z=$MNT/z s0 s1 ev
+	rm -rf "$z"
+	mkdir -p "$z"
+	head -c $((16 * PS)) /dev/urandom >"$z/r"
+	head -c $((16 * PS)) /dev/urandom >"$z/p"
+	head -c $((2 * PS)) /dev/urandom >"$z/c"
+	mcold || fail "remount"
+	cat "$z/r" >/dev/null
+	dd if="$z/p" of=/dev/null bs="$PS" count=6 2>/dev/null
+	stat "$z/c" >/dev/null
+	ev=$(($(read_pages "$z/r") - $(fincore -n -r -o PAGES "$z/r")))
+	s0=$(sectors)
+	run warm --pages --json "$z/r"
+	s1=$(sectors)
+	assertEquals "exit status ($ERR)" 0 "$RC"
+	assertTrue "a resident file: $(((s1 - s0) * 512)) bytes read ($ev pages evicted)" \
+		"[ $(((s1 - s0) * 512)) -le $((ev * PS)) ]"
+	assertTrue "and it says so: $(bytes_read "$OUT")" "[ $(bytes_read "$OUT") -le $((ev * PS)) ]"
+	run warm --pages "$z/r"
+	[ "$ev" = 0 ] && assertContains "$ERR" "warm: data: 1 file, 0 bytes read"
+	s0=$(sectors)
+	run warm --pages --json "$z/p"
+	s1=$(sectors)
+	assertEquals "partly resident: its 10 missing pages" $((10 * PS)) "$(bytes_read "$OUT")"
+	assertEquals "partly resident: the device read them" $((10 * PS)) $(((s1 - s0) * 512))
+	assertEquals 16 "$(read_pages "$z/p")"
+	run warm --pages --max-bytes=$((2 * PS)) "$z/r" "$z/c"
+	assertEquals "exit status ($ERR)" 0 "$RC"
+	assertEquals "the resident file took nothing of --max-bytes" 2 "$(read_pages "$z/c")"
+	assertContains "$ERR" "0 left out by limits"
+}
+
+# shellcheck disable=SC1090
+. "$SHUNIT2"

@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+"""manifest.py - the residency-manifest suite's fixture, workload and checks
+(tests/cmd/test_manifest.sh, tests/bench/bench-manifest.sh).
+
+Independent of the code under test: it reads files with pread, asks the
+kernel with cachestat(2) (syscall 451, called here through ctypes) and
+reads dcache-probe's JSON Lines with Python's own parser.
+
+  manifest.py make ROOT PLAN [COUNT [SEED]]
+      COUNT (2000) files in directories of 100 below ROOT, of five kinds:
+      untouched (never looked up), stat (looked up, no data read), whole
+      (read whole), ranges (1 to 4 scattered page ranges read) and sparse
+      (a hole with one written extent far in; pages read in the extent
+      and in the hole).  PLAN gets one JSON object per file: path
+      (relative), kind, size, reads [[page, count]...], extent.
+  manifest.py workload ROOT PLAN
+      what the plan says: stat, or pread one page at a time (what
+      dd bs=PAGESIZE skip=PAGE count=COUNT does), in plan order.
+  manifest.py expect ROOT PLAN MANIFEST
+      the snapshot is what the workload did: each untouched file a miss,
+      each other file cached with the plan's pages as its ranges
+      (coalesced, clipped to the last page; of a sparse file only those
+      in its data extent), but for pages reclaimed since they were read
+      (cachestat: evicted); prints one line per difference.
+  manifest.py check MANIFEST [MISS]
+      after a restore: every file entry of the manifest whose snapshot
+      state is cached has, in each recorded range (clipped to its size
+      now), every page resident, and no resident page outside its ranges;
+      with MISS=1 the files the snapshot saw as misses have no page
+      resident.  Pages evicted since they were read (cachestat's
+      nr_evicted: a reclaim left a shadow entry; a remount leaves none)
+      count as read, and their number is printed ("evicted N").
+      Prints one line per difference, then "files F pages P bytes B
+      evicted E".
+  manifest.py fincore MANIFEST
+      the same per-file comparison with fincore(1) (util-linux): pages
+      resident per file equal the recorded pages (evicted ones counted
+      as read); one line per difference.
+  manifest.py paths MANIFEST [STATES]
+      the entry paths whose snapshot state is in STATES (cached,negative)
+  manifest.py ranges MANIFEST
+      "PATH OFFSET LENGTH" per recorded range, in manifest order
+  manifest.py resident MANIFEST
+      pages resident now in the files the snapshot saw cached (whole files)
+  manifest.py evicted MANIFEST [BLOCKDEV]
+      pages of the recorded ranges evicted now (shadow entries), plus
+      those of the block device's own cache (metadata)
+  manifest.py rangeres MANIFEST OPROBE_OUT
+      pages resident now within the recorded ranges of the files the
+      prober found cached (each opened only then: a lookup of a cached
+      name and an open read nothing)
+  manifest.py verify MANIFEST VERIFY_JSON OPROBE_OUT
+      dcache-probe --manifest's JSON against the prober's states
+      (OPROBE_OUT: oprobe's "STATE PATH" lines, taken after it) and
+      cachestat per recorded range of each file the prober found cached
+      (opened only then): each entry's state, each file's pages total and
+      resident, the summary's counts and data totals; one line per
+      difference, then "expect paths=... cached=... negative=... miss=...
+      pages=... resident=...".
+"""
+import collections
+import ctypes
+import json
+import os
+import random
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+
+PS = os.sysconf("SC_PAGESIZE")
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+class Range(ctypes.Structure):
+    _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
+
+
+class Cachestat(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in
+                ("nr_cache", "nr_dirty", "nr_writeback", "nr_evicted", "nr_recently_evicted")]
+
+
+def cachestat(fd, off, ln):
+    """(resident, evicted) pages of [off, off+ln) (ln 0: to the end)."""
+    cs = Cachestat()
+    libc.syscall.restype = ctypes.c_long
+    r = libc.syscall(ctypes.c_long(451), ctypes.c_int(fd), ctypes.byref(Range(off, ln)),
+                     ctypes.byref(cs), ctypes.c_uint(0))
+    if r != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "cachestat: " + os.strerror(e))
+    return cs.nr_cache, cs.nr_evicted
+
+
+def pages_of(off, ln, size):
+    """Pages of a recorded range clipped to size (bytes): [first, end)."""
+    end = min(off + ln, -(-size // PS) * PS)
+    return (off // PS, max(off // PS, -(-end // PS)))
+
+
+def records(name):
+    with open(name, "rb") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def entries(name):
+    for o in records(name):
+        if o.get("type") == "entry":
+            yield o
+
+
+def coalesce(pages, last):
+    """Sorted page numbers (below last) as [[offset, length]] in bytes."""
+    out = []
+    for p in sorted(set(p for p in pages if p < last)):
+        if out and out[-1][0] + out[-1][1] == p * PS:
+            out[-1][1] += PS
+        else:
+            out.append([p * PS, PS])
+    return out
+
+
+def make(root, plan, count=2000, seed=20):
+    rng = random.Random(seed)
+    blob = os.urandom(1 << 20)
+    with open(plan, "w") as out:
+        for i in range(count):
+            d = "d%02d" % (i // 100)
+            rel = "%s/f%04d" % (d, i)
+            os.makedirs(os.path.join(root, d), exist_ok=True)
+            x = rng.random()
+            kind = ("untouched" if x < 0.15 else "stat" if x < 0.30 else
+                    "whole" if x < 0.50 else "ranges" if x < 0.85 else "sparse")
+            extent = None
+            if kind == "sparse":
+                npages = rng.randint(512, 2048)          # 2 to 8 MiB apparent
+                size = npages * PS - rng.choice((0, 1000))
+                epages = rng.randint(4, 16)
+                estart = npages * 3 // 4
+                extent = [estart * PS, epages * PS]
+                reads = [[estart + rng.randint(0, epages - 2), 2],  # in the extent
+                         [rng.randint(8, npages // 2), rng.randint(1, 3)],  # in the hole
+                         [estart - 1, 2]]                # straddling its start
+            elif kind == "whole":
+                size = rng.choice((0, 1, 100, PS, PS + 1, rng.randint(1, 64 << 10)))
+                reads = [[0, -(-size // PS)]] if size else []
+            elif kind == "ranges":
+                size = rng.randint(8 << 10, 128 << 10)
+                npages = -(-size // PS)
+                reads = []
+                for _ in range(rng.randint(1, 4)):
+                    c = rng.randint(1, min(8, npages))
+                    reads.append([rng.randint(0, npages - c), c])
+            else:
+                size = rng.randint(0, 64 << 10)
+                reads = []
+            p = os.path.join(root, rel)
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            if extent:
+                os.ftruncate(fd, size)
+                os.pwrite(fd, blob[:extent[1]], extent[0])
+            else:
+                off = 0
+                while off < size:
+                    n = os.write(fd, blob[(off * 7) % (1 << 19):][:min(size - off, 1 << 19)])
+                    off += n
+            os.close(fd)
+            out.write(json.dumps({"path": rel, "kind": kind, "size": size,
+                                  "reads": reads, "extent": extent}) + "\n")
+
+
+def workload(root, plan):
+    for o in records(plan):
+        p = os.path.join(root, o["path"])
+        if o["kind"] == "untouched":
+            continue
+        if o["kind"] == "stat":
+            os.stat(p)
+            continue
+        fd = os.open(p, os.O_RDONLY)
+        for page, count in o["reads"]:
+            for k in range(count):
+                os.pread(fd, PS, (page + k) * PS)
+        os.close(fd)
+
+
+def expect(root, plan, manifest):
+    snap = {o["path"]: o for o in entries(manifest)}
+    bad = 0
+    for o in records(plan):
+        p = os.path.join(root, o["path"])
+        e = snap.get(p)
+        if e is None:
+            print("%s: not in the manifest" % p)
+            bad += 1
+            continue
+        if o["kind"] == "untouched":
+            if e["state"] != "miss":
+                print("%s: untouched, snapshot says %s" % (p, e["state"]))
+                bad += 1
+            continue
+        last = -(-o["size"] // PS)
+        read = [pg + k for pg, c in o["reads"] for k in range(c)]
+        if o["extent"]:
+            # A file with more than 1 MiB of holes is asked only for its
+            # data extents: pages of its holes are not listed (documented).
+            a, n = o["extent"][0] // PS, o["extent"][1] // PS
+            read = [pg for pg in read if a <= pg < a + n]
+        want = coalesce(read, last)
+        if e["state"] != "cached" or e.get("ranges") is None:
+            print("%s: snapshot %s %s, the workload read %s" % (p, e["state"], e.get("ranges"), want))
+            bad += 1
+            continue
+        got = set(pg for off, ln in e["ranges"] for pg in range(off // PS, (off + ln) // PS))
+        read = set(pg for pg in read if pg < last)
+        # A page the snapshot lacks must have been reclaimed since it was
+        # read (cachestat counts its shadow entry as evicted now).
+        fd = os.open(p, os.O_RDONLY)
+        lost = [pg for pg in sorted(read - got) if cachestat(fd, pg * PS, PS)[1] != 1]
+        os.close(fd)
+        if e["ranges"] != coalesce(got, last) or got - read or lost:
+            print("%s: snapshot %s, the workload read %s (not evicted: %s)" % (p, e["ranges"], want, lost))
+            bad += 1
+    return bad
+
+
+def file_entries(manifest, states=("cached",)):
+    for e in entries(manifest):
+        if e.get("state") in states and e.get("ranges") is not None and "identity" in e:
+            yield e
+
+
+def check(manifest, miss=False):
+    files = pages = evicted = 0
+    for e in file_entries(manifest):
+        size = e["identity"]["size"]
+        fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            want = 0
+            for off, ln in e["ranges"]:
+                a, b = pages_of(off, ln, size)
+                if b <= a:
+                    continue
+                res, ev = cachestat(fd, a * PS, (b - a) * PS)
+                if res + ev != b - a:
+                    print("%s: range [%d,%d]: %d of %d pages resident (%d evicted)"
+                          % (e["path"], off, ln, res, b - a, ev))
+                want += b - a
+            res, ev = cachestat(fd, 0, 0)
+            if res + ev != want:
+                print("%s: %d pages resident (%d evicted), %d recorded" % (e["path"], res, ev, want))
+            files += 1
+            pages += want
+            evicted += ev
+        finally:
+            os.close(fd)
+    if miss:
+        for e in entries(manifest):
+            if e.get("state") == "miss" and e.get("kind") in ("file", "unknown") \
+                    and os.path.isfile(e["path"]):
+                fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
+                res, ev = cachestat(fd, 0, 0)
+                os.close(fd)
+                if res + ev:
+                    print("%s: a miss of the snapshot, %d pages resident" % (e["path"], res + ev))
+    print("files %d pages %d bytes %d evicted %d" % (files, pages, pages * PS, evicted))
+
+
+def fincore(manifest):
+    want, ev = {}, {}
+    for e in file_entries(manifest):
+        size = e["identity"]["size"]
+        want[e["path"]] = sum(max(0, b - a) for a, b in
+                              (pages_of(off, ln, size) for off, ln in e["ranges"]))
+        fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
+        ev[e["path"]] = cachestat(fd, 0, 0)[1]
+        os.close(fd)
+    names = list(want)
+    got = {}
+    for i in range(0, len(names), 500):
+        out = subprocess.run(["fincore", "-n", "-r", "-o", "PAGES,FILE"] + names[i:i + 500],
+                             check=True, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            n, path = line.split(" ", 1)
+            got[path] = int(n)
+    for p in names:
+        if got.get(p, -1) + ev[p] != want[p]:
+            print("%s: fincore %s pages (%d evicted), recorded %d" % (p, got.get(p), ev[p], want[p]))
+
+
+def evicted(manifest, bdev=None):
+    n = 0
+    for e in file_entries(manifest):
+        size = e["identity"]["size"]
+        fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
+        for off, ln in e["ranges"]:
+            a, b = pages_of(off, ln, size)
+            if b > a:
+                n += cachestat(fd, a * PS, (b - a) * PS)[1]
+        os.close(fd)
+    if bdev:
+        fd = os.open(bdev, os.O_RDONLY)
+        n += cachestat(fd, 0, 0)[1]
+        os.close(fd)
+    print(n)
+
+
+def verify(manifest, vjson, oprobe_out):
+    states = {}
+    with open(oprobe_out) as f:
+        for line in f:
+            st, p = line.rstrip("\n").split(" ", 1)
+            states[p] = st
+    v = list(records(vjson))
+    ventries = {o["path"]: o for o in v if o.get("type") == "entry"}
+    summary = [o for o in v if o.get("type") == "summary"]
+    count = collections.Counter()
+    pages = resident = files = unknown = evicted = 0
+    seen_ino = set()
+    for e in entries(manifest):
+        if e.get("state") not in ("cached", "negative"):
+            if e["path"] in ventries:
+                print("%s: a %s of the snapshot is reported" % (e["path"], e.get("state")))
+            continue
+        p = e["path"]
+        st = states.get(p, "?")
+        count[st.split(":")[0]] += 1
+        o = ventries.get(p)
+        if o is None:
+            print("%s: no record" % p)
+            continue
+        if o.get("state") != st:
+            print("%s: reported %s, the prober says %s" % (p, o.get("state"), st))
+        if e.get("ranges") is None or "identity" not in e:
+            continue
+        if st != "cached":
+            unknown += 1
+            if o.get("data") != "unknown" or o.get("data_reason") != "lookup":
+                print("%s: dentry %s, data %s reason %s (want unknown, lookup)"
+                      % (p, st, o.get("data"), o.get("data_reason")))
+            continue
+        size = e["identity"]["size"]
+        fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            fst = os.fstat(fd)
+            if (fst.st_ino, fst.st_size) != (e["identity"]["ino"], size):
+                print("%s: changed since the manifest (the test's own check)" % p)
+                continue
+            total = res = ev = 0
+            for off, ln in e["ranges"]:
+                a, b = pages_of(off, ln, size)
+                if b > a:
+                    r, x = cachestat(fd, a * PS, (b - a) * PS)
+                    total += b - a
+                    res += r
+                    ev += x
+        finally:
+            os.close(fd)
+        pg = o.get("pages") or {}
+        # dcache-probe measured first: pages reclaimed since then are
+        # resident in its figure and evicted (a shadow entry) in ours.
+        if o.get("data") != "measured" or pg.get("total") != total \
+                or not res <= pg.get("resident", -1) <= res + ev \
+                or pg.get("size") != sum(ln for _, ln in e["ranges"]) \
+                or pg.get("resident_bytes") != pg.get("resident", -1) * PS:
+            print("%s: data %s pages %s; cachestat: %d of %d resident (%d evicted), recorded %d bytes"
+                  % (p, o.get("data"), pg, res, total, ev, sum(ln for _, ln in e["ranges"])))
+        if (fst.st_dev, fst.st_ino) not in seen_ino:
+            seen_ino.add((fst.st_dev, fst.st_ino))
+            pages += total
+            resident += res
+            evicted += ev
+            files += 1
+    n = sum(count.values())
+    if len(summary) != 1:
+        print("%d summary records" % len(summary))
+    else:
+        s = summary[0]
+        d = s.get("data") or {}
+        want = {"paths": n, "cached": count["cached"], "negative": count["negative"],
+                "miss": count["miss"], "error": count["error"]}
+        for k, w in want.items():
+            if s.get(k) != w:
+                print("summary %s: %s, the prober: %d" % (k, s.get(k), w))
+        share = round(100.0 * (count["cached"] + count["negative"]) / n, 2) if n else None
+        if s.get("cached_percent") is None or share is None \
+                or abs(s["cached_percent"] - share) > 0.006:
+            print("summary cached_percent: %s, the prober: %s" % (s.get("cached_percent"), share))
+        per_file = sum((o.get("pages") or {}).get("resident", 0)
+                       for o in ventries.values() if o.get("data") == "measured")
+        if d.get("pages") != pages or d.get("files") != files or d.get("unknown") != unknown \
+                or d.get("resident") != per_file or not resident <= per_file <= resident + evicted:
+            print("summary data %s; expected files %d unknown %d pages %d resident %d (cachestat, %d evicted)"
+                  % (d, files, unknown, pages, resident, evicted))
+    print("expect paths=%d cached=%d negative=%d miss=%d pages=%d resident=%d"
+          % (n, count["cached"], count["negative"], count["miss"], pages, resident))
+
+
+def main(argv):
+    cmd, args = argv[1], argv[2:]
+    if cmd == "make":
+        make(args[0], args[1], *(int(a) for a in args[2:4]))
+    elif cmd == "workload":
+        workload(*args)
+    elif cmd == "expect":
+        expect(*args)
+    elif cmd == "check":
+        check(args[0], len(args) > 1 and args[1] == "1")
+    elif cmd == "fincore":
+        fincore(args[0])
+    elif cmd == "paths":
+        want = (args[1] if len(args) > 1 else "cached,negative").split(",")
+        for e in entries(args[0]):
+            if e.get("state") in want:
+                print(e["path"])
+    elif cmd == "ranges":
+        for e in file_entries(args[0]):
+            for off, ln in e["ranges"]:
+                print(e["path"], off, ln)
+    elif cmd == "rangeres":
+        cached = set()
+        with open(args[1]) as f:
+            for line in f:
+                st, p = line.rstrip("\n").split(" ", 1)
+                if st == "cached":
+                    cached.add(p)
+        n = 0
+        for e in file_entries(args[0]):
+            if e["path"] in cached:
+                fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
+                for off, ln in e["ranges"]:
+                    a, b = pages_of(off, ln, e["identity"]["size"])
+                    if b > a:
+                        n += cachestat(fd, a * PS, (b - a) * PS)[0]
+                os.close(fd)
+        print(n)
+    elif cmd == "resident":
+        n = 0
+        for e in file_entries(args[0]):
+            fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
+            n += cachestat(fd, 0, 0)[0]
+            os.close(fd)
+        print(n)
+    elif cmd == "evicted":
+        evicted(*args)
+    elif cmd == "verify":
+        verify(*args)
+    else:
+        sys.exit("manifest.py: unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
