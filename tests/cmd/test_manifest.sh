@@ -132,6 +132,60 @@ test_snapshot_is_what_the_workload_read() {
 	assertTrue "thousands of pages recorded ($REC bytes)" "[ $((REC / PS)) -gt 2000 ]"
 }
 
+# The reads go out in the order of the data on the device (FIEMAP), in
+# batches of files held open at once: with one thread, the physical
+# offsets of the files' first reads go down only where a batch begins.
+# (The manifest's own order, the walk's, goes down hundreds of times.)
+test_reads_follow_the_device_order() {
+	local t=$MDIR/order.strace
+	mcold || fail "remount"
+	run bash -c 'ulimit -n 4096 && exec strace -f -qq -y -s 0 -e trace=pread64 -e signal=none -o "$1" warm -j 1 --manifest="$2"' - "$t" "$M"
+	assertEquals "restore under strace ($ERR)" 0 "$RC"
+	assertEquals "down only where a batch of 1024 entries begins" "ok" "$(python3 - "$t" "$M" "$MNT/w/" <<'PY'
+import array, fcntl, json, os, re, struct, sys
+FS_IOC_FIEMAP = 0xC020660B
+def physical(path, off):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        req = bytearray(struct.pack("=QQIIII", off, 1, 0, 0, 1, 0) + bytes(56))
+        fcntl.ioctl(fd, FS_IOC_FIEMAP, req)
+        mapped = struct.unpack_from("=I", req, 20)[0]
+        if not mapped:
+            return None
+        logical, phys = struct.unpack_from("=QQ", req, 32)
+        return phys + (off - logical)
+    finally:
+        os.close(fd)
+first = []
+seen = set()
+for line in open(sys.argv[1]):
+    m = re.search(r"pread64\(\d+<(.*)>, .*, (\d+)\) = ", line)
+    # The manifest's files only (ld.so reads libc with pread64 too).
+    if m and m.group(1).startswith(sys.argv[3]) and m.group(1) not in seen:
+        seen.add(m.group(1))
+        first.append(physical(m.group(1), int(m.group(2))))
+walk = []
+counted = 0
+for line in open(sys.argv[2]):
+    o = json.loads(line)
+    counted += o.get("type") == "entry" and o.get("state") in ("cached", "negative")
+    if o.get("type") == "entry" and o.get("ranges"):
+        walk.append(physical(o["path"], o["ranges"][0][0]))
+batches = (counted + 1023) // 1024
+down = lambda v: sum(1 for a, b in zip(v, v[1:]) if a is not None and b is not None and b < a)
+if len(first) < 1000:
+    print("only %d files read" % len(first))
+elif down(first) > batches - 1:
+    at = [i for i in range(1, len(first)) if first[i - 1] is not None and first[i] is not None and first[i] < first[i - 1]]
+    print("%d descents in %d files, %d batches (the manifest's order: %d), at %s" % (down(first), len(first), batches, down(walk), at))
+elif down(walk) < 100:
+    print("the manifest's own order is nearly sorted already (%d descents): no test" % down(walk))
+else:
+    print("ok")
+PY
+)"
+}
+
 # Round trip: warm --manifest on the cold fixture brings back exactly the
 # recorded pages (per range: cachestat; per file: fincore), nothing else,
 # leaves the snapshot's misses alone, and reads at most 10% more than the
