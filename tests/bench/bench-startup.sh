@@ -14,6 +14,11 @@
 #                  dynamically linked and one static PIE (built here with
 #                  cc): what any C program costs to start on this machine
 #
+# The floor rows matter in a VM: glibc's start-up (init_cpu_features and
+# its cache-size queries) runs 68 CPUID instructions in every process, each
+# a trap to the hypervisor (6.3 us apiece on the 2-core test VM: 430 us of
+# the 550-700 us an empty main costs), which no linking choice avoids.
+#
 # Target (issue 22): cachedopen -q at most 0.6x stat.  All are started the
 # same way (posix_spawn, output to /dev/null), so the exec and the dynamic
 # loader's work are counted, a shell's fork is not.  CPU is the child's
