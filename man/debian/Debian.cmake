@@ -91,6 +91,22 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_DCPROBE_PACKAGE_NAME dcprobe)
 set(CPACK_DEBIAN_DCPROBE_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_DCPROBE_PACKAGE_DEPENDS "libmount1")
+# A static PIE cachedopen (DCP_LINK_COMMANDS) carries its libc, which
+# dpkg-shlibdeps cannot see, and its dlopen of libmount needs the libc6 of
+# the glibc release it was linked with.
+if(DCP_LINK_COMMANDS STREQUAL "static-pie")
+  execute_process(COMMAND getconf GNU_LIBC_VERSION OUTPUT_VARIABLE _dcp_glibc
+    OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+  if(NOT _dcp_glibc MATCHES "^glibc ([0-9]+)\\.([0-9]+)")
+    message(FATAL_ERROR "cannot tell the glibc release from '${_dcp_glibc}'")
+  endif()
+  math(EXPR _dcp_next "${CMAKE_MATCH_2} + 1")
+  set(CPACK_DEBIAN_DCPROBE_PACKAGE_DEPENDS
+    "libc6 (>= ${CMAKE_MATCH_1}.${CMAKE_MATCH_2}), libc6 (<< ${CMAKE_MATCH_1}.${_dcp_next}), libmount1")
+  install(FILES ${CMAKE_CURRENT_LIST_DIR}/dcprobe.lintian-overrides
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME dcprobe
+    COMPONENT deb-dcprobe EXCLUDE_FROM_ALL)
+endif()
 set(CPACK_DEBIAN_DCPROBE_DESCRIPTION "tell whether path lookups are served from the dentry cache
 dcprobe is a suite of four commands that tell whether resolving a path
 would block on I/O or is served from the kernel's dentry cache, using

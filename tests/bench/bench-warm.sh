@@ -20,6 +20,12 @@
 #                 caches are dropped, and reads still go to the disk.
 #                 It is mounted under /mnt (MNTDIR=), out of the way of
 #                 other programs that walk /tmp and would warm it.
+#   COLD=remount-cached  the same image, on a loop device without direct
+#                 I/O: its blocks stay in the page cache of the image file,
+#                 so a cold walk reads them by memory copies (in the loop
+#                 driver's thread) and is CPU-bound, as with COLD=slab, while
+#                 nothing outside the image is dropped (slab drops every
+#                 dentry of a machine others may be testing on)
 #
 # Not a test: it gates nothing.  It prints the storage it ran on, because
 # the ratios depend on it (the queue depth of the device above all).
@@ -39,13 +45,15 @@ FD=$(command -v fdfind || command -v fd) || die "fd (fdfind) is not installed"
 
 bench_scratch bench-warm
 
-if [ "$COLD" = remount ]; then
+if [ "$COLD" = remount ] || [ "$COLD" = remount-cached ]; then
 	inodes=$(find "$ROOT" -xdev | wc -l)
 	echo "copying the tree of $ROOT ($inodes entries, no file data) into an image..."
 	truncate -s $(( inodes / 40 + 256 ))M "$tmp/img"
 	mkfs.ext4 -q -F -N $(( inodes + inodes / 4 + 1024 )) \
 		-E lazy_itable_init=0,lazy_journal_init=0 "$tmp/img" || die "mkfs failed"
-	loopdev=$(losetup -f --show --direct-io=on "$tmp/img") || die "losetup failed"
+	dio=on
+	[ "$COLD" = remount ] || dio=off
+	loopdev=$(losetup -f --show --direct-io=$dio "$tmp/img") || die "losetup failed"
 	mount "$loopdev" "$mnt" || die "mount failed"
 	cp -a --attributes-only "$ROOT/." "$mnt/" 2>/dev/null
 	TREE=$mnt
@@ -66,14 +74,14 @@ elif [ "$COLD" = slab ]; then
 	TREE=$ROOT
 	go_cold() { sync; echo 2 >/proc/sys/vm/drop_caches; }
 else
-	die "COLD must be drop, slab or remount"
+	die "COLD must be drop, slab, remount or remount-cached"
 fi
 
 dev=$(findmnt -no SOURCE --target "$TREE")
 echo "== storage"
 echo "tree: $TREE ($(findmnt -no FSTYPE --target "$TREE") on $dev), $(find "$TREE" -xdev | wc -l) entries"
-if [ "$COLD" = remount ]; then
-	echo "image on a loop device with direct I/O, backed by:"
+if [ -n "${dio:-}" ]; then
+	echo "image on a loop device, direct I/O $dio, backed by:"
 	dev=$(findmnt -no SOURCE --target "$tmp")
 fi
 lsblk -o NAME,TYPE,SIZE,ROTA,SCHED,RQ-SIZE,MODEL "$dev" 2>/dev/null || lsblk

@@ -35,7 +35,11 @@ oneTimeSetUp() {
 	DEBS=()
 	# Packages of a previous run of this suite would hide what these install.
 	purge_ours
-	if ! { cmake -S "$DCP_SRC" -B "$WORK/build" -DCMAKE_INSTALL_PREFIX=/usr -DBUILD_TESTING=OFF &&
+	# Linked as the build under test is (DCP_LINK_COMMANDS, default shared).
+	LINK=$(sed -n 's/^DCP_LINK_COMMANDS:[A-Z]*=//p' "$DCP_BUILD/CMakeCache.txt")
+	LINK=${LINK:-shared}
+	if ! { cmake -S "$DCP_SRC" -B "$WORK/build" -DCMAKE_INSTALL_PREFIX=/usr -DBUILD_TESTING=OFF \
+		-DDCP_LINK_COMMANDS="$LINK" &&
 		nice cmake --build "$WORK/build" -j "$(nproc)" --target package; } >"$WORK/build.log" 2>&1; then
 		BUILD_FAILED=$(tail -30 "$WORK/build.log")
 		return 0
@@ -81,12 +85,22 @@ test_three_packages_with_their_dependencies() {
 	assertEquals "libdcprobe0: section" libs "$(field "${DEBS[1]}" Section)"
 	assertEquals "libdcprobe-dev: section" libdevel "$(field "${DEBS[2]}" Section)"
 	# dpkg-shlibdeps found libc and liburing in the ELF files; libmount,
-	# loaded with dlopen, is named explicitly.
+	# loaded with dlopen, is named explicitly.  Commands linked with
+	# liburing.a (DCP_LINK_COMMANDS) need no liburing2; static PIE ones
+	# carry their libc and pin libc6 to its release, for that dlopen.
 	for deb in "${DEBS[0]}" "${DEBS[1]}"; do
 		assertContains "$(basename "$deb"): Depends" "$(field "$deb" Depends)" "libc6 (>= "
-		assertContains "$(basename "$deb"): Depends" "$(field "$deb" Depends)" "liburing2 (>= "
+		if [ "$deb" = "${DEBS[0]}" ] && [ "$LINK" != shared ]; then
+			assertNotContains "$(basename "$deb"): Depends ($LINK)" "$(field "$deb" Depends)" "liburing2"
+		else
+			assertContains "$(basename "$deb"): Depends" "$(field "$deb" Depends)" "liburing2 (>= "
+		fi
 		assertContains "$(basename "$deb"): Depends" "$(field "$deb" Depends)" "libmount1"
 	done
+	if [ "$LINK" = static-pie ]; then
+		assertContains "dcprobe: Depends (static-pie)" "$(field "${DEBS[0]}" Depends)" \
+			"libc6 (<< $(getconf GNU_LIBC_VERSION | awk '{ split($2, v, "."); print v[1] "." v[2] + 1 }'))"
+	fi
 	assertContains "libdcprobe-dev: Depends" "$(field "${DEBS[2]}" Depends)" "libdcprobe0 (= $VERSION-1)"
 	assertEquals "libdcprobe0: shlibs" "libdcprobe 0 libdcprobe0 (>= $VERSION-1)" \
 		"$(dpkg-deb --ctrl-tarfile "${DEBS[1]}" | tar -xOf - ./shlibs)"
