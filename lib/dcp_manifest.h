@@ -40,7 +40,8 @@ struct dcp_manifest_entry {
 	unsigned char kind;	     /* DT_*; DT_UNKNOWN when not given */
 	bool has_identity;	     /* a measured regular file: IDENTITY and RANGES */
 	struct dcp_pages_identity identity;
-	uint64_t (*ranges)[2];	     /* [offset, length] pairs, as recorded */
+	uint64_t (*ranges)[2];	     /* [offset, length] pairs, as recorded but sorted,
+				      * overlapping ones joined: each byte once */
 	size_t nranges;
 	size_t root;		     /* index in dcp_manifest.roots */
 	size_t record;		     /* its line number, from 1 */

@@ -456,6 +456,33 @@ static bool js_ranges(struct js *j, struct dcp_manifest_entry *e)
 	return !j->err;
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* E's ranges ascending, overlapping or touching ones joined: each byte once. */
+static void coalesce(struct dcp_manifest_entry *e)
+{
+	size_t n = 0;
+
+	qsort(e->ranges, e->nranges, sizeof(*e->ranges), cmp_range);
+	for (size_t i = 0; i < e->nranges; i++) {
+		uint64_t end = e->ranges[i][0] + e->ranges[i][1];
+
+		if (n && e->ranges[i][0] <= e->ranges[n - 1][0] + e->ranges[n - 1][1]) {
+			if (end > e->ranges[n - 1][0] + e->ranges[n - 1][1])
+				e->ranges[n - 1][1] = end - e->ranges[n - 1][0];
+			continue;
+		}
+		e->ranges[n][0] = e->ranges[i][0];
+		e->ranges[n++][1] = e->ranges[i][1];
+	}
+	e->nranges = n;
+}
+
 static int kind_of(const char *s)
 {
 	static const struct {
@@ -575,6 +602,7 @@ static bool parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry
 		js_fail(j, "\"ranges\" of a path that was not cached");
 	if (j->err)
 		return false;
+	coalesce(e);
 	e->path = strndup(b->path.data, b->path.len);
 	if (!e->path) {
 		js_fail(j, "out of memory");

@@ -239,6 +239,8 @@ static int next_data(int fd, uint64_t size, uint64_t *pos, uint64_t *off, uint64
 	h = lseek(fd, d, SEEK_HOLE);
 	if (h < 0)
 		return errno == ENXIO ? 0 : -errno; /* truncated meanwhile */
+	if (h <= d)
+		return 0; /* changed meanwhile: no extent to move past */
 	*off = (uint64_t)d;
 	*len = ((uint64_t)h < size ? (uint64_t)h : size) - (uint64_t)d;
 	*pos = (uint64_t)d + *len;
@@ -1509,22 +1511,59 @@ static int read_ranges(int fd, const struct dcp_pages_ranges *rg, uint64_t len, 
  * The pages of FD (fstat ST) that are not resident, into RG: the whole
  * file, or a sparse file's data extents, less what is in memory now.
  */
-static int missing_of_file(int fd, const struct stat *st, struct dcp_pages_ranges *rg)
+/*
+ * Call FN(FD, ST, A, B, ARG) on each page-aligned part of FD's [S, E) that
+ * holds data: all of it for a file without many holes, else its data
+ * extents (SEEK_DATA/SEEK_HOLE), a page two extents share once.  So what
+ * a file costs (and what a range of it counts) follows the data it holds,
+ * never its apparent size, whatever range a caller (or a manifest anyone
+ * may have edited) asks for.  Returns 0, or FN's or lseek's -errno.
+ */
+static int data_parts(int fd, const struct stat *st, uint64_t s, uint64_t e,
+		      int (*fn)(int fd, const struct stat *st, uint64_t a, uint64_t b, void *arg),
+		      void *arg)
 {
-	uint64_t size = (uint64_t)st->st_size, pos = 0, off = 0, len = 0, s, e;
-	bool visible = true;
-	int ret = 0;
+	uint64_t pos = s, off = 0, len = 0, a, b, done = s;
+	int ret;
 
 	if (!is_sparse(st))
-		return clip(0, size, size, &s, &e) ? missing_in(fd, st, s, e, rg, &visible) : 0;
-	while ((ret = next_data(fd, size, &pos, &off, &len)) == 1) {
-		/* A page two extents share is asked once. */
-		if (clip(off, len, size, &s, &e) && rg->n && s < rg->v[rg->n - 1][0] + rg->v[rg->n - 1][1])
-			s = rg->v[rg->n - 1][0] + rg->v[rg->n - 1][1];
-		if (s < e && (ret = missing_in(fd, st, s, e, rg, &visible)) < 0)
+		return fn(fd, st, s, e, arg);
+	while ((ret = next_data(fd, e, &pos, &off, &len)) == 1) {
+		if (!clip(off, len, (uint64_t)st->st_size, &a, &b))
+			continue;
+		if (a < done)
+			a = done;
+		if (b > e)
+			b = e;
+		if (a < b && (ret = fn(fd, st, a, b, arg)) < 0)
 			return ret;
+		if (b > done)
+			done = b;
 	}
 	return ret;
+}
+
+/* What missing_in() needs beside the range, for data_parts(). */
+struct missing_arg {
+	struct dcp_pages_ranges *rg;
+	bool visible;
+};
+
+static int missing_part(int fd, const struct stat *st, uint64_t a, uint64_t b, void *arg)
+{
+	struct missing_arg *m = arg;
+
+	return missing_in(fd, st, a, b, m->rg, &m->visible);
+}
+
+/* The pages of FD (fstat ST) that hold data and are not resident, into RG. */
+static int missing_of_file(int fd, const struct stat *st, struct dcp_pages_ranges *rg)
+{
+	struct missing_arg m = { rg, true };
+	uint64_t s, e;
+
+	return clip(0, (uint64_t)st->st_size, (uint64_t)st->st_size, &s, &e) ?
+		       data_parts(fd, st, s, e, missing_part, &m) : 0;
 }
 
 int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
@@ -1597,13 +1636,18 @@ static bool identity_is(const struct stat *st, const struct dcp_pages_identity *
 	       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec == id->mtime_ns;
 }
 
-/* Add the residency of FD's [S, E) to OUT (method M); 0 or -errno. */
-static int resident_in(int fd, const struct stat *st, uint64_t s, uint64_t e,
-		       struct dcp_pages *out)
+/*
+ * Add FD's [S, E) to OUT, for data_parts(): its bytes and pages, and those
+ * resident (with OUT's method); 0 or -errno.
+ */
+static int resident_in(int fd, const struct stat *st, uint64_t s, uint64_t e, void *arg)
 {
+	struct dcp_pages *out = arg;
 	struct dcp_cachestat cs = { 0 };
 	int ret;
 
+	out->size += e - s;
+	out->pages += (e - s) / (uint64_t)page_size();
 	if (out->method == DCP_PAGES_CACHESTAT) {
 		ret = sys_cachestat(fd, s, e - s, &cs);
 		if (ret == 0) {
@@ -1629,7 +1673,7 @@ int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 			  const struct dcp_pages_identity *id, const uint64_t (*r)[2], size_t n,
 			  struct dcp_pages *out)
 {
-	uint64_t ps = (uint64_t)page_size(), s, e;
+	uint64_t s, e;
 	struct stat st;
 	int fd = open_at(dirfd, name, flags, &st), m, ret = 0;
 
@@ -1646,14 +1690,10 @@ int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 	out->ino = (uint64_t)st.st_ino;
 	out->nlink = (uint64_t)st.st_nlink;
 	out->mtime_ns = id->mtime_ns;
-	/* What the manifest recorded, clipped to the file: its bytes and pages. */
-	for (size_t i = 0; i < n && ret == 0; i++) {
-		if (!clip(r[i][0], r[i][1], (uint64_t)st.st_size, &s, &e))
-			continue;
-		out->size += e - s;
-		out->pages += (e - s) / ps;
-		ret = resident_in(fd, &st, s, e, out);
-	}
+	/* What the manifest recorded, clipped to the file's data: its bytes and pages. */
+	for (size_t i = 0; i < n && ret == 0; i++)
+		if (clip(r[i][0], r[i][1], (uint64_t)st.st_size, &s, &e))
+			ret = data_parts(fd, &st, s, e, resident_in, out);
 	if (out->resident > out->pages)
 		out->resident = out->pages; /* ranges that overlap: never more than recorded */
 	close_later(fd);
@@ -1684,8 +1724,8 @@ static uint64_t physical_of(int fd, uint64_t off)
 int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identity *id,
 		      const uint64_t (*r)[2], size_t n, struct dcp_pages_plan *p)
 {
+	struct missing_arg m = { &p->missing, true };
 	struct stat st;
-	bool visible = true;
 	uint64_t s, e;
 	int fd, ret = 0;
 
@@ -1709,8 +1749,8 @@ int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identi
 	}
 	for (size_t i = 0; i < n && ret == 0; i++)
 		if (clip(r[i][0], r[i][1], (uint64_t)st.st_size, &s, &e))
-			ret = missing_in(fd, &st, s, e, &p->missing, &visible);
-	p->unmeasured = !visible;
+			ret = data_parts(fd, &st, s, e, missing_part, &m);
+	p->unmeasured = !m.visible;
 	if (ret < 0 || !p->missing.n) {
 		close(fd);
 		return ret;

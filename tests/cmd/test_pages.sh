@@ -592,6 +592,39 @@ test_sparse_files_cost_their_data() {
 	rm -rf "$d"
 }
 
+# A manifest anyone may have edited can name any range: over a sparse file,
+# a restore reads and a check counts only the data the file holds, each
+# page once, never its apparent size (here 2 TiB named twice over 8 pages of
+# data at 1 TiB); without cachestat, mincore asks only the data extents.
+test_manifest_ranges_cost_the_data_held() {
+	local d=$MNT/msparse at m=$SHUNIT_TMPDIR/sparse.jsonl
+	at=$(((1 << 40) / PS))
+	mkdir -p "$d"
+	truncate -s 2T "$d/huge"
+	dd if=/dev/urandom of="$d/huge" bs="$PS" seek="$at" count=8 conv=notrunc 2>/dev/null
+	sync
+	python3 - "$d/huge" >"$m" <<'PY'
+import json, os, sys
+st = os.stat(sys.argv[1])
+print(json.dumps({"type": "entry", "path": sys.argv[1], "state": "cached", "kind": "file", "depth": 0,
+                  "identity": {"dev": "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)),
+                               "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns},
+                  "ranges": [[0, st.st_size], [4096, st.st_size - 4096]]}))
+PY
+	cold "$MNT"
+	run timeout 60 warm --json --manifest="$m"
+	assertEquals "restore: no hang ($ERR)" 0 "$RC"
+	assertEquals "the 8 data pages read, no hole" "$((8 * PS))" "$(json_get 'objs[-1]["data"]["bytes_read"]' <<<"$OUT")"
+	run timeout 60 "$FI" cachestat=ENOSYS -- dcache-probe --json --manifest="$m"
+	assertEquals "check without cachestat: no hang ($ERR)" 0 "$RC"
+	assertEquals "the 8 data pages counted, and resident" "mincore 8 8" \
+		"$(json_get '"%s %s %s" % (objs[0]["pages"]["method"], objs[0]["pages"]["total"], objs[0]["pages"]["resident"])' <<<"$OUT")"
+	run timeout 60 dcache-probe --json --manifest="$m"
+	assertEquals "cachestat agrees" "8 8" \
+		"$(json_get '"%s %s" % (objs[0]["pages"]["total"], objs[0]["pages"]["resident"])' <<<"$OUT")"
+	rm -rf "$d"
+}
+
 # Any -j completes under any descriptor limit: the files --pages opens, the
 # per-thread io_uring and the closes queued in it are in the walker's
 # budget.  (Before: warm -r --pages --check -j 128 under a limit of 12 or

@@ -138,6 +138,29 @@ static void malformed(void)
 	}
 }
 
+/* Ranges come back sorted, each byte once: a restore never reads a page twice. */
+static void ranges_joined(void)
+{
+	static const char in[] =
+		"{\"type\":\"entry\",\"path\":\"/f\",\"state\":\"cached\",\"depth\":0,"
+		"\"identity\":{\"dev\":\"8:1\",\"ino\":2,\"size\":20000,\"mtime_ns\":3},"
+		"\"ranges\":[[8192,4096],[0,4096],[4096,100],[0,1],[8192,4096],[12288,4096]]}\n";
+	struct dcp_manifest m = { 0 };
+	struct bad b = { 0 };
+
+	CHECK_INT(read_str(in, &m, &b), 0);
+	CHECK_INT(b.n, 0);
+	CHECK_INT(m.n, 1);
+	if (m.n == 1) {
+		CHECK_INT(m.v[0].nranges, 2);
+		CHECK_INT(m.v[0].ranges[0][0], 0);
+		CHECK_INT(m.v[0].ranges[0][1], 4196);
+		CHECK_INT(m.v[0].ranges[1][0], 8192);
+		CHECK_INT(m.v[0].ranges[1][1], 8192);
+	}
+	dcp_manifest_free(&m);
+}
+
 static void lexical(void)
 {
 	char *p;
@@ -163,6 +186,7 @@ int main(void)
 {
 	good();
 	malformed();
+	ranges_joined();
 	lexical();
 	return CHECK_DONE();
 }
