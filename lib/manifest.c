@@ -1075,20 +1075,29 @@ static int cmp_order(const void *a, const void *b)
 	return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
-/* How many files one batch may hold open: the descriptors left, less the threads'. */
-static size_t batch_size(unsigned threads)
+/* What a thread holds open at once: a look, the file read, its ring, one spare. */
+#define FDS_PER_THREAD 4
+#define MAX_BATCH 1024
+
+/*
+ * Fit *THREADS and *BATCH (files held open between planning and reading)
+ * in RLIMIT_NOFILE: beyond a reserve (standard streams, the mount roots,
+ * the library's own), the threads take at most half of what is left and
+ * the batch the rest, so that any -j completes under any limit.
+ */
+static void fit_descriptors(unsigned *threads, size_t *batch)
 {
 	struct rlimit rl;
-	size_t n = 1024;
+	size_t avail = 4096, t;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-		size_t room = rl.rlim_cur > 64 + 4 * (rlim_t)threads ?
-			      (size_t)(rl.rlim_cur - 64 - 4 * threads) : 1;
-
-		if (room < n)
-			n = room;
-	}
-	return n ? n : 1;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		avail = rl.rlim_cur > 64 ? (size_t)rl.rlim_cur - 32 : (size_t)rl.rlim_cur / 2;
+	t = avail / 2 / FDS_PER_THREAD;
+	if (t < *threads)
+		*threads = t ? (unsigned)t : 1;
+	*batch = avail > *threads * FDS_PER_THREAD ? avail - *threads * FDS_PER_THREAD : 1;
+	if (*batch > MAX_BATCH)
+		*batch = MAX_BATCH;
 }
 
 int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest_restore_opts *o,
@@ -1108,9 +1117,7 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 	*st = (struct dcp_manifest_restore_stats){ 0 };
 	if (!o->mounts || want > 4096)
 		return -EINVAL;
-	batch = batch_size(want);
-	if (batch < want)
-		want = (unsigned)batch;
+	fit_descriptors(&want, &batch);
 	tids = calloc(want, sizeof(*tids));
 	r.items = calloc(batch, sizeof(*r.items));
 	r.order = calloc(batch, sizeof(*r.order));

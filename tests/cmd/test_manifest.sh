@@ -270,6 +270,24 @@ test_restore_within_max_bytes() {
 		"[ $(((s1 - s0) * 512)) -le $((1048576 + meta)) ]"
 }
 
+# Any -j completes under any descriptor limit: the files a batch holds open
+# between planning and reading, and the threads, fit RLIMIT_NOFILE (before:
+# -j 1024 under the usual limit of 1024 ran one thread).
+test_any_jobs_under_any_descriptor_limit() {
+	local n j
+	for n in 16 1024; do
+		for j in 1 1024; do
+			mcold || fail "remount"
+			run bash -c 'ulimit -n "$1" && exec warm --json -j "$2" --manifest="$3"' - "$n" "$j" "$M"
+			assertEquals "ulimit -n $n, -j $j: exit ($ERR)" 0 "$RC"
+			assertEquals "ulimit -n $n, -j $j: every recorded page resident" "" \
+				"$(mchk check "$M" 1 | grep -v '^files ' | head -3)"
+		done
+	done
+	assertTrue "-j 1024 under 1024 descriptors runs many threads ($OUT)" \
+		"[ $(json_get '[o for o in objs if o["type"] == "summary"][-1]["jobs"]' <<<"$OUT") -gt 64 ]"
+}
+
 # dcache-probe --manifest: what share of the manifest is cached, and how
 # much of each file's recorded data is resident, never perturbing; held
 # against the prober (run after it) and cachestat per recorded range.
