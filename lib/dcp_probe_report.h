@@ -44,6 +44,12 @@ struct dcp_pr_counts {
 /* dcp_pr_counts_add - add B into A. */
 void dcp_pr_counts_add(struct dcp_pr_counts *a, const struct dcp_pr_counts *b);
 
+/*
+ * dcp_pr_kind_name - the "kind" of an entry record for a DT_* type: "file",
+ * "dir", "symlink", "fifo", "socket", "char", "block", else "unknown".
+ */
+const char *dcp_pr_kind_name(unsigned char dtype);
+
 /* dcp_pr_total - the number of paths probed. */
 unsigned long long dcp_pr_total(const struct dcp_pr_counts *c);
 

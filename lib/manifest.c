@@ -21,6 +21,7 @@
 
 #include "dcp_manifest.h"
 #include "dcp_mounts.h"
+#include "dcp_probe_report.h"
 #include "dcp_report.h"
 #include "dcp_util.h"
 #include "dcp_warm.h"
@@ -483,19 +484,16 @@ static void coalesce(struct dcp_manifest_entry *e)
 	e->nranges = n;
 }
 
+/* The DT_* type of a record's "kind" (dcp_pr_kind_name()'s names), or -1. */
 static int kind_of(const char *s)
 {
-	static const struct {
-		const char *name;
-		unsigned char dt;
-	} kinds[] = {
-		{ "file", DT_REG }, { "dir", DT_DIR }, { "symlink", DT_LNK }, { "fifo", DT_FIFO },
-		{ "socket", DT_SOCK }, { "char", DT_CHR }, { "block", DT_BLK }, { "unknown", DT_UNKNOWN },
+	static const unsigned char types[] = {
+		DT_UNKNOWN, DT_REG, DT_DIR, DT_LNK, DT_FIFO, DT_SOCK, DT_CHR, DT_BLK,
 	};
 
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!strcmp(s, kinds[i].name))
-			return kinds[i].dt;
+	for (size_t i = 0; i < sizeof(types); i++)
+		if (!strcmp(s, dcp_pr_kind_name(types[i])))
+			return types[i];
 	return -1;
 }
 

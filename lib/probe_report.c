@@ -52,7 +52,7 @@ static double pct1(const struct dcp_pr_counts *c)
 	return p;
 }
 
-static const char *kind_name(unsigned char dtype)
+const char *dcp_pr_kind_name(unsigned char dtype)
 {
 	switch (dtype) {
 	case DT_REG: return "file";
@@ -124,7 +124,7 @@ void dcp_pr_entry(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		dcp_buf_puts(b, "{\"type\":\"entry\",\"path\":");
 		dcp_buf_json_str(b, path, len);
 		dcp_buf_printf(b, ",\"state\":\"%s\",\"kind\":\"%s\",\"depth\":%d",
-			       dcp_state_name(st), kind_name(dtype), depth);
+			       dcp_state_name(st), dcp_pr_kind_name(dtype), depth);
 		if (st == DCP_ERROR)
 			json_errno(b, -ret);
 		dcp_buf_puts(b, "}\n");

@@ -238,6 +238,15 @@ static int print_pages(const struct dcp_uring_result *r, struct dcp_pages *pg)
 }
 
 /* Turn a ring failure into the message and exit status it deserves. */
+/* The events traced since the last call, or a warning that they cannot be read. */
+static void trace_collect(void)
+{
+	int ret = dcp_trace_collect(trace);
+
+	if (ret < 0)
+		dcp_warn(-ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
+}
+
 static void ring_failed(int ret)
 {
 	flush();
@@ -278,9 +287,7 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 	if (ret < 0)
 		ring_failed(ret);
 	if (trace) {
-		ret = dcp_trace_collect(trace);
-		if (ret < 0)
-			dcp_warn(-ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
+		trace_collect();
 		k = kernel_view(seq);
 		if (!k.seen || k.verdict != r.verdict) {
 			t->disagree++;
@@ -447,9 +454,7 @@ static int bench(void)
 	if (ret < 0)
 		ring_failed(ret);
 	if (trace) {
-		ret = dcp_trace_collect(trace);
-		if (ret < 0)
-			dcp_warn(-ret, "reading the trace buffer in %s", dcp_trace_dir(trace));
+		trace_collect();
 		for (size_t i = 0; i < n; i++) {
 			const struct dcp_trace_req *r = dcp_trace_find(trace, i);
 			bool punted = r && r->punted;
