@@ -445,7 +445,17 @@ test_unprivileged_restore() {
 # never a crash; the good records are still restored, and nothing named by
 # a bad record is read.
 test_malformed_manifests() {
-	local y=$MNT/y good bad n what f cmd
+	local y=$MNT/y good bad n what f cmd cases
+	# WHAT|HOW: each made into a manifest of a good record and a bad one.
+	cases='bad JSON|json
+negative offset|ranges=[[-4096,4096]]
+offset past 2^64|ranges=[[18446744073709551616,4096]]
+offset + length past 2^64|ranges=[[18446744073709547520,8192]]
+ranges not an array|ranges=5
+range not a pair|ranges=[[0]]
+ranges an object|ranges={"0":4096}
+a NUL in the path|nul
+a .. component|dotdot'
 	rm -rf "$y"
 	mkdir -p "$y"
 	head -c $((8 * PS)) /dev/urandom >"$y/g1"
@@ -476,17 +486,7 @@ elif how == "dotdot":
     o["path"] = y + "/../y/g2"
 print(json.dumps(o))
 PY
-	done <<EOF
-bad JSON|json
-negative offset|ranges=[[-4096,4096]]
-offset past 2^64|ranges=[[18446744073709551616,4096]]
-offset + length past 2^64|ranges=[[18446744073709547520,8192]]
-ranges not an array|ranges=5
-range not a pair|ranges=[[0]]
-ranges an object|ranges={"0":4096}
-a NUL in the path|nul
-a .. component|dotdot
-EOF
+	done <<<"$cases"
 	mcold || fail "remount"
 	n=0
 	while IFS='|' read -r what f; do
@@ -500,17 +500,7 @@ EOF
 		done
 		assertEquals "$what: the good record restored" 2 "$(read_pages "$y/g1")"
 		assertEquals "$what: nothing of the bad one read" 0 "$(read_pages "$y/g2")"
-	done <<EOF
-bad JSON|json
-negative offset|ranges=[[-4096,4096]]
-offset past 2^64|ranges=[[18446744073709551616,4096]]
-offset + length past 2^64|ranges=[[18446744073709547520,8192]]
-ranges not an array|ranges=5
-range not a pair|ranges=[[0]]
-ranges an object|ranges={"0":4096}
-a NUL in the path|nul
-a .. component|dotdot
-EOF
+	done <<<"$cases"
 	run warm --manifest="$MDIR/bad1.jsonl" --json
 	assertEquals "--json: an input_error record" 1 \
 		"$(json_get 'sum(1 for o in objs if o["type"] == "input_error")' <<<"$OUT")"
