@@ -432,13 +432,32 @@ pipe False" \
 # answers EPERM and mincore would say every page is resident): a restore
 # of a world-readable tree brings back the same pages.
 test_unprivileged_restore() {
-	local out
+	local out way
 	mcold || fail "remount"
 	run as_nobody timeout 120 "$DCP_BIN/warm" --manifest="$M"
 	assertEquals "exit status ($ERR)" 0 "$RC"
 	out=$(mchk check "$M" 1)
 	assertEquals "nobody: every recorded page resident, no other" "" "$(grep -v '^files ' <<<"$out" | head -5)"
 	assertEquals "nobody: fincore agrees" "" "$(mchk fincore "$M" | head -5)"
+	# The check as nobody: every name cached; each file's data measured
+	# (all of it back) where the kernel shows nobody the residency of a
+	# file it does not own, else unknown for that reason, and then no
+	# --min-resident verdict passes on what it could not see.
+	run as_nobody "$DCP_BIN/dcache-probe" --json --manifest="$M"
+	assertEquals "nobody: the check's states" "ok" "$(python3 -c '
+import collections, json, sys
+objs = [json.loads(l) for l in sys.stdin if l.strip()]
+paths = [o for o in objs if o["type"] == "entry"]
+# (a file of which nothing was recorded has nothing to see: 0 of 0 pages)
+files = [o for o in paths if o.get("data") not in (None, "not_regular") and
+         not (o["data"] == "measured" and o["pages"]["total"] == 0)]
+ways = collections.Counter("back" if o["data"] == "measured" and o["pages"]["resident"] == o["pages"]["total"]
+                           else "permission" if o.get("data_reason") == "permission" else json.dumps(o) for o in files)
+states = set(o["state"] for o in paths)
+print("ok" if len(files) > 1000 and len(ways) == 1 and states <= {"cached", "negative"} else (len(files), states, ways.most_common(3)))' <<<"$OUT")"
+	way=$(json_get '"measured" if [o for o in objs if o["type"] == "entry" and o.get("data") == "measured" and o["pages"]["total"]] else "unknown"' <<<"$OUT")
+	run as_nobody "$DCP_BIN/dcache-probe" -q --manifest="$M" --min-resident 99
+	assertEquals "nobody: --min-resident 99 with the data $way" "$([ "$way" = measured ] && echo 0 || echo 1)" "$RC"
 }
 
 # Malformed manifests: the record is named by number, skipped, exit 2,
