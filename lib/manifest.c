@@ -469,6 +469,8 @@ static void coalesce(struct dcp_manifest_entry *e)
 {
 	size_t n = 0;
 
+	if (e->nranges < 2)
+		return; /* qsort may not be given no array */
 	qsort(e->ranges, e->nranges, sizeof(*e->ranges), cmp_range);
 	for (size_t i = 0; i < e->nranges; i++) {
 		uint64_t end = e->ranges[i][0] + e->ranges[i][1];
