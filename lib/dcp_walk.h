@@ -139,6 +139,15 @@ enum {
 	 * cold root lies either.
 	 */
 	DCP_WALK_NO_PERTURB = 1 << 7,
+	/*
+	 * Read a large directory's blocks ahead, in a few large requests,
+	 * before listing it: a directory of 64 KiB or more on ext2/3/4,
+	 * through its block device where that can be opened read-only
+	 * (usually by root only).  ext4 lists an indexed directory one
+	 * waited-for block at a time.  The same blocks are read, sooner;
+	 * no dentry or inode is touched.  warm sets it; a probe never does.
+	 */
+	DCP_WALK_READAHEAD = 1 << 8,
 };
 
 struct dcp_walk_opts {

@@ -717,7 +717,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 
 	if (opts->flags & DCP_WARM_RECURSIVE) {
 		struct dcp_walk_opts wo = {
-			.flags = DCP_WALK_INODE_ORDER,
+			.flags = DCP_WALK_INODE_ORDER | DCP_WALK_READAHEAD,
 			.threads = w->nthreads,
 			.max_depth = opts->max_depth,
 			.excludes = opts->excludes,

@@ -557,4 +557,83 @@ test_messages_never_share_a_line() {
 	done
 }
 
+
+# The device's read counters: "requests sectors" completed.
+dev_reads() { awk '{ print $1, $3 }' "/sys/block/$1/stat"; }
+
+# A directory of 64 KiB or more on ext4 is read ahead through its block
+# device (as root): the same blocks as listing it reads, in a few requests
+# instead of one waited-for request per block.  As nobody, who may not open
+# the device, it is listed as before, with the same result.  Only that
+# device is opened, read-only; only the directory's extents (FIEMAP, asked
+# here by python) are read ahead; not a small directory, not tmpfs, never
+# by dcache-probe.
+test_large_directory_is_read_ahead() {
+	local m dev blocks nob root r0 s0 r1 s1 r2 s2 r3 s3 t=$SHUNIT_TMPDIR/ra
+	m=$(fixture_new 64 -b 4096 -N 16384) || fail "cannot make fixture"
+	mkdir "$m/big" "$m/small"
+	(cd "$m/big" && seq -f 'an-entry-with-a-longer-name-%06g' 1 6000 | xargs touch)
+	touch "$m/small/a" "$m/small/b"
+	chmod -R a+rX "$m"
+	dev=$(basename "$(findmnt -n -o SOURCE "$m")")
+	blocks=$(($(stat -c %s "$m/big") / 4096))
+	assertTrue "the directory is large ($blocks blocks)" "[ $blocks -ge 32 ]"
+
+	fixture_cold_busy "$m" && sync -f "$m"
+	read -r r0 s0 <<<"$(dev_reads "$dev")"
+	run as_nobody warm -r -s "$m"
+	read -r r1 s1 <<<"$(dev_reads "$dev")"
+	nob=$OUT
+	assertEquals "as nobody ($ERR)" 0 "$RC"
+	fixture_cold_busy "$m" && sync -f "$m"
+	read -r r2 s2 <<<"$(dev_reads "$dev")"
+	run warm -r -s "$m"
+	read -r r3 s3 <<<"$(dev_reads "$dev")"
+	root=$OUT
+	assertEquals "as root ($ERR)" 0 "$RC"
+	assertEquals "the same entries warmed" "$nob" "$root"
+	assertEquals "everything cached after it" 0 "$(probe_misses "$m/big"/*)"
+	assertTrue "no more sectors read: root $((s3 - s2)), nobody $((s1 - s0))" \
+		"[ $((s3 - s2)) -le $(((s1 - s0) * 21 / 20 + 64)) ]"
+	assertTrue "far fewer requests: root $((r3 - r2)), nobody $((r1 - r0)), $blocks directory blocks" \
+		"[ $((r3 - r2 + blocks / 2)) -le $((r1 - r0)) ]"
+
+	# What it reads ahead, and through what.
+	fixture_cold_busy "$m"
+	strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t" warm -r -q "$m" ||
+		fail "warm under strace"
+	assertEquals "the device opened once, read-only" \
+		"1 O_RDONLY|O_NOCTTY|O_NONBLOCK|O_CLOEXEC)" \
+		"$(grep -c "\"/dev/$dev\"" "$t") $(grep -o "\"/dev/$dev\", [A-Z_|]*)" "$t" | sed 's/.*", //')"
+	assertEquals "exactly the big directory's extents" \
+		"$(python3 - "$m/big" <<'PY'
+import fcntl, os, struct, sys
+n = 256
+buf = bytearray(struct.pack("=QQLLLL", 0, 2**64 - 1, 0, 0, n, 0) + bytes(56 * n))
+fcntl.ioctl(os.open(sys.argv[1], os.O_RDONLY), 0xC020660B, buf)  # FS_IOC_FIEMAP
+for i in range(struct.unpack_from("=L", buf, 20)[0]):
+    logical, physical, length = struct.unpack_from("=QQQ", buf, 32 + 56 * i)
+    print(physical, length)
+PY
+)" "$(sed -n 's/.*fadvise64([0-9]*, \([0-9]*\), \([0-9]*\), POSIX_FADV_WILLNEED.*/\1 \2/p' "$t")"
+
+	fixture_cold_busy "$m"
+	strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- warm -r -q "$m"
+	assertEquals "as nobody: one refused open, nothing read ahead" "1 0" \
+		"$(grep -c "\"/dev/$dev\".* = -1 EACCES" "$t") $(grep -c fadvise64 "$t")"
+	fixture_cold_busy "$m"
+	strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t" dcache-probe -r -q "$m"
+	assertEquals "dcache-probe reads nothing ahead" "0 0" \
+		"$(grep -c '/sys/dev/block\|"/dev/' "$t") $(grep -c fadvise64 "$t")"
+
+	mkdir "$SHUNIT_TMPDIR/tmpfs"
+	mount -t tmpfs dcprobe-test "$SHUNIT_TMPDIR/tmpfs" || fail "cannot mount tmpfs"
+	(cd "$SHUNIT_TMPDIR/tmpfs" && seq -f 'an-entry-with-a-longer-name-%06g' 1 6000 | xargs touch)
+	strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t" warm -r -q "$SHUNIT_TMPDIR/tmpfs"
+	umount "$SHUNIT_TMPDIR/tmpfs"
+	assertEquals "tmpfs: no device, nothing read ahead" "0 0" \
+		"$(grep -c '/sys/dev/block\|"/dev/' "$t") $(grep -c fadvise64 "$t")"
+}
+
 . "$SHUNIT2"
