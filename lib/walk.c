@@ -1801,10 +1801,12 @@ static bool ra_dev_path(dev_t dev, char *path, size_t size)
 	if (len <= 0)
 		return false;
 	buf[len] = '\0';
-	p = strncmp(buf, "DEVNAME=", 8) ? strstr(buf, "\nDEVNAME=") : buf - 1;
-	if (!p)
+	if (!strncmp(buf, "DEVNAME=", 8))
+		name = buf + 8;
+	else if ((p = strstr(buf, "\nDEVNAME=")))
+		name = p + 9;
+	else
 		return false;
-	name = p + 9;
 	n = strcspn(name, "\n");
 	if (!n || n + 6 > size || memmem(name, n, "..", 2))
 		return false;

@@ -561,6 +561,15 @@ test_messages_never_share_a_line() {
 # The device's read counters: "requests sectors" completed.
 dev_reads() { awk '{ print $1, $3 }' "/sys/block/$1/stat"; }
 
+# trace_ra LOG CMD... - CMD's opens and fadvise calls (LeakSanitizer cannot
+# run under ptrace).
+trace_ra() {
+	local log=$1
+	shift
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout 60 \
+		strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$log" "$@"
+}
+
 # A directory of 64 KiB or more on ext4 is read ahead through its block
 # device (as root): the same blocks as listing it reads, in a few requests
 # instead of one waited-for request per block.  As nobody, who may not open
@@ -600,7 +609,7 @@ test_large_directory_is_read_ahead() {
 
 	# What it reads ahead, and through what.
 	fixture_cold_busy "$m"
-	strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t" warm -r -q "$m" ||
+	trace_ra "$t" warm -r -q "$m" ||
 		fail "warm under strace"
 	assertEquals "the device opened once, read-only" \
 		"1 O_RDONLY|O_NOCTTY|O_NONBLOCK|O_CLOEXEC)" \
@@ -618,19 +627,19 @@ PY
 )" "$(sed -n 's/.*fadvise64([0-9]*, \([0-9]*\), \([0-9]*\), POSIX_FADV_WILLNEED.*/\1 \2/p' "$t")"
 
 	fixture_cold_busy "$m"
-	strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t" \
+	trace_ra "$t" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- warm -r -q "$m"
 	assertEquals "as nobody: one refused open, nothing read ahead" "1 0" \
 		"$(grep -c "\"/dev/$dev\".* = -1 EACCES" "$t") $(grep -c fadvise64 "$t")"
 	fixture_cold_busy "$m"
-	strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t" dcache-probe -r -q "$m"
+	trace_ra "$t" dcache-probe -r -q "$m"
 	assertEquals "dcache-probe reads nothing ahead" "0 0" \
 		"$(grep -c '/sys/dev/block\|"/dev/' "$t") $(grep -c fadvise64 "$t")"
 
 	mkdir "$SHUNIT_TMPDIR/tmpfs"
 	mount -t tmpfs dcprobe-test "$SHUNIT_TMPDIR/tmpfs" || fail "cannot mount tmpfs"
 	(cd "$SHUNIT_TMPDIR/tmpfs" && seq -f 'an-entry-with-a-longer-name-%06g' 1 6000 | xargs touch)
-	strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t" warm -r -q "$SHUNIT_TMPDIR/tmpfs"
+	trace_ra "$t" warm -r -q "$SHUNIT_TMPDIR/tmpfs"
 	umount "$SHUNIT_TMPDIR/tmpfs"
 	assertEquals "tmpfs: no device, nothing read ahead" "0 0" \
 		"$(grep -c '/sys/dev/block\|"/dev/' "$t") $(grep -c fadvise64 "$t")"
