@@ -1888,7 +1888,9 @@ static void dir_readahead(struct dcp_walk *w, int dirfd, const struct stat *st)
 	bool last = false;
 	int dev;
 
-	if (st->st_size < RA_MIN || fstatfs(dirfd, &sfs) < 0 || sfs.f_type != EXT_SUPER_MAGIC)
+	/* No block device (tmpfs, NFS, FUSE, overlay...): nothing to ask. */
+	if (st->st_size < RA_MIN || !major(st->st_dev) || fstatfs(dirfd, &sfs) < 0 ||
+	    sfs.f_type != EXT_SUPER_MAGIC)
 		return;
 	dev = ra_dev_open(w, st->st_dev);
 	if (dev < 0)
