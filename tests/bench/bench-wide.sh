@@ -20,6 +20,11 @@
 # page cache of the image file.  Mounted under /mnt (MNTDIR=), out of the
 # way of programs that walk /tmp.
 #
+# minprobe (minprobe.c) is the least a walk that probes every entry does:
+# one thread, readdir and one io_uring RESOLVE_CACHED probe per name.  Its
+# CPU time over the cores, against find's wall time, is printed as the
+# floor under each cached target.
+#
 # Targets (issue 26): flat cached wall <= 1.0x find; peak RSS <= 8 MB for
 # dcache-probe -r -s and warm -r -s on flat; flat cold wall <= 0.7x find;
 # warm cold <= 0.6x du; tree cached <= 1.2x find.  Not a test: it gates
@@ -48,6 +53,7 @@ if [ -n "${KEEP:-}" ]; then
 	trap 'umount "$mnt" 2>/dev/null; losetup -d "$loopdev" 2>/dev/null; echo "kept: $tmp/img"' EXIT
 fi
 ${CC:-cc} -O2 -pthread -o "$tmp/mkwide" "$here/mkwide.c" || die "cannot build mkwide"
+${CC:-cc} -O2 -o "$tmp/minprobe" "$here/minprobe.c" -luring || die "cannot build minprobe"
 
 dirs=$(( N / 100 ))
 inodes=$(( N + dirs * 101 + 1024 ))
@@ -78,7 +84,7 @@ go_cold() {
 	mountpoint -q "$mnt" || mount "$loopdev" "$mnt" || die "cannot mount again"
 }
 
-names=("dcache-probe -r -s" "dcache-probe -r -s -j1" "warm -r -s" "find" "bfs" "fdfind -u" "du -s")
+names=("dcache-probe -r -s" "dcache-probe -r -s -j1" "minprobe" "warm -r -s" "find" "bfs" "fdfind -u" "du -s")
 if [ -n "${BEFORE:-}" ]; then
 	if [ ! -x "$BEFORE/dcache-probe" ] || [ ! -x "$BEFORE/warm" ]; then
 		die "no commands in BEFORE=$BEFORE"
@@ -92,6 +98,7 @@ cmdline() { # NAME DIR: the command line of NAME over DIR
 	"dcache-probe -r -s") echo "$BIN/dcache-probe -r -s $2" ;;
 	"dcache-probe -r -s -j1") echo "$BIN/dcache-probe -r -s -j1 $2" ;;
 	"warm -r -s") echo "$BIN/warm -r -s $2" ;;
+	minprobe) echo "$tmp/minprobe $2" ;;
 	find) echo "find $2" ;;
 	bfs) echo "bfs $2" ;;
 	"fdfind -u") echo "$FD -u . $2" ;;
@@ -131,6 +138,12 @@ table() { # SCENARIO: medians and ratios to find (and, cold, to du)
 ratio() { # SCENARIO NAME OTHER: median wall of NAME / median wall of OTHER
 	awk -v a="$(median <<<"${walls[$1|$2]}")" -v b="$(median <<<"${walls[$1|$3]}")" 'BEGIN { printf "%.2f", a / b }'
 }
+# floor SCENARIO: minprobe's CPU spread perfectly over every core, against
+# find's wall: no walk that probes every entry can do better here.
+floor() {
+	awk -v c="$(median <<<"${cpus[$1|minprobe]}")" -v n="$(nproc)" -v f="$(median <<<"${walls[$1|find]}")" \
+		'BEGIN { printf "%.2f", c / n / f }'
+}
 verdict() { # TEXT VALUE LIMIT
 	awk -v t="$1" -v v="$2" -v l="$3" 'BEGIN { printf "  %-48s %8s (target <= %s): %s\n", t, v, l, (v <= l) ? "met" : "MISSED" }'
 }
@@ -163,6 +176,7 @@ for sc in $SCENARIOS; do
 	case $sc in
 	flat-cached)
 		verdict "flat cached: dcache-probe -r -s / find" "$(ratio "$sc" "dcache-probe -r -s" find)" 1.0
+		echo "    floor: minprobe's CPU / $(nproc) cores / find = $(floor "$sc")"
 		for c in "dcache-probe -r -s" "warm -r -s"; do
 			verdict "flat cached: $c peak RSS (kB)" "$(median <<<"${rsss[$sc|$c]}")" 8192
 		done ;;
@@ -173,7 +187,8 @@ for sc in $SCENARIOS; do
 			verdict "flat cold: $c peak RSS (kB)" "$(median <<<"${rsss[$sc|$c]}")" 8192
 		done ;;
 	tree-cached)
-		verdict "tree cached: dcache-probe -r -s / find" "$(ratio "$sc" "dcache-probe -r -s" find)" 1.2 ;;
+		verdict "tree cached: dcache-probe -r -s / find" "$(ratio "$sc" "dcache-probe -r -s" find)" 1.2
+		echo "    floor: minprobe's CPU / $(nproc) cores / find = $(floor "$sc")" ;;
 	esac
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews every figure)"
