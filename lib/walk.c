@@ -73,6 +73,10 @@
 #define RA_MAX (64u << 20)	   /* ...has at most this much read ahead */
 #define RA_DEVS 16		   /* block devices remembered */
 #define RA_EXTENTS 32		   /* FIEMAP extents asked at once */
+/* posix_fadvise(WILLNEED) reads at most the device's read-ahead window or
+ * largest request (max(read_ahead_kb, max_sectors_kb)) per call: a longer
+ * extent is asked for in pieces below either. */
+#define RA_PIECE (128u << 10)
 #define EXT_SUPER_MAGIC 0xEF53	   /* ext2, ext3 and ext4 */
 
 /* DCP_WALK_READAHEAD: a block device met, and its node (none: not usable). */
@@ -1904,9 +1908,8 @@ static void dir_readahead(struct dcp_walk *w, int dirfd, const struct stat *st)
 			break;
 		for (unsigned i = 0; i < fm->fm_mapped_extents && !last; i++) {
 			const struct fiemap_extent *e = &fm->fm_extents[i];
-			uint64_t len = e->fe_length < RA_MAX - done ? e->fe_length : RA_MAX - done;
 
-			last = (e->fe_flags & FIEMAP_EXTENT_LAST) || len < e->fe_length;
+			last = e->fe_flags & FIEMAP_EXTENT_LAST;
 			start = e->fe_logical + e->fe_length;
 			/* Only blocks where FIEMAP says, as they are on disk. */
 			if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
@@ -1914,9 +1917,16 @@ static void dir_readahead(struct dcp_walk *w, int dirfd, const struct stat *st)
 					   FIEMAP_EXTENT_DATA_TAIL | FIEMAP_EXTENT_UNWRITTEN |
 					   FIEMAP_EXTENT_NOT_ALIGNED))
 				continue;
-			(void)posix_fadvise(dev, (off_t)e->fe_physical, (off_t)len,
-					    POSIX_FADV_WILLNEED);
-			done += len;
+			/* Never a length of 0: to posix_fadvise it means "to the end". */
+			for (uint64_t off = 0, len; off < e->fe_length && done < RA_MAX; off += len) {
+				len = e->fe_length - off;
+				len = len < RA_PIECE ? len : RA_PIECE;
+				len = len < RA_MAX - done ? len : RA_MAX - done;
+				(void)posix_fadvise(dev, (off_t)(e->fe_physical + off), (off_t)len,
+						    POSIX_FADV_WILLNEED);
+				done += len;
+			}
+			last = last || done >= RA_MAX;
 		}
 	}
 	close(dev);
