@@ -38,6 +38,9 @@ oneTimeSetUp() {
 	ln -s a "$T/link"
 	ln -s nowhere "$T/dangling"
 	touch "$T/$(printf 'esc\033]0;x\007')" "$T/$(printf 'bad\377')"
+	# A directory of over 64 KiB: warm reads it ahead (FIEMAP, fadvise).
+	mkdir "$MNT/wide"
+	(cd "$MNT/wide" && seq -f 'an-entry-with-a-longer-name-%06g' 1 3000 | xargs touch)
 	find "$T" -print0 >"$MNT/list0"
 	find "$T" -type f >"$MNT/list"
 	FILE=$T/a/f1
@@ -130,6 +133,8 @@ test_warm_under_valgrind() {
 	vg 2 warm "$T/absent"
 	vg 3 warm -r --check "$T"
 	vg 64 warm --bogus
+	cold "$MNT"
+	vg 0 warm -r -s -j 4 "$MNT/wide"
 }
 
 # A manifest (the reader, the restore's threads and batches): valgrind has
