@@ -1900,6 +1900,8 @@ static void dir_readahead(struct dcp_walk *w, int dirfd, const struct stat *st)
 	if (dev < 0)
 		return;
 	while (!last && done < RA_MAX) {
+		uint64_t asked = start;
+
 		memset(&b, 0, sizeof(b));
 		fm->fm_start = start;
 		fm->fm_length = FIEMAP_MAX_OFFSET - start;
@@ -1928,6 +1930,10 @@ static void dir_readahead(struct dcp_walk *w, int dirfd, const struct stat *st)
 			}
 			last = last || done >= RA_MAX;
 		}
+		/* An extent of length 0 (a directory changing under us)
+		 * would ask for the same extents forever. */
+		if (start <= asked)
+			break;
 	}
 	close(dev);
 }
