@@ -50,13 +50,6 @@ command -v vmtouch >/dev/null || die "vmtouch is not installed (apt-get install 
 bench_scratch bench-manifest
 
 declare -A times bytes resident
-ms_of() { # CMD... - run it, print its wall time in ms
-	local t0 t1
-	t0=$(date +%s%N)
-	"$@" >/dev/null 2>&1
-	t1=$(date +%s%N)
-	echo $(((t1 - t0) / 1000000))
-}
 
 echo "cpus: $(nproc); kernel $(uname -r); load: $(cut -d' ' -f1-3 /proc/loadavg); $(vmtouch 2>&1 | grep -m1 -o 'vmtouch v[0-9.]*')"
 
@@ -70,14 +63,7 @@ if [[ " $PART " == *" 1 "* ]]; then
 	$MPY make "$mnt/w" "$tmp/plan" "$COUNT" 20 || die "cannot make the tree"
 	sync
 	go_cold() {
-		local _
-		sync -f "$mnt"
-		for _ in 1 2 3 4 5; do
-			umount "$mnt" 2>/dev/null && break
-			sleep 0.3
-		done
-		mountpoint -q "$mnt" && echo "bench-manifest: $mnt stays busy: this run is not cold" >&2
-		mountpoint -q "$mnt" || mount -o no_prefetch_block_bitmaps "$loopdev" "$mnt"
+		bench_remount no_prefetch_block_bitmaps
 		blockdev --setra "${1:-$ra}" "$loopdev"
 		sync -f "$mnt"
 	}
@@ -103,9 +89,9 @@ if [[ " $PART " == *" 1 "* ]]; then
 			go_cold
 			s0=$(sectors)
 			case $c in
-			warm*) times[$c]+=" $(ms_of "$BIN/warm" -q --manifest="$tmp/M")" ;;
-			vmtouch*) times[$c]+=" $(ms_of xargs -0 -a "$tmp/files0" vmtouch -tq)" ;;
-			dd*) times[$c]+=" $(ms_of dd_ranges)" ;;
+			warm*) times[$c]+=" $(bench_ms "$BIN/warm" -q --manifest="$tmp/M")" ;;
+			vmtouch*) times[$c]+=" $(bench_ms xargs -0 -a "$tmp/files0" vmtouch -tq)" ;;
+			dd*) times[$c]+=" $(bench_ms dd_ranges)" ;;
 			esac
 			s1=$(sectors)
 			bytes[$c]+=" $(((s1 - s0) * 512))"
@@ -134,9 +120,9 @@ if [[ " $PART " == *" 2 "* ]]; then
 	cmds=("dcache-probe -r --pages --ranges --json" "dcache-probe -r --pages --json" "vmtouch")
 	run2() {
 		case $1 in
-		*--ranges*) ms_of "$BIN/dcache-probe" -r --pages --ranges --json "$PROBE" ;;
-		dcache*) ms_of "$BIN/dcache-probe" -r --pages --json "$PROBE" ;;
-		vmtouch) ms_of vmtouch "$PROBE" ;;
+		*--ranges*) bench_ms "$BIN/dcache-probe" -r --pages --ranges --json "$PROBE" ;;
+		dcache*) bench_ms "$BIN/dcache-probe" -r --pages --json "$PROBE" ;;
+		vmtouch) bench_ms vmtouch "$PROBE" ;;
 		esac
 	}
 	for c in "${cmds[@]}"; do run2 "$c" >/dev/null; done # warm everything first

@@ -42,13 +42,6 @@ bench_scratch bench-pages
 
 
 declare -A times
-ms_of() { # CMD... - run it, print its wall time in ms
-	local t0 t1
-	t0=$(date +%s%N)
-	"$@" >/dev/null 2>&1
-	t1=$(date +%s%N)
-	echo $(( (t1 - t0) / 1000000 ))
-}
 
 echo "cpus: $(nproc); kernel $(uname -r); $(vmtouch 2>&1 | grep -m1 -o 'vmtouch v[0-9.]*'); $(fincore --version)"
 
@@ -64,15 +57,9 @@ if [[ " $PART " == *" 1 "* ]]; then
 	echo "tree: $(find "$mnt" -type f | wc -l) files, $(du -sh "$mnt" | cut -f1), on $loopdev (direct I/O) backed by:"
 	lsblk -o NAME,TYPE,SIZE,ROTA,SCHED,RQ-SIZE,MODEL "$(findmnt -no SOURCE --target "$tmp")" 2>/dev/null
 	go_cold() {
-		local _
-		for _ in 1 2 3 4 5; do
-			umount "$mnt" 2>/dev/null && break
-			sleep 0.3
-		done
-		mountpoint -q "$mnt" && echo "bench-pages: $mnt stays busy: this run is not cold" >&2
+		bench_remount
 		sync
 		echo 3 >/proc/sys/vm/drop_caches
-		mountpoint -q "$mnt" || mount "$loopdev" "$mnt"
 	}
 	cmds=()
 	for m in $METHODS; do cmds+=("warm --pages-method=$m"); done
@@ -81,9 +68,9 @@ if [[ " $PART " == *" 1 "* ]]; then
 		for c in "${cmds[@]}"; do
 			go_cold
 			case $c in
-			warm*)	 times[$c]+=" $(ms_of "$BIN/warm" -r -q --pages "${c#warm }" "$mnt")" ;;
-			vmtouch*) times[$c]+=" $(ms_of vmtouch -tq "$mnt")" ;;
-			cat*)	 times[$c]+=" $(ms_of sh -c 'find "$1" -type f -exec cat {} + >/dev/null' sh "$mnt")" ;;
+			warm*)	 times[$c]+=" $(bench_ms "$BIN/warm" -r -q --pages "${c#warm }" "$mnt")" ;;
+			vmtouch*) times[$c]+=" $(bench_ms vmtouch -tq "$mnt")" ;;
+			cat*)	 times[$c]+=" $(bench_ms sh -c 'find "$1" -type f -exec cat {} + >/dev/null' sh "$mnt")" ;;
 			esac
 		done
 		echo "run $r done"
@@ -113,9 +100,9 @@ if [[ " $PART " == *" 2 "* ]]; then
 	cmds=("dcache-probe -r --pages -s" "vmtouch" "find -exec fincore")
 	run2() {
 		case $1 in
-		dcache*) ms_of "$BIN/dcache-probe" -r --pages -s "$PROBE" ;;
-		vmtouch) ms_of vmtouch "$PROBE" ;;
-		find*)	 ms_of find "$PROBE" -type f -exec fincore {} + ;;
+		dcache*) bench_ms "$BIN/dcache-probe" -r --pages -s "$PROBE" ;;
+		vmtouch) bench_ms vmtouch "$PROBE" ;;
+		find*)	 bench_ms find "$PROBE" -type f -exec fincore {} + ;;
 		esac
 	}
 	for c in "${cmds[@]}"; do run2 "$c" >/dev/null; done # warm everything first

@@ -57,16 +57,7 @@ if [ "$COLD" = remount ] || [ "$COLD" = remount-cached ]; then
 	mount "$loopdev" "$mnt" || die "mount failed"
 	cp -a --attributes-only "$ROOT/." "$mnt/" 2>/dev/null
 	TREE=$mnt
-	go_cold() {
-		local _
-		sync -f "$TREE"
-		for _ in 1 2 3 4 5; do
-			umount "$TREE" 2>/dev/null && break
-			sleep 0.3
-		done
-		mountpoint -q "$TREE" && echo "bench-warm: $TREE stays busy: this run is not cold" >&2
-		mountpoint -q "$TREE" || mount "$loopdev" "$TREE"
-	}
+	go_cold() { bench_remount; }
 elif [ "$COLD" = drop ]; then
 	TREE=$ROOT
 	go_cold() { sync; echo 3 >/proc/sys/vm/drop_caches; }

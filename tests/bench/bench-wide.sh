@@ -73,16 +73,7 @@ t1=$(date +%s%N)
 echo "made in $(( (t1 - t0) / 1000000 )) ms; image ${size_mb} MB on $(findmnt -no SOURCE --target "$tmp"), loop with direct I/O"
 echo "cpus: $(nproc); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-go_cold() {
-	local _
-	sync -f "$mnt"
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		umount "$mnt" 2>/dev/null && break
-		sleep 0.3 # io_uring closes its descriptors after the process
-	done
-	mountpoint -q "$mnt" && echo "bench-wide: $mnt stays busy: this run is not cold" >&2
-	mountpoint -q "$mnt" || mount "$loopdev" "$mnt" || die "cannot mount again"
-}
+go_cold() { bench_remount || die "cannot mount again"; }
 
 names=("dcache-probe -r -s" "dcache-probe -r -s -j1" "minprobe" "warm -r -s" "find" "bfs" "fdfind -u" "du -s")
 if [ -n "${BEFORE:-}" ]; then

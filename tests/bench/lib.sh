@@ -20,6 +20,33 @@ bench_scratch() {
 	trap bench_cleanup EXIT
 }
 
+# bench_ms CMD... - run CMD, its output discarded; print its wall time in ms.
+bench_ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+
+# bench_remount [MOUNT_OPTIONS] - unmount $mnt and mount $loopdev there
+# again: every dentry, inode and cached block of the image is dropped
+# (DESIGN.md), nothing else on the machine.  io_uring closes a command's
+# descriptors after it exits, so a busy unmount is tried again for 3 s; a
+# mount that stays busy is said on stderr (that run is not cold).  The
+# status is mount's.
+# shellcheck disable=SC2120 # the options are optional
+bench_remount() {
+	local _ name=${0##*/}
+	sync -f "$mnt"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		umount "$mnt" 2>/dev/null && break
+		sleep 0.3
+	done
+	mountpoint -q "$mnt" && echo "${name%.sh}: $mnt stays busy: this run is not cold" >&2
+	mountpoint -q "$mnt" || mount ${1:+-o "$1"} "$loopdev" "$mnt"
+}
+
 bench_cleanup() {
 	if [ -n "$loopdev" ]; then
 		umount "$mnt" 2>/dev/null
