@@ -88,6 +88,17 @@ mcold() {
 # Sectors read by the fixture's loop device so far.
 sectors() { awk '{ print $3 }' "/sys/block/${LOOP#/dev/}/stat"; }
 
+# lookup_bytes - the bytes a cold warm -r of the fixture reads: what
+# looking the tree up costs, without its data.  Leaves the fixture warm.
+lookup_bytes() {
+	local s0 s1
+	mcold || return 1
+	s0=$(sectors)
+	warm -r -q "$MNT/w"
+	s1=$(sectors)
+	echo $(((s1 - s0) * 512))
+}
+
 # Pages of MANIFEST's ranges and of the loop device's cache evicted now.
 evicted() { mpy evicted "$1" "$LOOP"; }
 
@@ -196,11 +207,7 @@ PY
 # measured here); a second restore reads nothing.
 test_round_trip() {
 	local s0 s1 meta bytes out ev
-	mcold || fail "remount"
-	s0=$(sectors)
-	warm -r -q "$MNT/w"
-	s1=$(sectors)
-	meta=$(((s1 - s0) * 512))
+	meta=$(lookup_bytes) || fail "remount"
 	mcold || fail "remount"
 	s0=$(sectors)
 	run timeout 120 warm --manifest="$M"
@@ -251,11 +258,7 @@ test_restore_reads_nothing_beyond_the_ranges() {
 # --max-bytes keeps its meaning: a restore reads at most that much.
 test_restore_within_max_bytes() {
 	local s0 s1 meta res
-	mcold || fail "remount"
-	s0=$(sectors)
-	warm -r -q "$MNT/w"
-	s1=$(sectors)
-	meta=$(((s1 - s0) * 512))
+	meta=$(lookup_bytes) || fail "remount"
 	mcold || fail "remount"
 	s0=$(sectors)
 	run timeout 120 warm --manifest="$M" --max-bytes=1M --json
