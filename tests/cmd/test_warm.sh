@@ -5,6 +5,7 @@
 fixture_require
 
 NL=$'new\nline'
+OPROBE=${DCP_BUILD:-$DCP_BIN/..}/tests/oprobe
 
 oneTimeSetUp() {
 	MNT=$(fixture_new 32) || fail "cannot make fixture"
@@ -584,6 +585,8 @@ test_large_directory_is_read_ahead() {
 	(cd "$m/big" && seq -f 'an-entry-with-a-longer-name-%06g' 1 6000 | xargs touch)
 	touch "$m/small/a" "$m/small/b"
 	chmod -R a+rX "$m"
+	# Listed now, so that the prober below never walks the tree itself.
+	find "$m" >"$t.list"
 	dev=$(basename "$(findmnt -n -o SOURCE "$m")")
 	blocks=$(($(stat -c %s "$m/big") / 4096))
 	assertTrue "the directory is large ($blocks blocks)" "[ $blocks -ge 32 ]"
@@ -594,6 +597,8 @@ test_large_directory_is_read_ahead() {
 	read -r r1 s1 <<<"$(dev_reads "$dev")"
 	nob=$OUT
 	assertEquals "as nobody ($ERR)" 0 "$RC"
+	assertEquals "as nobody: every name cached (the independent prober)" "" \
+		"$("$OPROBE" - <"$t.list" | grep -v '^cached ' | head -3)"
 	fixture_cold_busy "$m" && sync -f "$m"
 	read -r r2 s2 <<<"$(dev_reads "$dev")"
 	run warm -r -s "$m"
@@ -602,6 +607,8 @@ test_large_directory_is_read_ahead() {
 	assertEquals "as root ($ERR)" 0 "$RC"
 	assertEquals "the same entries warmed" "$nob" "$root"
 	assertEquals "everything cached after it" 0 "$(probe_misses "$m/big"/*)"
+	assertEquals "as root: every name cached (the independent prober)" "" \
+		"$("$OPROBE" - <"$t.list" | grep -v '^cached ' | head -3)"
 	assertTrue "no more sectors read: root $((s3 - s2)), nobody $((s1 - s0))" \
 		"[ $((s3 - s2)) -le $(((s1 - s0) * 21 / 20 + 64)) ]"
 	assertTrue "far fewer requests: root $((r3 - r2)), nobody $((r1 - r0)), $blocks directory blocks" \
