@@ -6,6 +6,14 @@
 # filesystem, so its lookups are genuinely cold, without touching the rest
 # of the machine's caches.
 #
+# No other program can look a name up in a fixture: each suite runs in a
+# mount namespace of its own (fixture_require), where FIXTURE_ROOT is a
+# tmpfs holding the images, the mount points and the suite's TMPDIR.  Seen
+# from the machine (the namespace ctest runs in), FIXTURE_ROOT is an empty
+# directory of mode 0700: an indexer, an admin's `find /` or `du /tmp`,
+# another test run find nothing in it to look up, and no mount of the suite
+# in `findmnt`.  Whatever the suite mounts dies with its namespace.
+#
 # Use:  . "$DCP_TESTS/lib/fixture.sh"; fixture_require   (before shunit2)
 #       mnt=$(fixture_new [SIZE_MB] [MKFS_ARGS...])
 #       ...populate "$mnt"...; fixture_cold "$mnt"
@@ -25,42 +33,126 @@ export PATH="$DCP_BIN:/usr/bin:$PATH"
 DCP_JSON_LOG=${DCP_JSON_LOG-${DCP_BUILD:+$DCP_BUILD/json-log}}
 DCP_JSON_SUITE=$(basename "$0" .sh)
 
-# Set by fixture_require in the parent shell, inherited by the suite it runs.
+# Set by fixture_require in the first of the suite's three shells (below),
+# inherited by the other two.
 FIXTURE_ROOT=${FIXTURE_ROOT:-}
 # Sourced without arguments, this file sees the script's own: keep them for
-# the child run of fixture_require.
+# the runs of the script that fixture_require makes.
 FIXTURE_SCRIPT_ARGS=("$@")
 
-# Exit 77 (skipped) unless this run can make real fixtures: root, loop
-# devices, mkfs.ext4.  Call it before sourcing shunit2.
+# fixture_require [--namespace] - exit 77 (skipped) unless this run can
+# make real fixtures: root, loop devices, mkfs.ext4, unshare (with
+# --namespace, for a suite that makes no fixture, root and unshare).  Call
+# it before sourcing shunit2.
+#
+# The script then runs three times, as three shells (DCP_FIXTURE_STAGE):
+# - the first, in the namespace it was started in ("the machine's"), makes
+#   FIXTURE_ROOT, an empty directory there, starts the second in a new
+#   private mount namespace, and removes the directory when it is done;
+# - the second mounts the tmpfs on FIXTURE_ROOT, inside, and runs the
+#   third; its EXIT trap unmounts what the suite left mounted and ends
+#   what the suite left running, inside the namespace, however the third
+#   ended (shunit2 takes the EXIT trap of the shell it runs in);
+# - the third is the suite.
+# Every process the suite starts (as_nobody, bindfs and other FUSE daemons,
+# io_uring workers) is in the namespace; DCP_FIXTURE_OUTSIDE names a
+# process outside it (the first shell), for the tests of the isolation.
 fixture_require() {
 	local why=
 	if [ "$(id -u)" != 0 ]; then
 		why="not root"
+	elif ! command -v unshare >/dev/null 2>&1; then
+		why="unshare missing"
+	elif [ "${1:-}" = --namespace ]; then
+		:
 	elif ! command -v mkfs.ext4 >/dev/null 2>&1; then
 		why="mkfs.ext4 missing"
 	elif [ ! -e /dev/loop-control ] && ! losetup -f >/dev/null 2>&1; then
 		why="no loop devices"
 	fi
 	if [ -n "$why" ]; then
-		echo "SKIP: cold-cache fixtures need root and loop devices ($why)" >&2
+		echo "SKIP: the suite needs root and loop devices, in a mount namespace of its own ($why)" >&2
 		exit 77
 	fi
-	# shunit2 takes over the EXIT trap, so the suite runs as a child of
-	# this shell, which cleans up once the child is gone, however it ended.
-	if [ -z "${DCP_FIXTURE_CHILD:-}" ]; then
-		local rc
+	local rc
+	case ${DCP_FIXTURE_STAGE:-} in
+	'')
 		# This run's records replace the last run's.
 		[ -z "$DCP_JSON_LOG" ] || rm -f "$DCP_JSON_LOG/$DCP_JSON_SUITE".*.jsonl
+		# Mode 0700 and empty, seen from here, for as long as it exists.
 		FIXTURE_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-fixture.XXXXXX") || exit 2
-		chmod 0755 "$FIXTURE_ROOT"   # unprivileged tests walk through it
-		trap 'fixture_cleanup' EXIT
+		trap 'rmdir "$FIXTURE_ROOT" 2>/dev/null' EXIT
 		trap 'exit 130' INT TERM
-		DCP_FIXTURE_CHILD=1 FIXTURE_ROOT=$FIXTURE_ROOT bash "$0" "${FIXTURE_SCRIPT_ARGS[@]}"
+		DCP_FIXTURE_STAGE=namespace DCP_FIXTURE_OUTSIDE=$$ FIXTURE_ROOT=$FIXTURE_ROOT \
+			unshare --mount --propagation private -- bash "$0" "${FIXTURE_SCRIPT_ARGS[@]}"
+		rc=$?
+		# The namespace is gone, and its mounts with it (were a process of
+		# the suite still in it, rmdir would detach them there).  Anything
+		# in the directory was written from outside the namespace.
+		rmdir "$FIXTURE_ROOT" || rc=2
+		trap - EXIT
+		exit $rc
+		;;
+	namespace)
+		# The suite's own /tmp: its images, mount points and scratch files.
+		# mode=0755: unprivileged tests walk through it.
+		mount -t tmpfs -o mode=0755 dcprobe-fixture "$FIXTURE_ROOT" || exit 2
+		mkdir -m 1777 "$FIXTURE_ROOT/tmp" || exit 2
+		# What the suite left running first: a FUSE daemon it stopped
+		# would hang the unmount.
+		trap 'fixture_reap; fixture_cleanup' EXIT
+		trap 'exit 130' INT TERM
+		DCP_FIXTURE_STAGE=suite TMPDIR=$FIXTURE_ROOT/tmp bash "$0" "${FIXTURE_SCRIPT_ARGS[@]}"
 		rc=$?
 		exit $rc
-	fi
+		;;
+	esac
 }
+
+# fixture_reap - end every process left in the suite's mount namespace but
+# this shell (a daemon or a background job a test did not stop, which
+# would keep its mounts and loop devices alive after the suite), saying
+# which.  Only processes in this namespace: the suite's own.
+fixture_reap() {
+	local p c i pids=() left=()
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
+		[ "$p" != $$ ] && [ "$p" != "$BASHPID" ] || continue
+		# -ef: the same namespace (stat of the nsfs inodes; no fork).
+		[ /proc/"$p"/ns/mnt -ef /proc/$$/ns/mnt ] || continue
+		fixture_dead "$p" && continue
+		read -r c 2>/dev/null </proc/"$p"/comm || continue
+		pids+=("$p")
+		left+=("$p ($c)")
+		kill -KILL "$p" 2>/dev/null
+	done
+	[ ${#left[@]} -eq 0 ] && return 0
+	echo "fixture: the suite left ${#left[@]} process(es) running, killed: ${left[*]}" >&2
+	# Dead before the namespace's mounts go: a process in the middle of
+	# its exit still holds its files.
+	for p in "${pids[@]}"; do
+		for ((i = 0; i < 300; i++)); do
+			fixture_dead "$p" && break
+			sleep 0.1
+		done
+	done
+}
+
+# fixture_dead PID - the process is gone, or a zombie.
+fixture_dead() {
+	local stat
+	read -r stat 2>/dev/null </proc/"$1"/stat || return 0
+	stat=${stat##*) }
+	[ "${stat%% *}" = Z ]
+}
+
+# fixture_outside CMD... - run CMD outside the suite's namespace, in the one
+# it was started in (with that namespace's / as root and working directory).
+fixture_outside() { nsenter --mount="/proc/${DCP_FIXTURE_OUTSIDE:?}/ns/mnt" -- "$@"; }
+
+# fixture_pgrep PATTERN - the pids of the suite's own processes (those in
+# its mount namespace) whose command line matches PATTERN (pgrep -f).
+fixture_pgrep() { pgrep --ns $$ --nslist mnt -f "$1"; }
 
 # The fixtures' mount options: ext4 reads block bitmaps in the background
 # for a second or so after a mount (prefetch_block_bitmaps), which a test
@@ -164,15 +256,17 @@ for k in sys.argv[1:]:
 
 # Unmount everything mounted below FIXTURE_ROOT (fixture_new runs in a
 # command substitution, so the kernel's mount table is the only reliable
-# list), deepest first, then remove the images.  rm never crosses into a
-# filesystem that is still mounted.
+# list), deepest first, then remove the images and mount points.  rm never
+# crosses into a filesystem that is still mounted.  The tmpfs on
+# FIXTURE_ROOT itself, with the suite's TMPDIR (shunit2 removes its own
+# directory there last), goes with the namespace.
 fixture_cleanup() {
 	local dir
 	[ -n "$FIXTURE_ROOT" ] || return 0
 	for dir in $(findmnt -rn -o TARGET | grep -F "$FIXTURE_ROOT/" | sort -r); do
 		umount "$dir" 2>/dev/null || umount -l "$dir"
 	done
-	rm -rf --one-file-system "$FIXTURE_ROOT"
+	find "$FIXTURE_ROOT" -mindepth 1 -maxdepth 1 ! -name tmp -exec rm -rf --one-file-system {} +
 	FIXTURE_ROOT=
 }
 
