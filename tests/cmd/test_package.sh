@@ -7,8 +7,17 @@
 # pkg-config builds tests/example/example.c against the installed library;
 # then apt-get purge, after which nothing the packages installed is left.
 # Needs root, dpkg, apt-get and lintian (CI, ./bootstrap test, has them).
+#
+# The machine's system is never written: the suite runs in a mount
+# namespace of its own (fixture_require), where /usr, /etc and /var are
+# overlays whose upper layers are the suite's (private_system).  What
+# apt-get installs and purges, dpkg's database and its lock are this run's
+# alone: another run of the suite at the same time (another checkout, CI)
+# installs and purges its own packages, and every other program on the
+# machine sees none of them.
 : "${DCP_SRC:?}"
-export LC_ALL=C.UTF-8
+. "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
+fixture_require --namespace
 export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 SHUNIT2=${SHUNIT2:-$(command -v shunit2 || echo /usr/share/shunit2/shunit2)}
 PACKAGES=(dcprobe libdcprobe0 libdcprobe-dev)
@@ -27,9 +36,25 @@ why_not() {
 	done
 }
 
+# private_system - /usr, /etc and /var, in the suite's namespace, as
+# overlays over the machine's: writes go to layers under FIXTURE_ROOT.
+private_system() {
+	local d o
+	for d in usr etc var; do
+		o=$FIXTURE_ROOT/system/$d
+		mkdir -p "$o/upper" "$o/work" &&
+			mount -t overlay "dcprobe-$d" -o "lowerdir=/$d,upperdir=$o/upper,workdir=$o/work" "/$d" ||
+			return 1
+	done
+}
+
 oneTimeSetUp() {
 	WHY=$(why_not)
 	[ -z "$WHY" ] || return 0
+	private_system || {
+		WHY="cannot mount /usr, /etc and /var as overlays in the suite's namespace"
+		return 0
+	}
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-package.XXXXXX")
 	VERSION=$(sed -n 's/^project(dcprobe VERSION \([0-9.]*\).*/\1/p' "$DCP_SRC/CMakeLists.txt")
 	DEBS=()
@@ -216,6 +241,17 @@ test_install_use_and_purge() {
 	done
 	assertEquals "dpkg -L lists what the .debs hold" "$(cat "$listed")" \
 		"$(grep -vx '/\.' "$WORK/dpkg-L" | sort -u)"
+	# Installed in the suite's namespace alone: outside, the machine has
+	# none of it (a file there was there before the suite too).
+	for p in "${PACKAGES[@]}"; do
+		assertNotEquals "outside, $p is not installed" "install ok installed" \
+			"$(fixture_outside dpkg-query -W -f='${Status}' "$p" 2>&1)"
+	done
+	assertEquals "outside, not a file of the packages" "" \
+		"$(fixture_outside sh -c 'while read -r p; do
+			if [ -d "$p" ] && [ ! -L "$p" ]; then continue; fi
+			if [ -e "$p" ] || [ -L "$p" ]; then echo "$p"; fi
+		done' <"$listed")"
 
 	# The commands.
 	for p in "${COMMANDS[@]}"; do
