@@ -49,13 +49,13 @@ oneTimeSetUp() {
 	for c in "${COMMANDS[@]}"; do
 		if [ -x "$DCP_BUILD/bin/$c" ]; then BUILT+=("$c"); fi
 	done
-	# Each prefix: configure only (nothing to compile for completions
-	# and examples), install those two components into its DESTDIR.
+	# Each prefix: configure only (nothing to compile for completions,
+	# examples and pages), install those components into its DESTDIR.
 	for p in "${PREFIXES[@]}"; do
 		cmake -S "$DCP_SRC" -B "$(build "$p")" -DCMAKE_INSTALL_PREFIX="$p" \
 			-DBUILD_TESTING=OFF >"$WORK/configure.log" 2>&1 ||
 			fail "configure for $p failed: $(cat "$WORK/configure.log")"
-		for comp in completions examples; do
+		for comp in completions examples man; do
 			DESTDIR=$(destdir "$p") cmake --install "$(build "$p")" --component $comp \
 				>"$WORK/install${p//\//-}.log" 2>&1 ||
 				fail "install of $comp for $p failed: $(cat "$WORK/install${p//\//-}.log")"
@@ -92,6 +92,7 @@ test_every_command_installs_with_its_page_and_completion() {
 test_man_pages_render() {
 	local page out
 	for page in "$ROOT"/share/man/man[137]/*; do
+		[ -L "$page" ] && continue # a function's name for its page: below
 		out=$(MANWIDTH=80 man -l "$page" 2>&1 >/dev/null)
 		assertEquals "man -l $page warns" "" "$out"
 		MANWIDTH=80 man -l "$page" 2>/dev/null | grep -q "SEE ALSO" ||
@@ -346,6 +347,50 @@ test_examples_name_the_installed_binaries() {
 	fi
 }
 
+# rendered PAGE - the text of man page PAGE as a reader sees it.
+rendered() {
+	MANWIDTH=1000 man -l "$1" 2>/dev/null | col -b
+}
+
+# Each prefix's install: the pages name that prefix's commands and
+# documentation directory, and none of the other prefix's; nothing is left
+# to configure.  The control: the pages of the other prefix fail the check.
+test_installed_pages_name_the_installed_paths() {
+	local p other man page text named bad
+	for p in "${PREFIXES[@]}"; do
+		man=$(destdir "$p")$p/share/man
+		assertTrue "$p: dcprobe.7 installed" "[ -f '$man/man7/dcprobe.7' ]"
+		assertEquals "$p: nothing left to configure" "" "$(grep -rlE '@[A-Z_]+@' "$man")"
+		named=""
+		for page in "$man"/man[17]/*; do
+			text=$(rendered "$page")
+			named+=$(grep -oE '[^ ]*/bin/(cachedopen|dcache-probe|warm|uring-open)\b' <<<"$text" | sed 's/^[^/]*//')$'\n'
+			named+=$(grep -oE '/[^ ]*/share/doc/dcprobe\b' <<<"$text")$'\n'
+		done
+		named=$(grep . <<<"$named" | sort -u)
+		assertEquals "$p: the commands and documents the pages name" \
+			"$p/bin/dcache-probe $p/bin/warm $p/share/doc/dcprobe" "$(xargs <<<"$named")"
+		for other in "${PREFIXES[@]}"; do
+			[ "$other" = "$p" ] && continue
+			bad=$(other_prefix_paths "$other" "$man")
+			assertEquals "$p: pages naming $other's paths" "" "$bad"
+			# Control: the other prefix's own pages do name them.
+			assertNotNull "control: $other's pages name $other's paths" \
+				"$(other_prefix_paths "$other" "$(destdir "$other")$other/share/man")"
+		done
+	done
+}
+
+# other_prefix_paths PREFIX MANDIR - the lines of the pages under MANDIR
+# that name a command or the documentation of PREFIX.
+other_prefix_paths() {
+	local page
+	for page in "$2"/man[17]/*; do
+		rendered "$page" | grep -E "(^|[^A-Za-z0-9_./])$1/(bin/(cachedopen|dcache-probe|warm|uring-open)|share/doc/dcprobe)\b" |
+			sed "s|^|$(basename "$page"): |"
+	done
+}
+
 # README and dcprobe(7) show the installed examples of the default prefix,
 # line for line (tests/cmd/test_recipes.sh runs the README's copies).
 test_readme_shows_the_installed_examples() {
@@ -486,6 +531,51 @@ test_section_3_pages() {
 	assertEquals "headers naming a document not installed" "" \
 		"$(grep -lE '[A-Za-z_]+\.md\b' "$ROOT"/include/dcprobe/*.h)"
 	assertContains "dcp_probe.h points at dcprobe(3)" "$(cat "$ROOT/include/dcprobe/dcp_probe.h")" "dcprobe(3)"
+}
+
+# Every function libdcprobe.so.0 exports has a page name: man -w 3 NAME,
+# over the installed tree only (MANPATH), finds the page whose SYNOPSIS
+# shows it (NAME.3 is a link to it), and man renders it.  Control: a name
+# no page shows is not found.
+test_every_exported_function_has_a_page_name() {
+	local so="$ROOT/$LIBDIR/libdcprobe.so.0" man="$ROOT/share/man" f page want got n=0
+	declare -A where
+	for page in "$man"/man3/*.3; do
+		[ -L "$page" ] && continue
+		for f in $(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$page" | grep -oE '\bdcp_[a-z0-9_]+\(' | tr -d '('); do
+			where[$f]=$page
+		done
+	done
+	for f in $(nm -D --defined-only "$so" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }'); do
+		n=$((n + 1))
+		want=${where[$f]:-no page shows $f}
+		got=$(MANPATH=$man man -w 3 "$f" 2>&1)
+		assertEquals "man -w 3 $f" "$want" "$got"
+		[ "$want" = "$got" ] || continue
+		assertTrue "$f.3 is installed" "[ -e '$man/man3/$f.3' ] || [ '$man/man3/$f.3' = '$want' ]"
+	done
+	assertTrue "the library exports functions ($n)" "[ $n -gt 100 ]"
+	assertContains "man 3 dcp_probe_at renders dcp_probe(3)" \
+		"$(MANPATH=$man MANWIDTH=80 man 3 dcp_probe_at 2>&1 | head -1)" "DCP_PROBE(3)"
+	assertNotEquals "control: a name no page shows" 0 \
+		"$(MANPATH=$man man -w 3 dcp_not_a_function >/dev/null 2>&1; echo $?)"
+}
+
+# pkg-config --cflags and --libs give clean absolute paths of the configured
+# prefix (no pcfiledir/../..), with and without the DESTDIR as a sysroot.
+test_pkg_config_paths_are_clean() {
+	local pcdir=$ROOT/$LIBDIR/pkgconfig cflags libs
+	cflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags dcprobe)
+	libs=$(PKG_CONFIG_PATH=$pcdir pkg-config --libs dcprobe)
+	assertEquals "--cflags" "-I$PREFIX/include/dcprobe" "$(xargs <<<"$cflags")"
+	# pkg-config leaves out a -L of its system directories (/usr/lib/ARCH).
+	assertTrue "--libs: $libs" "[ '$(xargs <<<"$libs")' = '-L$PREFIX/$LIBDIR -ldcprobe' ] ||
+		[ '$(xargs <<<"$libs")' = '-ldcprobe' ]"
+	# (with a sysroot, pkg-config also prefixes liburing's -I/usr/include.)
+	assertEquals "--cflags in the DESTDIR" "-I$ROOT/include/dcprobe" "$(pc --cflags | awk '{ print $1 }')"
+	assertEquals "--variable=includedir" "$PREFIX/include" \
+		"$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=includedir dcprobe)"
+	assertNotContains "no .. in the flags" "$cflags $libs $(pc --cflags --libs)" ".."
 }
 
 # The installed headers are C99 (-pedantic) and C++: tests/example/example.c

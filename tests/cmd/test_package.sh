@@ -283,6 +283,9 @@ test_install_use_and_purge() {
 	# A program built against the installed library through pkg-config.
 	assertEquals "pkg-config --modversion" "$VERSION" "$(pkg-config --modversion dcprobe 2>&1)"
 	local flags out
+	# Clean paths of the prefix, as the compiler is given them.
+	assertEquals "pkg-config --cflags" "-I/usr/include/dcprobe" "$(pkg-config --cflags dcprobe 2>&1 | xargs)"
+	assertEquals "pkg-config --libs" "-ldcprobe" "$(pkg-config --libs dcprobe 2>&1 | xargs)"
 	flags=$(pkg-config --cflags --libs dcprobe) || fail "pkg-config dcprobe failed"
 	cc -std=c11 -Wall -Wextra -Werror "$DCP_SRC/tests/example/example.c" $flags -o "$WORK/example" ||
 		fail "tests/example/example.c does not build against the installed package"

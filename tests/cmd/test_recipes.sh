@@ -29,10 +29,14 @@ oneTimeSetUp() {
 	awk '/^## Recipes/ {on = 1; next} /^## / {on = 0}
 	     on && /^```ini/ {code = 1; next} on && /^```/ {code = 0}
 	     code' "$DCP_SRC/README.md" | local_paths >"$UNIT"
-	# dcprobe.7 as a person reads it, in ASCII, one long line per line.
+	# dcprobe.7 as the build configured it and a person reads it, in ASCII,
+	# one long line per line, its commands' directory (that of the built
+	# unit's ExecStart) shown as the README's /usr/local/bin.
 	MAN7="$SHUNIT_TMPDIR/dcprobe.7.txt"
-	LC_ALL=C MANWIDTH=400 man -l "$DCP_SRC/man/dcprobe.7" 2>/dev/null |
-		sed 's/^ *//' >"$MAN7"
+	local bindir
+	bindir=$(sed -n 's|^ExecStart=\(/.*\)/warm .*|\1|p' "$DCP_BUILD/examples/warm-app.service")
+	LC_ALL=C MANWIDTH=400 man -l "$DCP_BUILD/man/man7/dcprobe.7" 2>/dev/null |
+		sed -e 's/^ *//' -e "s|$bindir/|/usr/local/bin/|g" >"$MAN7"
 }
 
 setUp() {
