@@ -224,7 +224,8 @@ struct dcp_pr_prom {
  *   dcprobe_mount_resolve_cached{mountpoint,fstype,mount_id}   1 can succeed, 0 flagged
  *   dcprobe_dir_paths{path,state}               (--per-dir)
  *   dcprobe_duration_seconds, dcprobe_exit_status,
- *   dcprobe_last_run_timestamp_seconds          (dcp_prom_run())
+ *   dcprobe_last_run_timestamp_seconds,
+ *   dcprobe_build_info{version}                 (dcp_prom_run())
  * A root or directory given twice is one series: the first one's counts.
  */
 void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p);

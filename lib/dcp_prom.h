@@ -5,7 +5,7 @@
  *
  * Every metric is a gauge named dcprobe_*; every series carries the label
  * command="NAME" first (dcache-probe, warm), then the run's own labels
- * (--label: job="app"...), so that the files of several commands and of
+ * (--label: tree="app"...), so that the files of several commands and of
  * several runs of one command can sit side by side in one textfile-collector
  * directory.
  * Samples are collected first and written at the end, grouped by family:
@@ -37,7 +37,7 @@ struct dcp_prom *dcp_prom_new(const char *command);
  * dcp_prom_label_name_ok - whether NAME may be a run label (--label): 0, or
  * -EINVAL (not a Prometheus label name: [a-zA-Z_][a-zA-Z0-9_]*), -EPERM
  * (starts with "__", reserved by Prometheus) or -EEXIST (a label the
- * suite's own series carry: command, root, state...).
+ * suite's own series carry: command, root, state..., version).
  */
 int dcp_prom_label_name_ok(const char *name);
 
@@ -74,9 +74,10 @@ void dcp_prom_value(struct dcp_prom *p, double v, int decimals);
 void dcp_prom_u64(struct dcp_prom *p, uint64_t v);
 
 /*
- * dcp_prom_run - the three families every command writes about its run:
+ * dcp_prom_run - the four families every command writes about its run:
  *   dcprobe_duration_seconds, dcprobe_exit_status,
- *   dcprobe_last_run_timestamp_seconds (wall clock now).
+ *   dcprobe_last_run_timestamp_seconds (wall clock now), and
+ *   dcprobe_build_info{version="RELEASE"} 1.
  */
 void dcp_prom_run(struct dcp_prom *p, double duration_s, int status);
 

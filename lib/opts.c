@@ -151,7 +151,7 @@ static const struct row table[] = {
 			   "collector) on standard output", G_FMT } },
 	{ DCP_OPTS_PROM, { "label", OPT_LABEL, "NAME=VALUE", 0,
 			   "--prometheus: add the label NAME=\"VALUE\" to every series (as "
-			   "job=app), so that two runs' files never collide; repeatable", G_FMT } },
+			   "tree=app), so that two runs' files never collide; repeatable", G_FMT } },
 	{ 0, { "output", OPT_OUTPUT, "FILE", 0,
 	       "Write the output to a temporary file beside FILE and rename it to FILE once "
 	       "all of it is written; FILE is left as it was if a write fails", G_FMT } },

@@ -68,7 +68,7 @@ void dcp_prom_free(struct dcp_prom *p)
 
 /* Every label name a series of the suite carries: a run label may not be one. */
 static const char *const own_labels[] = {
-	"command", "root", "state", "fstype", "mount_id", "mountpoint", "path", "kind",
+	"command", "root", "state", "fstype", "mount_id", "mountpoint", "path", "kind", "version",
 };
 
 int dcp_prom_label_name_ok(const char *name)
@@ -241,6 +241,10 @@ void dcp_prom_run(struct dcp_prom *p, double duration_s, int status)
 	dcp_prom_value(p, status, 0);
 	dcp_prom_start(p, "dcprobe_last_run_timestamp_seconds", "Unix time at the end of the run.");
 	dcp_prom_value(p, (double)now.tv_sec + (double)now.tv_nsec / 1e9, 3);
+	dcp_prom_start(p, "dcprobe_build_info",
+		       "The dcprobe release that wrote these metrics, in the label version (always 1).");
+	dcp_prom_labelz(p, "version", DCP_VERSION);
+	dcp_prom_value(p, 1, 0);
 }
 
 int dcp_prom_write(const struct dcp_prom *p, struct dcp_buf *out)

@@ -149,7 +149,7 @@ test_unit_command_works_in_its_sandbox() {
 	assertEquals "warm in the sandbox: $ERR" 0 "$RC"
 	assertTrue "metrics published" "[ -s '$TF/warm-app.prom' ]"
 	assertEquals "exit status 0 published" 0 \
-		"$(prom_check 'dcprobe_exit_status{command="warm",job="warm-app"}' <"$TF/warm-app.prom")"
+		"$(prom_check 'dcprobe_exit_status{command="warm",tree="app"}' <"$TF/warm-app.prom")"
 	run dcache-probe -r -s --no-perturb "$APP"
 	assertEquals "the tree is warm after it" 0 "$RC"
 	# Control: without CAP_DAC_READ_SEARCH, the directory uid 1234 keeps is closed.

@@ -138,7 +138,7 @@ test_unsupported_in_every_output_mode() {
 		# The metrics say it: the run-level series alone, status 3.
 		assertEquals "dcache-probe --prometheus: status 3" 3 \
 			"$(prom_check 'dcprobe_exit_status{command="dcache-probe"}' <<<"$OUT")"
-		assertEquals "dcache-probe --prometheus: the run-level series alone" 3 \
+		assertEquals "dcache-probe --prometheus: the run-level series alone" 4 \
 			"$(grep -vc '^#' <<<"$OUT")"
 	fi
 }

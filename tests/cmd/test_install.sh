@@ -87,6 +87,25 @@ test_every_command_installs_with_its_page_and_completion() {
 	assertTrue "the cron file" "[ -f '$ROOT/share/doc/dcprobe/examples/cron.d/dcprobe' ]"
 	assertTrue "the alerting rules, as in the source" \
 		"cmp -s '$DCP_SRC/man/examples/dcprobe.rules.yml' '$ROOT/share/doc/dcprobe/examples/dcprobe.rules.yml'"
+	assertTrue "their unit tests beside them, as in the source" \
+		"cmp -s '$DCP_SRC/man/examples/dcprobe.rules.test.yml' '$ROOT/share/doc/dcprobe/examples/dcprobe.rules.test.yml'"
+}
+
+# The installed rules pass their installed unit tests, run from anywhere:
+# the test file names the rules beside it.  Control: the test file alone
+# (no rules beside it) fails.
+test_installed_rules_pass_their_unit_tests() {
+	local p ex out
+	command -v promtool >/dev/null || { fail "promtool not found (Debian package prometheus)"; return; }
+	for p in "${PREFIXES[@]}"; do
+		ex=$(destdir "$p")$p/share/doc/dcprobe/examples
+		out=$(cd / && promtool test rules "$ex/dcprobe.rules.test.yml" 2>&1)
+		assertEquals "$p: promtool test rules on the installed files: $out" 0 $?
+	done
+	mkdir -p "$WORK/alone"
+	cp "$ex/dcprobe.rules.test.yml" "$WORK/alone/"
+	assertNotEquals "control: without the rules beside it" 0 \
+		"$(cd / && promtool test rules "$WORK/alone/dcprobe.rules.test.yml" >/dev/null 2>&1; echo $?)"
 }
 
 test_man_pages_render() {
@@ -320,7 +339,7 @@ test_examples_name_the_installed_binaries() {
 			"$(build "$p")/cmake_install.cmake")
 		bindir=${bindir//'${CMAKE_INSTALL_PREFIX}'/$p}
 		assertEquals "$p: commands go to" "$p/bin" "$bindir"
-		assertEquals "$p: the unit runs the installed warm" "ExecStart=$bindir/warm -r --prometheus --label=job=warm-app --output=/var/lib/prometheus/node-exporter/warm-app.prom /srv/app" \
+		assertEquals "$p: the unit runs the installed warm" "ExecStart=$bindir/warm -r --prometheus --label=tree=app --output=/var/lib/prometheus/node-exporter/warm-app.prom /srv/app" \
 			"$(grep '^ExecStart=' "$ex/warm-app.service")"
 		assertContains "$p: the cron line runs the installed dcache-probe" \
 			"$(grep -v '^#' "$ex/cron.d/dcprobe")" " $bindir/dcache-probe -r "

@@ -149,6 +149,7 @@ test_bad_labels_are_usage_errors() {
 --label=root=x|invalid --label name 'root'
 --label=state=x|invalid --label name 'state'
 --label=mountpoint=x|invalid --label name 'mountpoint'
+--label=version=x|invalid --label name 'version'
 --label=job=|invalid --label 'job=': an empty VALUE
 EOF2
 		run "$cmd" -r --prometheus --label=job=a --label=job=b "$MNT/t"
@@ -173,13 +174,34 @@ test_cannot_probe_publishes_its_status() {
 		assertEquals "$cmd: status 3 published" 3 \
 			"$(prom_check "dcprobe_exit_status{command=\"${cmd%% *}\",job=\"app\"}" <"$f")"
 		assertEquals "$cmd: the run-level series" \
-			"dcprobe_duration_seconds dcprobe_exit_status dcprobe_last_run_timestamp_seconds" \
+			"dcprobe_duration_seconds dcprobe_exit_status dcprobe_last_run_timestamp_seconds dcprobe_build_info" \
 			"$(grep -v '^#' "$f" | sed 's/{.*//' | xargs)"
 		# And on standard output without --output.
 		run "$DCP_BUILD/tests/faultinject" openat2=ENOSYS -- "$DCP_BIN/${cmd%% *}" ${cmd#* } \
 			-r --prometheus "$MNT/t"
 		assertEquals "$cmd: on stdout" 3 \
 			"$(prom_check "dcprobe_exit_status{command=\"${cmd%% *}\"}" <<<"$OUT")"
+	done
+}
+
+# dcprobe_build_info{version} 1 in every exposition, whatever the exit
+# status: 0 or 1, 2 (every listing fails), 3 (no openat2), 64.
+test_build_info_in_every_exposition() {
+	local cmd version why
+	for cmd in "${WALKERS[@]}"; do
+		version=$("$cmd" --version | sed -n 's/.*(dcprobe) //p')
+		assertNotNull "$cmd --version" "$version"
+		for why in run getdents64=EIO openat2=ENOSYS usage; do
+			# warm probes (and so can fail to) with --check.
+			case $why in
+			run) run "$cmd" -r $([ "$cmd" = warm ] && echo --check) --prometheus "$MNT/t" ;;
+			usage) run "$cmd" --prometheus --max-depth=x "$MNT/t" ;;
+			*) run "$DCP_BUILD/tests/faultinject" "$why" -- "$DCP_BIN/$cmd" -r \
+				$([ "$cmd" = warm ] && echo --check) --prometheus "$MNT/t" ;;
+			esac
+			assertEquals "$cmd $why (exit $RC: $ERR): build info" 1 \
+				"$(prom_check "dcprobe_build_info{command=\"$cmd\",version=\"$version\"}" <<<"$OUT")"
+		done
 	done
 }
 

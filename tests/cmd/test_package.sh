@@ -191,7 +191,8 @@ test_files_modes_and_md5sums() {
 		done
 	done
 	for p in /usr/share/man/man7/dcprobe.7.gz /usr/share/doc/dcprobe/examples/warm-app.service \
-		/usr/share/doc/dcprobe/examples/cron.d/dcprobe /usr/share/doc/dcprobe/examples/dcprobe.rules.yml; do
+		/usr/share/doc/dcprobe/examples/cron.d/dcprobe /usr/share/doc/dcprobe/examples/dcprobe.rules.yml \
+		/usr/share/doc/dcprobe/examples/dcprobe.rules.test.yml /usr/share/man/man3/dcp_probe_at.3.gz; do
 		has "$main" "$p"
 	done
 	# Every public header has its page in section 3.
@@ -268,6 +269,29 @@ test_install_use_and_purge() {
 	assertEquals "man -w 3 dcp_probe" /usr/share/man/man3/dcp_probe.3.gz "$(man -w 3 dcp_probe 2>&1)"
 	assertEquals "man renders dcprobe(3) without a warning" "" \
 		"$(MANWIDTH=80 man --warnings 3 dcprobe 2>&1 >/dev/null)"
+	assertEquals "man -w 3 dcp_probe_at: its header's page" /usr/share/man/man3/dcp_probe.3.gz \
+		"$(man -w 3 dcp_probe_at 2>&1)"
+	# The installed pages name the installed commands and documents, never
+	# /usr/local's; the cron line and the unit of dcprobe(7), copied as
+	# they are, run commands that exist.
+	local page text cmd out
+	for page in $(dpkg -L dcprobe | grep '^/usr/share/man/man[17]/.*\.gz$'); do
+		text=$(MANWIDTH=1000 man -l "$page" 2>/dev/null | col -b)
+		assertNotContains "$page names /usr/local" "$text" "/usr/local"
+		for cmd in $(grep -oE '[^ =]*/bin/(cachedopen|dcache-probe|warm|uring-open)\b' <<<"$text" | sed 's/^-//' | sort -u); do
+			assertTrue "$page: $cmd is installed" "[ -x '$cmd' ]"
+		done
+	done
+	text=$(MANWIDTH=1000 man -l /usr/share/man/man7/dcprobe.7.gz 2>/dev/null | col -b)
+	cmd=$(grep -E '^ *\*/5 \* \* \* \* root ' <<<"$text" | grep -oE '/[^ ]*/dcache-probe')
+	assertEquals "dcprobe(7)'s cron line runs the installed dcache-probe" /usr/bin/dcache-probe "$cmd"
+	# The rules' unit tests, installed beside them, pass there.
+	if command -v promtool >/dev/null; then
+		out=$(cd / && promtool test rules /usr/share/doc/dcprobe/examples/dcprobe.rules.test.yml 2>&1)
+		assertEquals "promtool test rules on the installed examples: $out" 0 $?
+	else
+		fail "promtool not found (Debian package prometheus)"
+	fi
 	# The completions, loaded by bash-completion and by zsh's compinit from
 	# where they are installed.
 	if [ -f /usr/share/bash-completion/bash_completion ]; then

@@ -69,7 +69,7 @@ test_recipes_are_in_dcprobe7() {
 	while IFS= read -r line; do
 		grep -qxF -- "$line" "$MAN7" || fail "dcprobe.7 lacks: $line"
 	done <"$RECIPES"
-	grep -qxF "ExecStart=/usr/local/bin/warm -r --prometheus --label=job=warm-app --output=/var/lib/prometheus/node-exporter/warm-app.prom /srv/app" "$MAN7" ||
+	grep -qxF "ExecStart=/usr/local/bin/warm -r --prometheus --label=tree=app --output=/var/lib/prometheus/node-exporter/warm-app.prom /srv/app" "$MAN7" ||
 		fail "dcprobe.7 lacks the unit's ExecStart"
 }
 
@@ -144,19 +144,19 @@ test_systemd_unit() {
 	exec=$(sed -n 's/^ExecStart=//p' "$UNIT")
 	run sh -c "$exec"
 	assertEquals "the unit's command succeeds" 0 "$RC"
-	assertEquals "its metrics published, job warm-app, status 0" 0 \
-		"$(prom_check 'dcprobe_exit_status{command="warm",job="warm-app"}' <"$TEXTFILE/warm-app.prom")"
+	assertEquals "its metrics published, tree app, status 0" 0 \
+		"$(prom_check 'dcprobe_exit_status{command="warm",tree="app"}' <"$TEXTFILE/warm-app.prom")"
 	run dcache-probe -r -s --no-perturb "$APP"
 	assertEquals "the tree is warm after it" 0 "$RC"
 }
 
 test_node_exporter_cron_line() {
-	local line cmd shim="$SHUNIT_TMPDIR/shim2" job='command="dcache-probe",job="app"'
+	local line cmd shim="$SHUNIT_TMPDIR/shim2" job='command="dcache-probe",tree="app"'
 	line=$(recipe 3)
 	assertEquals "a cron.d line" "*/5 * * * * root" "$(echo "$line" | cut -d' ' -f1-6)"
 	cmd=$(echo "$line" | cut -d' ' -f7- | local_paths)
 	assertContains "the recipe writes through --output" "$cmd" " --output=$TEXTFILE/dcache.prom "
-	assertContains "the recipe names its job" "$cmd" " --label=job=app "
+	assertContains "the recipe names its tree" "$cmd" " --label=tree=app "
 	# Cold: exit status 1 from the probe, the metrics are still published.
 	run sh -c "$cmd"
 	assertEquals "cold: 1" 1 "$RC"
@@ -194,11 +194,11 @@ test_node_exporter_cron_line() {
 	assertEquals "status 3 published" 3 \
 		"$(prom_check "dcprobe_exit_status{$job}" <"$TEXTFILE/dcache.prom")"
 	assertEquals "the run-level series only" \
-		"dcprobe_duration_seconds dcprobe_exit_status dcprobe_last_run_timestamp_seconds" \
+		"dcprobe_duration_seconds dcprobe_exit_status dcprobe_last_run_timestamp_seconds dcprobe_build_info" \
 		"$(grep -v '^#' "$TEXTFILE/dcache.prom" | sed 's/{.*//' | xargs)"
 }
 
-# The cron recipe as two jobs (job=app as written, and job=etc, another tree
+# The cron recipe as two jobs (tree=app as written, and tree=etc, another tree
 # and file), their files in one textfile directory on a tiny tmpfs, scraped
 # by the real node_exporter.  The second run of job app meets the full disk:
 # it must leave its last file whole and say so; the collector then exports
@@ -212,9 +212,9 @@ test_node_exporter_two_jobs_on_a_full_disk() {
 	dir=$(mktemp -d "$FIXTURE_ROOT/textfile.XXXXXX")
 	mount -t tmpfs -o size=256k,mode=0755 tmpfs "$dir" || fail "cannot mount a tmpfs"
 	app=$(recipe 3 | cut -d' ' -f7- | local_paths | sed "s|$TEXTFILE|$dir|g")
-	etc=$(printf '%s\n' "$app" | sed -e 's/--label=job=app/--label=job=etc/' \
+	etc=$(printf '%s\n' "$app" | sed -e 's/--label=tree=app/--label=tree=etc/' \
 		-e "s|/dcache.prom |/dcache-etc.prom |" -e "s| $APP\$| $MNT/mostly/warm|")
-	assertContains "$etc" "--label=job=etc --output=$dir/dcache-etc.prom $MNT/mostly/warm"
+	assertContains "$etc" "--label=tree=etc --output=$dir/dcache-etc.prom $MNT/mostly/warm"
 	run warm -r -q "$MNT/mostly/warm"
 	run sh -c "$etc"
 	assertEquals "job etc: warm" 0 "$RC"
@@ -250,9 +250,9 @@ test_node_exporter_two_jobs_on_a_full_disk() {
 	assertTrue "scraped: $(cat "$SHUNIT_TMPDIR/ne.log")" "[ -s '$SHUNIT_TMPDIR/scrape' ]"
 	assertTrue "no scrape error" "grep -qx 'node_textfile_scrape_error 0' '$SHUNIT_TMPDIR/scrape'"
 	assertTrue "job app's status: its last good run" \
-		"grep -qxF 'dcprobe_exit_status{command=\"dcache-probe\",job=\"app\"} 1' '$SHUNIT_TMPDIR/scrape'"
+		"grep -qxF 'dcprobe_exit_status{command=\"dcache-probe\",tree=\"app\"} 1' '$SHUNIT_TMPDIR/scrape'"
 	assertTrue "job etc's status" \
-		"grep -qxF 'dcprobe_exit_status{command=\"dcache-probe\",job=\"etc\"} 0' '$SHUNIT_TMPDIR/scrape'"
+		"grep -qxF 'dcprobe_exit_status{command=\"dcache-probe\",tree=\"etc\"} 0' '$SHUNIT_TMPDIR/scrape'"
 	assertTrue "both roots' ratios" "[ $(grep -c '^dcprobe_cached_ratio{' "$SHUNIT_TMPDIR/scrape") -eq 2 ]"
 	assertFalse "node_exporter logged no error: $(cat "$SHUNIT_TMPDIR/ne.log")" \
 		"grep -qiE 'level=error|collected before' '$SHUNIT_TMPDIR/ne.log'"

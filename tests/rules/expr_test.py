@@ -5,10 +5,12 @@ the series of the exposition PROM, exactly as a command printed them.
 
 The listed ALERT=SERIES pairs are what each alert's expr must select (the
 sample of that series, with the value printed); every other alert must
-select nothing.  DcprobeRunStale is checked twice over the run's timestamp
-series: left at 0 (the last run) for 40 minutes it selects each of them,
-with 2400 seconds; advanced every minute (a run a minute) it selects none.
-A pair naming a series that PROM lacks is an error here, not a pass.
+select nothing.  ALERT={LABELS} (labels alone, no metric name) is a sample
+absent() makes: those labels, value 1.  DcprobeRunStale is checked twice
+over dcache-probe's timestamp series (the rule's selector): left at 0 (the
+last run) for 40 minutes it selects each of them, with 2400 seconds;
+advanced every minute (a run a minute) it selects none.  A pair naming a
+series that PROM lacks is an error here, not a pass.
 """
 import json
 import re
@@ -61,9 +63,11 @@ def group(stale):
     for alert, expr in exprs.items():
         if alert == "DcprobeRunStale":
             # time() - x drops the metric name.
-            samples = [{"labels": s[s.index("{"):], "value": 2400} for s in stamps] if stale else []
+            samples = [{"labels": s[s.index("{"):], "value": 2400} for s in stamps
+                       if 'command="dcache-probe"' in s] if stale else []
         else:
-            samples = [{"labels": s, "value": series[s]} for s in want.get(alert, [])]
+            samples = [{"labels": s, "value": 1 if s.startswith("{") else series[s]}
+                       for s in want.get(alert, [])]
         tests.append({"expr": expr, "eval_time": "40m", "exp_samples": samples})
     return {"interval": "1m", "input_series": inputs, "promql_expr_test": tests}
 

@@ -128,6 +128,9 @@ int main(void)
 	CHECK(strstr(b.data, "dcprobe_cached_ratio{command=\"dcache-probe\",root=\"/a\\\"b\"} 0.75\n") != NULL);
 	CHECK(strstr(b.data, "dcprobe_exit_status{command=\"dcache-probe\"} 1\n") != NULL);
 	CHECK(strstr(strstr(b.data, "dcprobe_exit_status{") + 1, "dcprobe_exit_status{") == NULL);
+	CHECK(strstr(b.data, "# TYPE dcprobe_build_info gauge\n"
+			     "dcprobe_build_info{command=\"dcache-probe\",version=\"" DCP_VERSION "\"} 1\n") != NULL);
+	CHECK(strstr(strstr(b.data, "dcprobe_build_info{") + 1, "dcprobe_build_info{") == NULL);
 	CHECK(strstr(b.data, "dcprobe_mount_paths") == NULL);
 	dcp_buf_reset(&b);
 	p.nroots = 0;
@@ -148,6 +151,8 @@ int main(void)
 	str(&b);
 	CHECK(strstr(b.data, "dcprobe_paths{command=\"warm\",job=\"a\\\"b\\n\",site=\"x\",state=\"cached\"} 8\n") != NULL);
 	CHECK(strstr(b.data, "dcprobe_exit_status{command=\"warm\",job=\"a\\\"b\\n\",site=\"x\"} 1\n") != NULL);
+	CHECK(strstr(b.data, "dcprobe_build_info{command=\"warm\",job=\"a\\\"b\\n\",site=\"x\",version=\"" DCP_VERSION
+			     "\"} 1\n") != NULL);
 	for (const char *l = b.data; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
 		CHECK(*l == '#' || strncmp(strchr(l, '{'), "{command=\"warm\",job=", 19) == 0);
 	dcp_buf_reset(&b);
@@ -161,6 +166,8 @@ int main(void)
 	CHECK_INT(dcp_prom_label_name_ok("command"), -EEXIST);
 	CHECK_INT(dcp_prom_label_name_ok("root"), -EEXIST);
 	CHECK_INT(dcp_prom_label_name_ok("mountpoint"), -EEXIST);
+	CHECK_INT(dcp_prom_label_name_ok("version"), -EEXIST); /* dcprobe_build_info's */
+	CHECK_INT(dcp_prom_label_name_ok("tree"), 0);
 
 	/* Per-device tables: get adds, merge sums. */
 	struct dcp_mount_table t1 = { 0 }, t2 = { 0 };
