@@ -281,13 +281,41 @@ test_restore_a_warm_set_recipe() {
 		"$(fincore -n -r -o PAGES "$APP/static/file1.css")"
 }
 
+# The io_uring comparison compares like with like: run a command at a time
+# on a cold tree, the independent prober finds every listed file cached
+# before each of the two bench runs (the recipe warms the list first).
+# Control: the recipe without its warm step starts the first run cold and
+# the second warm.
 test_uring_bench_recipe() {
 	local cmd
 	cmd=$(recipe 4 | local_paths)
-	run sh -c "$cmd"
-	assertTrue "both runs print their summary: $OUT $ERR" \
-		"[ $(printf '%s\n%s\n' "$OUT" "$ERR" | grep -c 'opens in') -eq 2 ]"
+	assertContains "the list is warmed first" "$cmd" "; warm -q --files0-from=$SHUNIT_TMPDIR/app.list; uring-open --bench"
+	bench_states "$cmd"
+	assertEquals "both runs print their summary: $BENCH_OUT" 2 "$(grep -c 'opens in' <<<"$BENCH_OUT")"
 	assertEquals "61 files listed" 61 "$(tr -cd '\0' <"$SHUNIT_TMPDIR/app.list" | wc -c)"
+	assertEquals "cached files before each bench run" "61 61" "$BENCH_STATES"
+	fixture_cold "$MNT"
+	bench_states "$(sed 's/; warm -q [^;]*;/;/' <<<"$cmd")"
+	assertEquals "control: without the warm step" "0 61" "$BENCH_STATES"
+}
+
+# bench_states LINE - run the commands of LINE (joined by ';') one at a
+# time; BENCH_STATES: before each uring-open, how many of the listed files
+# oprobe finds cached; BENCH_OUT: what they printed.
+bench_states() {
+	local part parts
+	BENCH_STATES="" BENCH_OUT=""
+	IFS=';' read -ra parts <<<"$1"
+	for part in "${parts[@]}"; do
+		case $part in
+		*uring-open*)
+			BENCH_STATES+="$(tr '\0' '\n' <"$SHUNIT_TMPDIR/app.list" | "$DCP_BUILD/tests/oprobe" - | grep -c '^cached ') "
+			;;
+		esac
+		run sh -c "$part"
+		BENCH_OUT+="$OUT$ERR"$'\n'
+	done
+	BENCH_STATES=${BENCH_STATES% }
 }
 
 . "$SHUNIT2"
