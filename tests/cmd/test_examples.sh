@@ -158,6 +158,82 @@ test_unit_command_works_in_its_sandbox() {
 	assertEquals "no capability: an error" 2 "$RC"
 }
 
+# The exposure README and dcprobe(7) state for the unit (1.1) and for the
+# unit with the block device allowed as they say (PrivateDevices=no,
+# DevicePolicy=closed, DeviceAllow=/dev/DISK r: 1.3) is what
+# systemd-analyze measures, with the systemd they name (252).
+test_unit_exposure_is_what_the_docs_say() {
+	have systemd-analyze || return
+	local readme man7 e dir="$SHUNIT_TMPDIR/devallow"
+	readme=$(tr '\n' ' ' <"$DCP_SRC/README.md")
+	man7=$(MANWIDTH=1000 man -l "$DCP_BUILD/man/man7/dcprobe.7" 2>/dev/null | col -b | tr -s ' \n' ' ')
+	assertContains "README: the unit's exposure" "$readme" 'exposure 1.1, "OK", with systemd 252'
+	assertContains "dcprobe(7): the unit's exposure" "$man7" 'exposure 1.1, "OK", with systemd 252'
+	assertContains "README: with the device" "$readme" 'DeviceAllow=/dev/DISK r` (the tree'"'"'s filesystem, `findmnt -n -o SOURCE -T /srv/app`): exposure 1.3.'
+	assertContains "dcprobe(7): with the device" "$man7" 'DeviceAllow=/dev/DISK r (the tree'"'"'s filesystem: findmnt -n -o SOURCE -T /srv/app; exposure 1.3)'
+	case $(systemd-analyze --version | head -1) in
+	"systemd 252 "*) ;;
+	*) echo "systemd is not 252: the figures are not compared" >&2; return ;;
+	esac
+	assertEquals "the unit" 1.1 "$(exposure "$UNIT")"
+	mkdir -p "$dir"
+	sed 's|^PrivateDevices=yes$|PrivateDevices=no\nDevicePolicy=closed\nDeviceAllow=/dev/DISK r|' "$UNIT" >"$dir/warm-app.service"
+	assertEquals "the unit with the device allowed" 1.3 "$(exposure "$dir/warm-app.service")"
+}
+
+# sandbox PRIVATE_DEVICES CMD - CMD as the unit runs it, rebuilt from its
+# parts: a private mount, network and IPC namespace with / read-only but
+# the textfile directory, only CAP_DAC_READ_SEARCH, no new privileges; with
+# PRIVATE_DEVICES=yes, a /dev of its own without block devices (null, zero,
+# full, random, urandom, as PrivateDevices=yes makes it).
+sandbox() {
+	unshare --mount --net --ipc --propagation private sh -c '
+		mount --bind "$1" "$1" && mount -o remount,bind,ro / &&
+		! touch /dcprobe-rw-check 2>/dev/null || exit 99
+		if [ "$2" = yes ]; then
+			mount -t tmpfs -o mode=0755,nosuid dcprobe-dev /dev &&
+			mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/zero c 1 5 &&
+			mknod -m 666 /dev/full c 1 7 && mknod -m 666 /dev/random c 1 8 &&
+			mknod -m 666 /dev/urandom c 1 9 || exit 99
+		fi
+		exec setpriv --bounding-set -all,+dac_read_search --inh-caps -all \
+			--no-new-privs sh -c "$3"' _ "$TF" "$1" "$2"
+}
+
+# PrivateDevices=yes turns the read-ahead of a large directory off, and
+# nothing else: the unit's command, on a tree with a directory of 6,000
+# entries (96 KiB), opens no block device and reads nothing ahead, exits 0,
+# and every name is cached after it (the independent prober).  Control: the
+# same sandbox with the system's /dev (the device allowed) opens the
+# directory's device read-only and reads it ahead.
+test_unit_private_devices_turns_the_read_ahead_off() {
+	have unshare && have setpriv && have strace || return
+	local m dev cmd t=$SHUNIT_TMPDIR/ra pd
+	m=$(fixture_new 64 -b 4096 -N 16384) || fail "cannot make fixture"
+	mkdir "$m/big"
+	(cd "$m/big" && seq -f 'an-entry-with-a-longer-name-%06g' 1 6000 | xargs touch)
+	find "$m" >"$t.list"
+	dev=$(basename "$(findmnt -n -o SOURCE "$m")")
+	assertTrue "a directory read ahead: 64 KiB or more" "[ $(stat -c %s "$m/big") -ge 65536 ]"
+	assertEquals "the unit has PrivateDevices=yes" "PrivateDevices=yes" "$(grep '^PrivateDevices=' "$UNIT")"
+	cmd=$(exec_start | sed "s| $APP\$| $m|")
+	assertContains "$cmd" " $m"
+	for pd in yes no; do
+		fixture_cold_busy "$m" || fail "cannot remount"
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+			strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t.$pd" \
+			bash -c "$(declare -f sandbox); TF='$TF' sandbox $pd '$cmd'" >/dev/null 2>"$t.err"
+		assertEquals "PrivateDevices=$pd: warm in the sandbox: $(cat "$t.err")" 0 $?
+		assertEquals "PrivateDevices=$pd: every name cached after it (the independent prober)" "" \
+			"$("$DCP_BUILD/tests/oprobe" - <"$t.list" | grep -v '^cached ' | head -3)"
+	done
+	assertEquals "PrivateDevices=yes: the device is not there, nothing read ahead" "1 0 0" \
+		"$(grep -c "\"/dev/$dev\".* = -1 ENOENT" "$t.yes") $(grep "\"/dev/$dev\"" "$t.yes" | grep -vc ' = -1 ') $(grep -c fadvise64 "$t.yes")"
+	assertEquals "control, the system's /dev: the device opened read-only" "1" \
+		"$(grep "\"/dev/$dev\", O_RDONLY" "$t.no" | grep -vc ' = -1 ')"
+	assertTrue "control: the directory read ahead" "[ $(grep -c 'fadvise64(.*POSIX_FADV_WILLNEED' "$t.no") -gt 0 ]"
+}
+
 # cron reads /etc/cron.d/NAME only when NAME is made of letters, digits,
 # '_' and '-' (Debian's cron, as run-parts): no dot.
 test_cron_file_has_a_name_cron_reads() {
