@@ -166,7 +166,7 @@ test_unit_exposure_is_what_the_docs_say() {
 	have systemd-analyze || return
 	local readme man7 e dir="$SHUNIT_TMPDIR/devallow"
 	readme=$(tr '\n' ' ' <"$DCP_SRC/README.md")
-	man7=$(MANWIDTH=1000 man -l "$DCP_BUILD/man/man7/dcprobe.7" 2>/dev/null | col -b | tr -s ' \n' ' ')
+	man7=$(MANWIDTH=1000 man -l "$DCP_BUILD/man/man7/dcprobe.7" 2>/dev/null | col -bx | tr -s ' \n' ' ')
 	assertContains "README: the unit's exposure" "$readme" 'exposure 1.1, "OK", with systemd 252'
 	assertContains "dcprobe(7): the unit's exposure" "$man7" 'exposure 1.1, "OK", with systemd 252'
 	assertContains "README: with the device" "$readme" 'DeviceAllow=/dev/DISK r` (the tree'"'"'s filesystem, `findmnt -n -o SOURCE -T /srv/app`): exposure 1.3.'

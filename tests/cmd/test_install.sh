@@ -368,7 +368,7 @@ test_examples_name_the_installed_binaries() {
 
 # rendered PAGE - the text of man page PAGE as a reader sees it.
 rendered() {
-	MANWIDTH=1000 man -l "$1" 2>/dev/null | col -b
+	MANWIDTH=1000 man -l "$1" 2>/dev/null | col -bx
 }
 
 # Each prefix's install: the pages name that prefix's commands and

@@ -179,7 +179,7 @@ test_files_modes_and_md5sums() {
 	local dev
 	dev=$(contents "${DEBS[2]}" | awk '{ print $3 }')
 	for p in "$lib/libdcprobe.so" "$lib/libdcprobe.a" "$lib/pkgconfig/dcprobe.pc" \
-		/usr/include/dcprobe/dcprobe.h /usr/share/man/man3/dcprobe.3.gz; do
+		/usr/include/dcprobe/dcprobe.h /usr/share/man/man3/dcprobe.3.gz /usr/share/man/man3/dcp_probe_at.3.gz; do
 		has "$dev" "$p"
 	done
 	local main c
@@ -192,7 +192,7 @@ test_files_modes_and_md5sums() {
 	done
 	for p in /usr/share/man/man7/dcprobe.7.gz /usr/share/doc/dcprobe/examples/warm-app.service \
 		/usr/share/doc/dcprobe/examples/cron.d/dcprobe /usr/share/doc/dcprobe/examples/dcprobe.rules.yml \
-		/usr/share/doc/dcprobe/examples/dcprobe.rules.test.yml /usr/share/man/man3/dcp_probe_at.3.gz; do
+		/usr/share/doc/dcprobe/examples/dcprobe.rules.test.yml; do
 		has "$main" "$p"
 	done
 	# Every public header has its page in section 3.
@@ -200,6 +200,8 @@ test_files_modes_and_md5sums() {
 		has "$dev" "/usr/share/man/man3/$(basename "$p" .h).3.gz"
 	done
 	assertEquals "nothing uncompressed in man" "" "$(grep '^/usr/share/man/man./.*[^z]$' <<<"$main$dev")"
+	assertEquals "a function's page name links to its header's page" "dcp_probe.3.gz" \
+		"$(dpkg-deb -c "${DEBS[2]}" | awk '$6 == "./usr/share/man/man3/dcp_probe_at.3.gz" { print $8 }')"
 }
 
 test_lintian_reports_no_errors() {
@@ -276,13 +278,13 @@ test_install_use_and_purge() {
 	# they are, run commands that exist.
 	local page text cmd out
 	for page in $(dpkg -L dcprobe | grep '^/usr/share/man/man[17]/.*\.gz$'); do
-		text=$(MANWIDTH=1000 man -l "$page" 2>/dev/null | col -b)
+		text=$(MANWIDTH=1000 man -l "$page" 2>/dev/null | col -bx)
 		assertNotContains "$page names /usr/local" "$text" "/usr/local"
 		for cmd in $(grep -oE '[^ =]*/bin/(cachedopen|dcache-probe|warm|uring-open)\b' <<<"$text" | sed 's/^-//' | sort -u); do
 			assertTrue "$page: $cmd is installed" "[ -x '$cmd' ]"
 		done
 	done
-	text=$(MANWIDTH=1000 man -l /usr/share/man/man7/dcprobe.7.gz 2>/dev/null | col -b)
+	text=$(MANWIDTH=1000 man -l /usr/share/man/man7/dcprobe.7.gz 2>/dev/null | col -bx)
 	cmd=$(grep -E '^ *\*/5 \* \* \* \* root ' <<<"$text" | grep -oE '/[^ ]*/dcache-probe')
 	assertEquals "dcprobe(7)'s cron line runs the installed dcache-probe" /usr/bin/dcache-probe "$cmd"
 	# The rules' unit tests, installed beside them, pass there.
