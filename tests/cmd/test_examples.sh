@@ -208,18 +208,20 @@ sandbox() {
 # directory's device read-only and reads it ahead.
 test_unit_private_devices_turns_the_read_ahead_off() {
 	have unshare && have setpriv && have strace || return
-	local m dev cmd t=$SHUNIT_TMPDIR/ra pd
+	local m cmd t=$SHUNIT_TMPDIR/ra pd
+	declare -A dev
 	m=$(fixture_new 64 -b 4096 -N 16384) || fail "cannot make fixture"
 	mkdir "$m/big"
 	(cd "$m/big" && seq -f 'an-entry-with-a-longer-name-%06g' 1 6000 | xargs touch)
 	find "$m" >"$t.list"
-	dev=$(basename "$(findmnt -n -o SOURCE "$m")")
 	assertTrue "a directory read ahead: 64 KiB or more" "[ $(stat -c %s "$m/big") -ge 65536 ]"
 	assertEquals "the unit has PrivateDevices=yes" "PrivateDevices=yes" "$(grep '^PrivateDevices=' "$UNIT")"
 	cmd=$(exec_start | sed "s| $APP\$| $m|")
 	assertContains "$cmd" " $m"
 	for pd in yes no; do
 		fixture_cold_busy "$m" || fail "cannot remount"
+		# Each mount may take another loop device.
+		dev[$pd]=$(basename "$(findmnt -n -o SOURCE "$m")")
 		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 			strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t.$pd" \
 			bash -c "$(declare -f sandbox); TF='$TF' sandbox $pd '$cmd'" >/dev/null 2>"$t.err"
@@ -228,9 +230,9 @@ test_unit_private_devices_turns_the_read_ahead_off() {
 			"$("$DCP_BUILD/tests/oprobe" - <"$t.list" | grep -v '^cached ' | head -3)"
 	done
 	assertEquals "PrivateDevices=yes: the device is not there, nothing read ahead" "1 0 0" \
-		"$(grep -c "\"/dev/$dev\".* = -1 ENOENT" "$t.yes") $(grep "\"/dev/$dev\"" "$t.yes" | grep -vc ' = -1 ') $(grep -c fadvise64 "$t.yes")"
+		"$(grep -c "\"/dev/${dev[yes]}\".* = -1 ENOENT" "$t.yes") $(grep "\"/dev/${dev[yes]}\"" "$t.yes" | grep -vc ' = -1 ') $(grep -c fadvise64 "$t.yes")"
 	assertEquals "control, the system's /dev: the device opened read-only" "1" \
-		"$(grep "\"/dev/$dev\", O_RDONLY" "$t.no" | grep -vc ' = -1 ')"
+		"$(grep "\"/dev/${dev[no]}\", O_RDONLY" "$t.no" | grep -vc ' = -1 ')"
 	assertTrue "control: the directory read ahead" "[ $(grep -c 'fadvise64(.*POSIX_FADV_WILLNEED' "$t.no") -gt 0 ]"
 }
 
