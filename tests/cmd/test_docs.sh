@@ -40,7 +40,7 @@ oneTimeSetUp() {
 	# runs it between blocks).
 	{
 		printf 'set -e\nROOT=%q\n' "$ROOT"
-		printf 'DCP_FIXTURE_CHILD=1 FIXTURE_ROOT=%q DCP_BIN=%q DCP_JSON_LOG= . %q\n' \
+		printf 'DCP_FIXTURE_STAGE=suite FIXTURE_ROOT=%q DCP_BIN=%q DCP_JSON_LOG= . %q\n' \
 			"$FIXTURE_ROOT" "$DCP_BIN" "$DCP_TESTS/lib/fixture.sh"
 		declare -f boot_state
 		printf 'mountpoint -q "$ROOT/tmp" && umount "$ROOT/tmp"\n'

@@ -200,6 +200,18 @@ sandbox() {
 			--no-new-privs sh -c "$3"' _ "$TF" "$1" "$2"
 }
 
+# still_missing LIST - the paths of LIST that none of three runs of the
+# independent prober finds cached.  A probe warms nothing, so a real miss
+# repeats; a spurious one (a mount or unmount anywhere on the machine
+# during the RCU walk: tests/README.md) does not.  Measured here: 3 runs of
+# 30 over 6,000 names had a miss that oprobe's own second probe repeated,
+# and a third run did not.
+still_missing() {
+	local i
+	for i in 1 2 3; do "$DCP_BUILD/tests/oprobe" - <"$1"; done |
+		awk '$1 == "cached" { c[$2] = 1; next } { m[$2] = 1 } END { for (p in m) if (!(p in c)) print p }'
+}
+
 # PrivateDevices=yes turns the read-ahead of a large directory off, and
 # nothing else: the unit's command, on a tree with a directory of 6,000
 # entries (96 KiB), opens no block device and reads nothing ahead, exits 0,
@@ -227,7 +239,7 @@ test_unit_private_devices_turns_the_read_ahead_off() {
 			bash -c "$(declare -f sandbox); TF='$TF' sandbox $pd '$cmd'" >/dev/null 2>"$t.err"
 		assertEquals "PrivateDevices=$pd: warm in the sandbox: $(cat "$t.err")" 0 $?
 		assertEquals "PrivateDevices=$pd: every name cached after it (the independent prober)" "" \
-			"$("$DCP_BUILD/tests/oprobe" - <"$t.list" | grep -v '^cached ' | head -3)"
+			"$(still_missing "$t.list" | head -3)"
 	done
 	assertEquals "PrivateDevices=yes: the device is not there, nothing read ahead" "1 0 0" \
 		"$(grep -c "\"/dev/${dev[yes]}\".* = -1 ENOENT" "$t.yes") $(grep "\"/dev/${dev[yes]}\"" "$t.yes" | grep -vc ' = -1 ') $(grep -c fadvise64 "$t.yes")"
