@@ -63,7 +63,7 @@ static const char doc[] =
 "Opening a directory to list it puts that directory's own dentry in the cache\n"
 "(and, for a caller who is not its owner, its ACL); --no-perturb only lists\n"
 "directories whose inside is cached already, and reports the others as\n"
-"unvisited: what they hold is unknown, and the exit status is 1.  See dcprobe(7).";
+"unvisited: what they hold is unknown, and the exit status is 1 (dcprobe(7)).";
 
 static const char args_doc[] = "[PATH...]";
 
@@ -88,7 +88,7 @@ static const struct argp_option options[] = {
 	  "leave the dentry cache as found", DCP_OPTS_GROUP_INPUT },
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also measure how much of each cached regular file's data is in the page cache "
-	  "(cachestat, without reading it); files whose lookup missed are 'unknown'",
+	  "(cachestat, without reading it); 'unknown' for files whose lookup missed",
 	  DCP_OPTS_GROUP_INPUT },
 	{ "ranges", OPT_RANGES, NULL, 0,
 	  "With --json, add to each measured file its resident byte ranges and its identity "
@@ -107,7 +107,7 @@ static const struct argp_option options[] = {
 	  DCP_OPTS_GROUP_REPORT },
 	{ "sort", OPT_SORT, NULL, 0,
 	  "Write the per-path lines sorted by path, a directory before what it holds (as "
-	  "bfs -s), once the walk is done (they are held in memory until then)",
+	  "bfs -s), once the walk is done: they are held in memory until the end",
 	  DCP_OPTS_GROUP_REPORT },
 	{ "min-cached", OPT_MIN_CACHED, "PCT", 0,
 	  "Exit 0 if at least PCT percent of the paths were cached and no directory was "

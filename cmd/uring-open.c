@@ -54,7 +54,7 @@ static const char doc[] =
 "The verdict is exact: the ring uses IORING_SETUP_DEFER_TASKRUN, so a\n"
 "worker's completion only reaches the ring when this process waits for it;\n"
 "a completion already there when submit returns was made inline.  See\n"
-"uring-open(1).";
+"uring-open(1) for more.";
 
 static const char args_doc[] = "PATH...\n--bench [PATH...] [--from=FILE|--files0-from=FILE]";
 
@@ -81,8 +81,8 @@ static const struct argp_option options[] = {
 	{ "trace", OPT_TRACE, NULL, 0,
 	  "Also read the kernel's io_uring tracepoints (root, tracefs) and report what they say", 0 },
 	{ "bench", OPT_BENCH, NULL, 0,
-	  "Open all the paths (PATHs and the lists of --from or --files0-from) with a queue "
-	  "of requests in flight", 0 },
+	  "Open all the paths (PATHs and the lists of --from or --files0-from) with "
+	  "many requests in flight", 0 },
 	{ "depth", OPT_DEPTH, "N", 0, "With --bench: requests in flight (default 32)", 0 },
 	{ "direct", OPT_DIRECT, NULL, 0,
 	  "With --bench: open into fixed-file slots (direct descriptors), no close calls", 0 },

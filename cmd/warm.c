@@ -32,9 +32,9 @@ static const char doc[] =
 "lists those that still miss.\n"
 "\n"
 "With --manifest, what a residency manifest recorded (a snapshot that\n"
-"dcache-probe takes, see dcprobe(7)) is put back: each path's dentry and exactly\n"
-"the file ranges that were resident, reading only what is not resident now; a\n"
-"file that changed since is skipped and reported.\n"
+"dcache-probe takes, see dcprobe(7)) is put back: each path's dentry and\n"
+"exactly the file ranges that were resident, reading only what is not\n"
+"resident now; a file that changed since is skipped and reported.\n"
 "\n"
 "Exit status: 0 done, 1 (--check) some entries still miss the cache,\n"
 "2 some path or directory failed (missing, unreadable, out of descriptors, a\n"
@@ -48,7 +48,7 @@ static const char doc[] =
 "  warm -r -j 64 --exclude '*.pyc' /opt/venv\n"
 "  warm -r --prometheus /srv               # metrics; for cron see dcprobe(7)\n"
 "  warm -r --pages --max-bytes 2G --check /srv/db   # data too, at most 2 GiB\n"
-"  warm --manifest=/var/lib/app/warm.jsonl    # what a snapshot held, back again";
+"  warm --manifest=/var/lib/app/warm.jsonl   # what a snapshot held, back again";
 
 static const char args_doc[] = "[PATH...]";
 
@@ -64,10 +64,10 @@ static const struct argp_option options[] = {
 	  "--pages: read at most SIZE bytes in all (K, M, G, T suffixes; default: half the "
 	  "available memory); implies --pages", DCP_OPTS_GROUP_INPUT },
 	{ "max-file-size", OPT_MAX_FILE_SIZE, "SIZE", 0,
-	  "--pages: leave out files larger than SIZE; implies --pages", DCP_OPTS_GROUP_INPUT },
+	  "--pages: leave out every file larger than SIZE; implies --pages", DCP_OPTS_GROUP_INPUT },
 	{ "pages-method", OPT_PAGES_METHOD, "METHOD", 0,
 	  "--pages: how reads are made: read (plain reads, default), willneed (posix_fadvise "
-	  "first), readahead (readahead(2) first), uring (io_uring reads)",
+	  "first), readahead (readahead(2) first), uring (reads through io_uring)",
 	  DCP_OPTS_GROUP_INPUT },
 	{ NULL, 0, NULL, 0, "What to report:", DCP_OPTS_GROUP_REPORT },
 	{ "check", OPT_CHECK, NULL, 0,

@@ -41,7 +41,7 @@ struct dcp_buf;
 struct dcp_entry;
 struct dcp_mounts;
 
-/* Which shared options a command takes; -h, -q and --json are always there. */
+/* Which shared options a command takes; -q, --json and --output are always there. */
 enum {
 	DCP_OPTS_WALK = 1 << 0,	    /* -r -x -H -L -P --exclude --name --type
 				     * --max-depth --mindepth --exclude-fstype -j */
@@ -54,7 +54,7 @@ enum {
 	DCP_OPTS_VERBOSE = 1 << 7,  /* -v */
 	DCP_OPTS_PATHS_OPTIONAL = 1 << 8, /* no PATH is fine without a list */
 	DCP_OPTS_EXPLAIN = 1 << 9,  /* --explain: why each miss missed */
-	DCP_OPTS_SIZES = 1 << 10,   /* --human-readable --si: byte counts in text */
+	DCP_OPTS_SIZES = 1 << 10,   /* -h --human-readable --si: byte counts in text */
 	DCP_OPTS_MANIFEST = 1 << 11, /* --manifest: the paths of a residency manifest
 				      * (dcp_manifest.h) instead of PATHs, lists and -r */
 };

@@ -45,7 +45,6 @@ enum {
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
 	OPT_NO_HEADINGS,
-	OPT_HUMAN,
 	OPT_SI,
 	OPT_EXPLAIN,
 	OPT_OUTPUT,
@@ -66,15 +65,14 @@ struct row {
 #define FOLLOW (DCP_OPTS_WALK | DCP_OPTS_FOLLOW)
 
 static const struct row table[] = {
-	{ 0, { NULL, 'h', NULL, 0, "Give this help list (as --help)", -1 } },
 	{ WALK, { "recursive", 'r', NULL, 0,
 		  "Walk the tree below each PATH that is a directory", G_IN } },
 	{ WALK, { "one-file-system", 'x', NULL, 0,
 		  "-r: stay on the filesystem of each PATH", G_IN } },
 	{ WALK, { "xdev", 0, NULL, OPTION_ALIAS, NULL, G_IN } },
 	{ WALK, { "exclude", OPT_EXCLUDE, "GLOB", 0,
-		  "-r: skip entries whose name (or path, if GLOB has a '/') matches GLOB, "
-		  "and what is below them; repeatable", G_IN } },
+		  "-r: leave out the entries whose name (or path, if GLOB has a '/') "
+		  "matches GLOB, and what is below them; repeatable", G_IN } },
 	{ WALK, { "name", OPT_NAME, "GLOB", 0,
 		  "-r: count and report only entries whose name matches GLOB (the walk "
 		  "still goes down every directory); repeatable: any may match", G_IN } },
@@ -125,10 +123,12 @@ static const struct row table[] = {
 			      "Print no heading line over a table (there is one only when "
 			      "standard output is a terminal)", G_REP } },
 	{ DCP_OPTS_SUMMARY, { "noheadings", 0, NULL, OPTION_ALIAS | OPTION_HIDDEN, NULL, G_REP } },
-	{ DCP_OPTS_SIZES, { "human-readable", OPT_HUMAN, NULL, 0,
+	{ DCP_OPTS_SIZES, { "human-readable", 'h', NULL, 0,
 			    "Byte counts in text as 1.5K, 234M, 2.0G (powers of 1024, rounded up, "
 			    "as du -h)", G_REP } },
-	{ DCP_OPTS_SIZES, { "si", OPT_SI, NULL, 0, "Likewise, in powers of 1000", G_REP } },
+	{ DCP_OPTS_SIZES, { "si", OPT_SI, NULL, 0,
+			    "Byte counts in text as 1.6k, 246M, 2.2G (powers of 1000, rounded up, "
+			    "as du --si); the last of -h and --si wins", G_REP } },
 	{ DCP_OPTS_VERBOSE, { "verbose", 'v', NULL, 0,
 			      "List each path handled on standard output", G_REP } },
 	{ DCP_OPTS_EXPLAIN, { "explain", OPT_EXPLAIN, NULL, 0,
@@ -142,13 +142,13 @@ static const struct row table[] = {
 
 	{ 0, { "json", OPT_JSON, NULL, 0,
 	       "JSON Lines on standard output: one object per record, then a summary "
-	       "object (schema: dcprobe(7))", G_FMT } },
+	       "object (dcprobe(7) has their schema)", G_FMT } },
 	{ DCP_OPTS_NUL, { "null", '0', NULL, 0,
-			  "End each output line with a NUL byte instead of a newline (for "
-			  "xargs -0r); lists are read with --files0-from", G_FMT } },
+			  "End each output line with a NUL byte, not a newline, as xargs -0r "
+			  "reads (and --files0-from)", G_FMT } },
 	{ DCP_OPTS_PROM, { "prometheus", OPT_PROMETHEUS, NULL, 0,
-			   "Metrics in the Prometheus text format (node_exporter's textfile "
-			   "collector) on standard output", G_FMT } },
+			   "Metrics on standard output in the Prometheus text format, for "
+			   "node_exporter's textfile collector", G_FMT } },
 	{ DCP_OPTS_PROM, { "label", OPT_LABEL, "NAME=VALUE", 0,
 			   "--prometheus: add the label NAME=\"VALUE\" to every series (as "
 			   "tree=app), so that two runs' files never collide; repeatable", G_FMT } },
@@ -407,9 +407,6 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		state->err_stream = usage_stream();
 		break;
-	case 'h':
-		argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
-		break;
 	case 'r':
 		o->recursive = true;
 		r_given = true;
@@ -504,7 +501,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case OPT_NO_HEADINGS:
 		o->no_headings = true;
 		break;
-	case OPT_HUMAN:
+	case 'h':
 	case OPT_SI:
 		dcp_set_byte_units(key == OPT_SI ? DCP_UNITS_SI : DCP_UNITS_IEC);
 		break;
@@ -629,6 +626,14 @@ const struct argp *dcp_opts_argp(struct dcp_opts *o, const char *command, unsign
 
 	*o = (struct dcp_opts){ .set = set, .command = command, .max_depth = -1,
 				.follow = follow };
+	/*
+	 * The help is written for argp's 79 columns, its lines shorter than
+	 * that: a line of exactly 79 makes glibc's argp read the byte after
+	 * its buffer to decide where to break it, so a width of the user's
+	 * choice would make the text's breaks a matter of chance.  The same
+	 * text in every environment (dcprobe(7), ENVIRONMENT).
+	 */
+	unsetenv("ARGP_HELP_FMT");
 	started = dcp_now_ns();
 	if (!handler)
 		handler = on_exit(at_exit, o) == 0;

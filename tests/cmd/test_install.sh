@@ -282,6 +282,10 @@ test_bash_completes_files_and_stdin() {
 	assertEquals "--from=l: files only" "list.txt" "$(cd "$dir" && bcomp /usr 'warm --from=l')"
 	assertEquals "--from=-" "-" "$(cd "$dir" && bcomp /usr 'dcache-probe --from=-')"
 	assertEquals "paths as operands, no -" "list.txt sub" "$(cd "$dir" && bcomp /usr 'cachedopen -q ' | sort | xargs)"
+	# -h is --human-readable (du -sh): paths follow it, as any option's.
+	for line in 'cachedopen -h ' 'dcache-probe -rsh ' 'warm -h ' 'uring-open -h '; do
+		assertEquals "$line: paths after -h" "list.txt sub" "$(cd "$dir" && bcomp /usr "$line" | sort | xargs)"
+	done
 }
 
 # The same values from zsh, typed and TAB pressed in an interactive zsh.
@@ -294,7 +298,7 @@ test_zsh_completes_option_values() {
 	zfetch /usr/local 'uring-open --flags=rdonly,no'
 	cd "$dir" && zfetch /usr 'uring-open --flags=rdonly,no' 'uring-open --flags=rdonly,nofollow,no' \
 		'dcache-probe --only=mi' 'warm --type=f,' 'dcache-probe --exclude-fstype=proc,sys' \
-		'warm --exclude-fstype=n' 'warm -q --' "${lines[@]}"
+		'warm --exclude-fstype=n' 'warm -q --' 'warm -h --' 'dcache-probe -h --' "${lines[@]}"
 	cd - >/dev/null || return
 	for p in "${PREFIXES[@]}"; do
 		assertEquals "$p: --flags=rdonly,no" "noatime noctty nofollow nonblock" \
@@ -316,6 +320,13 @@ test_zsh_completes_option_values() {
 	assertNotContains "warm -q: --json" "$after_q" "--json"
 	assertNotContains "warm -q: --verbose" "$after_q" "--verbose"
 	assertContains "warm -q: --recursive" "$after_q" "--recursive"
+	# -h is --human-readable: the other options follow, not --si.
+	local c after_h
+	for c in warm dcache-probe; do
+		after_h=$(zcomp /usr "$c -h --")
+		assertContains "$c -h: --recursive" "$after_h" "--recursive"
+		if grep -qxF -- --si <<<"$after_h"; then fail "zsh: $c -h offers --si"; fi
+	done
 }
 
 # The bash files that complete lists carry the same list function.
