@@ -173,6 +173,22 @@ static void print_text(const char *path, const struct result *r)
 		err_line(path, "open", r->retry_ret);
 }
 
+/*
+ * -q: no lines, but every error still said, in the words of the lines
+ * (a miss is the cold answer, not an error: the exit status tells it).
+ */
+static void print_errors(const char *path, const struct result *r)
+{
+	if (r->ret < 0 && r->ret != -EAGAIN)
+		err_line(path, "openat2", r->ret);
+	if (env.pages && dcp_pages_state_of(r->pret) == DCP_PAGES_FAILED) {
+		dcp_msg_path(&err, path, strlen(path));
+		dcp_buf_printf(&err, "data: %s\n", dcp_pages_error_message(r->pret));
+	}
+	if (r->retried && r->retry_ret < 0)
+		err_line(path, "open", r->retry_ret);
+}
+
 static void json_errno(int e)
 {
 	dcp_buf_printf(&out, ",\"errno\":\"%s\",\"message\":", dcp_errno_name(e));
@@ -265,6 +281,8 @@ static int open_one(const char *path, void *ctx)
 		print_json(path, &r);
 	else if (!o.quiet)
 		print_text(path, &r);
+	else
+		print_errors(path, &r);
 	if (r.ret >= 0)
 		close(r.ret);
 	if (r.retry_ret >= 0)

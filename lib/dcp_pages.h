@@ -210,6 +210,12 @@ enum dcp_pages_state dcp_pages_state_of(int ret);
  * "no_proc" for a result whose state is DCP_PAGES_UNKNOWN, else NULL. */
 const char *dcp_pages_unknown_reason(int ret);
 
+/* dcp_pages_error_message - the words of a result whose state is
+ * DCP_PAGES_FAILED: "changed since the manifest" for -ESTALE, else
+ * strerror(-RET).  The JSON records' "data_message" and the messages of
+ * a file whose record is not printed (-q, -s) say the same. */
+const char *dcp_pages_error_message(int ret);
+
 /* Sums over many files. */
 struct dcp_pages_counts {
 	uint64_t files;		   /* measured */

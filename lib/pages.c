@@ -778,6 +778,11 @@ const char *dcp_pages_unknown_reason(int ret)
 	}
 }
 
+const char *dcp_pages_error_message(int ret)
+{
+	return ret == -ESTALE ? DCP_PAGES_MSG_CHANGED : strerror(-ret);
+}
+
 enum dcp_pages_state dcp_pages_state_of(int ret)
 {
 	if (ret == 0)
@@ -1005,7 +1010,7 @@ void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 	if (st == DCP_PAGES_UNKNOWN)
 		dcp_buf_printf(b, ",\"data_reason\":\"%s\"", dcp_pages_unknown_reason(ret));
 	if (st == DCP_PAGES_FAILED) {
-		const char *msg = ret == -ESTALE ? DCP_PAGES_MSG_CHANGED : strerror(-ret);
+		const char *msg = dcp_pages_error_message(ret);
 
 		dcp_buf_printf(b, ",\"data_errno\":\"%s\",\"data_message\":",
 			       dcp_errno_name(-ret));

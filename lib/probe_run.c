@@ -225,6 +225,29 @@ static void held(struct worker *w, size_t at, size_t root, const char *path, siz
 		flush_buf(&w->out);
 }
 
+/*
+ * An error whose record is not printed (-q, -s, --per-dir, --per-mount,
+ * --prometheus, --only) is said on stderr, as a walk error is: the exit
+ * status is 2 for it, and a run never fails without saying why.
+ */
+static void unsaid_error(const char *path, size_t len, int ret, int pret)
+{
+	struct dcp_buf b = DCP_BUF_INIT;
+
+	if (dcp_state_of_errno(ret) == DCP_ERROR) {
+		dcp_msg_path(&b, path, len);
+		dcp_buf_printf(&b, "%s\n", strerror(-ret));
+	}
+	if (dcp_pages_state_of(pret) == DCP_PAGES_FAILED) {
+		dcp_msg_path(&b, path, len);
+		dcp_buf_printf(&b, "data: %s\n", dcp_pages_error_message(pret));
+	}
+	if (b.oom)
+		dcp_warn(ENOMEM, "an error of a path could not be said");
+	dcp_msg_buf(&b);
+	dcp_buf_free(&b);
+}
+
 /* Count one probe result, and print it when asked. */
 static void record(struct worker *w, size_t root, const char *path, size_t len, int ret,
 		   unsigned char type, int depth, struct dcp_pr_counts *dirc,
@@ -262,6 +285,8 @@ static void record(struct worker *w, size_t root, const char *path, size_t len, 
 		if (env.pages && run.fmt == DCP_PR_JSON)
 			pages_json_entry(w);
 		held(w, at, root, path, len, RANK_ENTRY);
+	} else {
+		unsaid_error(path, len, ret, env.pages ? w->pret : 0);
 	}
 }
 

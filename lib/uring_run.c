@@ -176,8 +176,15 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 		dcp_buf_puts(&out, "}\n");
 		return;
 	}
-	if (o->quiet)
+	if (o->quiet) {
+		/* No lines, but an error still said (EAGAIN of --cached is the
+		 * cold answer: the exit status tells it). */
+		if (r->res < 0 && !(r->res == -EAGAIN && env.how.cached)) {
+			dcp_msg_path(&err, path, strlen(path));
+			dcp_buf_printf(&err, "%s\n", strerror(-r->res));
+		}
 		return;
+	}
 	dcp_buf_printf(&out, "%s %.1f us ", verdict_name(r->verdict), r->latency_ns / 1e3);
 	if (r->res >= 0)
 		dcp_buf_printf(&out, "fd %d ", r->res);
@@ -210,7 +217,7 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
  * on the descriptor, unknown after RESOLVE_CACHED's EAGAIN, "-" for a failed
  * open, an O_PATH descriptor or anything but a regular file.
  */
-static int print_pages(const struct dcp_uring_result *r, struct dcp_pages *pg)
+static int print_pages(const char *path, const struct dcp_uring_result *r, struct dcp_pages *pg)
 {
 	int pret;
 
@@ -233,6 +240,9 @@ static int print_pages(const struct dcp_uring_result *r, struct dcp_pages *pg)
 		dcp_pages_text(&out, pret, pg);
 		out.len--; /* the columns' last space */
 		dcp_buf_putc(&out, '\n');
+	} else if (dcp_pages_state_of(pret) == DCP_PAGES_FAILED) {
+		dcp_msg_path(&err, path, strlen(path));
+		dcp_buf_printf(&err, "data: %s\n", dcp_pages_error_message(pret));
 	}
 	return pret;
 }
@@ -311,7 +321,7 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 	if (env.pages) {
 		struct dcp_pages pg;
 
-		dcp_pages_count(&t->pages, print_pages(&r, &pg), &pg);
+		dcp_pages_count(&t->pages, print_pages(path, &r, &pg), &pg);
 	}
 	if (r.res >= 0)
 		close(r.res);

@@ -196,6 +196,70 @@ test_help_is_the_same_bytes_everywhere() {
 	assertEquals "headings and entries pass: $out" 0 $?
 }
 
+# -q prints no results and no summary, but every error still (issue 37):
+# what makes the exit status 2 is said on stderr, in every command and
+# every mode (a probe, a walk, a manifest, --pages, -s, --prometheus).
+test_quiet_says_every_error() {
+	local cmd long q=$MNT/q m=$SHUNIT_TMPDIR/q.jsonl mode
+	long=$MNT/$(head -c 4200 /dev/zero | tr '\0' x)
+	for cmd in "${ALL[@]}"; do
+		run "$cmd" -q "$long"
+		assertEquals "$cmd -q, a PATH longer than PATH_MAX" 2 "$RC"
+		assertEquals "$cmd -q: nothing on stdout" "" "$OUT"
+		assertContains "$cmd -q says why" "$ERR" "File name too long"
+	done
+	# An absent name is an error to cachedopen (known absent: negative)
+	# and to uring-open's open; the same words as without -q.
+	stat "$MNT/t/absent" 2>/dev/null
+	for cmd in cachedopen uring-open; do
+		run "$cmd" "$MNT/t/absent"
+		local said=$ERR
+		run "$cmd" -q "$MNT/t/absent"
+		assertEquals "$cmd -q absent" 2 "$RC"
+		assertEquals "$cmd -q: nothing on stdout" "" "$OUT"
+		assertContains "$cmd -q: $ERR" "$ERR" "'$MNT/t/absent': "
+		assertContains "$cmd -q: $ERR" "$ERR" "No such file or directory"
+		assertEquals "$cmd: -q says what the run without -q says on stderr" "$said" "$ERR"
+	done
+	# cachedopen --retry: a miss, then the blocking open fails.
+	fixture_cold "$MNT"
+	run cachedopen -q --retry "$MNT/t/never"
+	assertEquals "cachedopen -q --retry" 2 "$RC"
+	assertContains "$ERR" "'$MNT/t/never': open: No such file or directory"
+	# A manifest whose files changed (f1) and went (f2) since the snapshot.
+	mkdir -p "$q"
+	for f in f1 f2 f3; do head -c 20000 /dev/urandom >"$q/$f"; done
+	cat "$q"/* >/dev/null
+	dcache-probe -r --ranges --json --output="$m" "$q" 2>/dev/null
+	echo more >>"$q/f1"
+	rm "$q/f2"
+	for mode in -q "-q --min-resident 99" -s "-s -c" --prometheus "--only=miss"; do
+		# shellcheck disable=SC2086
+		run dcache-probe $mode --manifest="$m"
+		assertEquals "dcache-probe $mode --manifest" 2 "$RC"
+		assertContains "dcache-probe $mode: $ERR" "$ERR" "'$q/f1': data: changed since the manifest"
+		assertContains "dcache-probe $mode: $ERR" "$ERR" "'$q/f2': data: No such file or directory"
+	done
+	run dcache-probe -q --manifest="$m" --min-resident 99
+	assertEquals "each error once" 2 "$(grep -c . <<<"$ERR")"
+	# The same words as the records': the JSON's data_message.
+	run dcache-probe --json --manifest="$m"
+	assertContains "$OUT" '"data_message":"changed since the manifest"'
+	run warm -q --manifest="$m"
+	assertEquals "warm -q --manifest" 2 "$RC"
+	assertContains "warm -q: $ERR" "$ERR" "'$q/f1': changed since the manifest, not restored"
+	assertContains "warm -q: $ERR" "$ERR" "'$q/f2': No such file or directory"
+	# A walk that cannot read a directory, as nobody.
+	mkdir -p "$q/locked" && touch "$q/locked/x" && chmod 700 "$q/locked"
+	for cmd in "${WALKERS[@]}"; do
+		run as_nobody "$DCP_BIN/$cmd" -q -r "$q"
+		assertEquals "$cmd -q -r as nobody" 2 "$RC"
+		assertContains "$cmd -q -r as nobody: $ERR" "$ERR" "'$q/locked'"
+		assertContains "$cmd -q -r as nobody: $ERR" "$ERR" "Permission denied"
+	done
+	rm -rf "$q"
+}
+
 test_conflicts_are_the_same_everywhere() {
 	local cmd
 	for cmd in "${ALL[@]}"; do
