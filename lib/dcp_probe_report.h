@@ -38,6 +38,9 @@ struct dcp_pr_counts {
 	unsigned long long n[DCP_NSTATES]; /* probes by state */
 	unsigned long long not_visited;	   /* dirs not listed: what lies below is unknown */
 	unsigned long long walk_errors;	   /* dirs that could not be opened or listed */
+	unsigned long long unwalked_roots; /* of those, trees given (-r) that could not be
+					    * walked at all: absent, not a directory one may
+					    * list... what they hold is unknown */
 	unsigned long long why[DCP_NWHY];  /* --explain: misses by reason */
 };
 
@@ -55,8 +58,10 @@ unsigned long long dcp_pr_total(const struct dcp_pr_counts *c);
 
 /*
  * dcp_pr_cached_pct - the cached share in percent: cached and negative
- * paths over all probed paths; -1 when nothing was probed (a share of
- * nothing is absent: "-" in text, null in JSON, no Prometheus sample).
+ * paths over all probed paths; -1 when nothing was probed or a tree given
+ * could not be walked (unwalked_roots): a share of nothing, or of a tree
+ * that is not there, is absent ("-" in text, null in JSON, no Prometheus
+ * sample), never the share of its root's own lookup.
  */
 double dcp_pr_cached_pct(const struct dcp_pr_counts *c);
 
@@ -101,12 +106,13 @@ void dcp_pr_unvisited(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pat
 		      size_t len, int ret, int depth);
 
 /*
- * dcp_pr_complete - true when nothing below the counted paths is unknown
- * (no directory left unvisited).
+ * dcp_pr_complete - true when nothing below the counted paths is unknown:
+ * no directory left unvisited, none that could not be opened or listed,
+ * no tree that could not be walked.
  */
 static inline bool dcp_pr_complete(const struct dcp_pr_counts *c)
 {
-	return c->not_visited == 0;
+	return c->not_visited == 0 && c->walk_errors == 0 && c->unwalked_roots == 0;
 }
 
 /*

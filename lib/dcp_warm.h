@@ -105,6 +105,8 @@ struct dcp_warm_stats {
 	uint64_t entries;	/* entries warmed (stat'ed or opened) */
 	uint64_t errors;	/* failed stats, failed probes, unreadable directories */
 	uint64_t walk_errors;	/* of those, directories not opened or listed */
+	uint64_t unwalked_roots; /* PATHs that could not be warmed, or (-r) whose
+				  * tree could not be walked: no share */
 	/* DCP_WARM_CHECK only: */
 	uint64_t cold;		/* missed the cache before (EAGAIN) */
 	uint64_t cached_before; /* cached or negative before */

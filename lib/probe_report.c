@@ -18,6 +18,7 @@ void dcp_pr_counts_add(struct dcp_pr_counts *a, const struct dcp_pr_counts *b)
 		a->n[i] += b->n[i];
 	a->not_visited += b->not_visited;
 	a->walk_errors += b->walk_errors;
+	a->unwalked_roots += b->unwalked_roots;
 	for (int i = 0; i < DCP_NWHY; i++)
 		a->why[i] += b->why[i];
 }
@@ -35,8 +36,8 @@ double dcp_pr_cached_pct(const struct dcp_pr_counts *c)
 {
 	unsigned long long t = dcp_pr_total(c);
 
-	if (!t)
-		return -1.0; /* no share of nothing */
+	if (!t || c->unwalked_roots)
+		return -1.0; /* no share of nothing, nor of a tree not walked */
 	return 100.0 * (double)(c->n[DCP_CACHED] + c->n[DCP_NEGATIVE]) / (double)t;
 }
 
@@ -73,7 +74,7 @@ static void json_counts(struct dcp_buf *b, const struct dcp_pr_counts *c)
 		       "\"walk_errors\":%llu,\"cached_percent\":",
 		       dcp_pr_total(c), c->n[DCP_CACHED], c->n[DCP_NEGATIVE],
 		       c->n[DCP_MISS], c->n[DCP_ERROR], c->not_visited, c->walk_errors);
-	if (dcp_pr_total(c))
+	if (dcp_pr_cached_pct(c) >= 0)
 		dcp_buf_printf(b, "%.2f", dcp_pr_cached_pct(c));
 	else
 		dcp_buf_puts(b, "null");
@@ -166,10 +167,10 @@ void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pa
 /* The "PCT%\tCACHED/TOTAL\t" columns of the text tables. */
 static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c)
 {
-	if (dcp_pr_total(c))
+	if (dcp_pr_cached_pct(c) >= 0)
 		dcp_buf_printf(b, "%5.1f%%\t", pct1(c));
 	else
-		dcp_buf_puts(b, "     -\t"); /* nothing probed: no share */
+		dcp_buf_puts(b, "     -\t"); /* nothing probed, or not walked: no share */
 	dcp_buf_printf(b, "%llu/%llu", c->n[DCP_CACHED] + c->n[DCP_NEGATIVE], dcp_pr_total(c));
 	if (c->not_visited)
 		dcp_buf_printf(b, "+%llu?", c->not_visited);
@@ -287,9 +288,14 @@ void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c)
 	dcp_buf_count(b, t, "path", "paths");
 	dcp_buf_printf(b, ": %llu cached, %llu negative, %llu miss, %llu error", c->n[DCP_CACHED],
 		       c->n[DCP_NEGATIVE], c->n[DCP_MISS], c->n[DCP_ERROR]);
-	if (t)
+	if (dcp_pr_cached_pct(c) >= 0) {
 		dcp_buf_printf(b, "; %s%.1f%% cached", dcp_pr_complete(c) ? "" : "at most ",
 			       pct1(c));
+	} else if (c->unwalked_roots) {
+		dcp_buf_puts(b, "; no share: ");
+		dcp_buf_count(b, c->unwalked_roots, "tree", "trees");
+		dcp_buf_puts(b, " could not be walked");
+	}
 	if (c->not_visited) {
 		dcp_buf_puts(b, "; ");
 		dcp_buf_count(b, c->not_visited, "directory", "directories");
@@ -397,8 +403,9 @@ void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p)
 			prom_states(m, "dcprobe_paths",
 				    "Paths probed with openat2 RESOLVE_CACHED, by residency state "
 				    "(warm: after warming).", "root", s, c);
-			/* No sample for a share of nothing. */
-			if (dcp_pr_total(c))
+			/* No sample for a share of nothing, or of a tree
+			 * that could not be walked. */
+			if (dcp_pr_cached_pct(c) >= 0)
 				prom_value(m, "dcprobe_cached_ratio",
 					   "Share of probed paths resolved from the dentry cache "
 					   "(cached or negative).",
@@ -409,7 +416,8 @@ void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p)
 				   "Directories not listed (--no-perturb): what they hold is unknown.",
 				   "root", s, false, (double)c->not_visited);
 		prom_value(m, "dcprobe_complete",
-			   "1 if every directory below the root was visited, 0 if what some hold is unknown.",
+			   "1 if the root was walked and every directory below it was visited and "
+			   "listed, 0 if what some hold is unknown.",
 			   "root", s, false, dcp_pr_complete(c) ? 1.0 : 0.0);
 		prom_value(m, "dcprobe_walk_errors", "Directories that could not be opened or listed.",
 			   "root", s, false, (double)c->walk_errors);

@@ -493,13 +493,18 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 
 	(void)arg;
 	/* Siblings may fail on several threads at once: count atomically. */
-	if (ds)
+	if (ds) {
 		__atomic_fetch_add(&ds->own.walk_errors, 1, __ATOMIC_RELAXED);
-	else if (rr)
+	} else if (rr) {
+		/* The tree itself could not be walked: it has no share. */
 		__atomic_fetch_add(&RC(rr)->c.walk_errors, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&RC(rr)->c.unwalked_roots, 1, __ATOMIC_RELAXED);
+	}
 	if (e->again)
 		return; /* said by the walk of the root that met it first */
 	w->c.walk_errors++;
+	if (!e->dir)
+		w->c.unwalked_roots++;
 	if (run.fmt == DCP_PR_JSON) {
 		size_t at = w->out.len;
 

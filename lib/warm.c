@@ -43,7 +43,7 @@
 #define WARM_QUEUE 1024 /* paths queued for the list pool */
 
 enum { S_ENTRIES, S_ERRORS, S_COLD, S_CACHED_BEFORE, S_CACHED_AFTER,
-       S_NEWLY, S_STILL_MISS, S_WALK_ERRORS, S_AFTER, /* + dcp_state */
+       S_NEWLY, S_STILL_MISS, S_WALK_ERRORS, S_UNWALKED, S_AFTER, /* + dcp_state */
        S_N = S_AFTER + DCP_NSTATES };
 
 /*
@@ -238,9 +238,15 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 	 * dcache-probe -r counts it (one family, one meaning). */
 	if ((fl & DCP_WARM_RECURSIVE) && ev->depth == 0 && ev->err)
 		bump(s, S_WALK_ERRORS);
+	/* A PATH that could not be warmed has no share: its tree, or it
+	 * alone, is not there to be cached (warm --check /nonexistent). */
+	if (ev->depth == 0 && ev->err)
+		bump(s, S_UNWALKED);
 	if (fl & DCP_WARM_CHECK) {
 		bool was = ev->before == 0 || ev->before == -ENOENT;
-		bool is = ev->after == 0 || ev->after == -ENOENT;
+		/* An entry warm failed on is an error, never "now cached",
+		 * though its name is now known to be absent. */
+		bool is = !ev->err && (ev->after == 0 || ev->after == -ENOENT);
 
 		if (ev->before == -EAGAIN)
 			bump(s, S_COLD);
@@ -254,7 +260,7 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 			bump(s, S_STILL_MISS);
 			tell = true;
 		}
-		bump(s, S_AFTER + (int)dcp_state_of_errno(ev->after));
+		bump(s, S_AFTER + (int)(ev->err ? DCP_ERROR : dcp_state_of_errno(ev->after)));
 	}
 #undef bump
 	if (tell && w->opts.report && !ev->again)
@@ -570,6 +576,8 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 	}
 	bump_root(w, s, e->root, S_ERRORS, e->again);
 	bump_root(w, s, e->root, S_WALK_ERRORS, e->again);
+	if (!e->dir)
+		bump_root(w, s, e->root, S_UNWALKED, e->again);
 	if (w->opts.report && !e->again)
 		w->opts.report(&ev, w->opts.arg);
 }
@@ -868,6 +876,7 @@ static void stats_of(const uint64_t *n, struct dcp_warm_stats *st)
 		.entries = n[S_ENTRIES],
 		.errors = n[S_ERRORS],
 		.walk_errors = n[S_WALK_ERRORS],
+		.unwalked_roots = n[S_UNWALKED],
 		.cold = n[S_COLD],
 		.cached_before = n[S_CACHED_BEFORE],
 		.cached_after = n[S_CACHED_AFTER],
@@ -958,7 +967,8 @@ int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st)
 
 static void warm_counts(const struct dcp_warm_stats *st, struct dcp_pr_counts *c)
 {
-	*c = (struct dcp_pr_counts){ .walk_errors = st->walk_errors };
+	*c = (struct dcp_pr_counts){ .walk_errors = st->walk_errors,
+				     .unwalked_roots = st->unwalked_roots };
 	for (int i = 0; i < DCP_NSTATES; i++)
 		c->n[i] = st->after[i];
 }

@@ -102,6 +102,66 @@ cached $MNT/t/c" "$OUT"
 	assertContains "$ERR" "cannot walk '$MNT/t/absent': No such file or directory"
 }
 
+# A tree that is not there, or that cannot be walked, reads as no share and
+# not complete, never as warm (100.0% 1/1) or as cold (0.0% 0/1), in every
+# format: on the first run (its name never looked up: a miss, the prober
+# says) and once the kernel knows it absent (negative).  The probe of its
+# name is still counted and printed; without -r the name is a probe only.
+test_a_tree_not_there_has_no_share() {
+	local nope=$MNT/t/nope run state as
+	ls "$MNT/t" >/dev/null
+	for run in 1 2; do
+		state=$("$DCP_BUILD/tests/oprobe" "$nope")
+		assertEquals "run $run: the prober" "$([ $run = 1 ] && echo miss || echo negative) $nope" "$state"
+		run dcache-probe -r -s "$nope"
+		assertEquals "run $run: -s exit" 2 "$RC"
+		assertEquals "run $run: no share" "     -	$([ $run = 1 ] && echo 0 || echo 1)/1	$nope" "$OUT"
+		assertContains "run $run" "$ERR" "cannot walk '$nope': No such file or directory"
+	done
+	run dcache-probe -r "$nope"
+	assertContains "the summary on stderr: $ERR" "$ERR" "no share: 1 tree could not be walked; 1 walk error"
+	assertNotContains "$ERR" "100.0% cached"
+	run dcache-probe -r -s --json "$nope"
+	assertEquals 2 "$RC"
+	assertEquals "root and summary: no share, not complete" "None False None False 2" \
+		"$(json_get '"%s %s %s %s %s" % (objs[-2]["cached_percent"], objs[-2]["complete"], objs[-1]["cached_percent"], objs[-1]["complete"], objs[-1]["status"])' <<<"$OUT")"
+	run dcache-probe -r --prometheus "$nope"
+	assertEquals 2 "$RC"
+	prom_check <<<"$OUT" || fail "bad exposition format"
+	assertNotContains "no ratio sample" "$OUT" "dcprobe_cached_ratio{"
+	assertEquals "complete 0, 1 walk error, status 2" "0 1 2" \
+		"$(prom_check "dcprobe_complete{command=\"dcache-probe\",root=\"$nope\"}" \
+			"dcprobe_walk_errors{command=\"dcache-probe\",root=\"$nope\"}" \
+			'dcprobe_exit_status{command="dcache-probe"}' <<<"$OUT" | xargs)"
+	# With a tree that is there: its own row keeps its share, the total has none.
+	du -a "$MNT/t/b" >/dev/null
+	run dcache-probe -r -s -c "$nope" "$MNT/t/b"
+	assertEquals 2 "$RC"
+	assertEquals "     -	1/1	$nope
+100.0%	5/5	$MNT/t/b
+     -	6/6	total" "$OUT"
+	run dcache-probe -r --prometheus "$nope" "$MNT/t/b"
+	assertContains "$OUT" "dcprobe_cached_ratio{command=\"dcache-probe\",root=\"$MNT/t/b\"} 1"
+	assertNotContains "$OUT" "dcprobe_cached_ratio{command=\"dcache-probe\",root=\"$nope\"}"
+	# A directory nobody may not list is no tree for nobody either.
+	ls -l "$MNT/perm" >/dev/null
+	state=$(as_nobody "$DCP_BUILD/tests/oprobe" "$MNT/perm/priv")
+	run as_nobody "$DCP_BIN/dcache-probe" -r -s "$MNT/perm/priv"
+	assertEquals "as nobody" 2 "$RC"
+	assertEquals "as nobody: no share (the prober: $state)" \
+		"     -	$([ "${state%% *}" = cached ] && echo 1 || echo 0)/1	$MNT/perm/priv" "$OUT"
+	assertContains "$ERR" "cannot walk '$MNT/perm/priv': Permission denied"
+	# Without -r, an absent name is a probe: negative, cached (DESIGN).
+	run dcache-probe "$nope"
+	assertEquals "a probe of a known absent name" 0 "$RC"
+	assertEquals "negative $nope" "$OUT"
+	# A subdirectory that cannot be listed leaves its tree incomplete.
+	run as_nobody "$DCP_BIN/dcache-probe" -r -s --json "$MNT/perm"
+	assertEquals "a walk error below the root: a share, not complete" "False 2" \
+		"$(json_get '"%s %s" % (objs[-1]["complete"], objs[-1]["status"])' <<<"$OUT")"
+	assertNotEquals "its share is there" "None" "$(json_get 'objs[-2]["cached_percent"]' <<<"$OUT")"
+}
+
 # A walk root whose middle component is a regular file (FILE/x, ENOTDIR)
 # is not there to walk, like a missing one: exit 2 whatever the gate; its
 # line is the kernel's answer (the prober's: a cached walk cannot tell
@@ -682,7 +742,7 @@ test_walk_errors_never_share_a_line() {
 		as_nobody dcache-probe -r -j 64 "$d" >/dev/null 2>"$SHUNIT_TMPDIR/err"
 		assertEquals "run $run: exit" 2 $?
 		bad=$(grep -Evc -e "^dcache-probe: cannot walk '$d/d[0-9]+/u[0-9]+': Permission denied\$" \
-			-e '^dcache-probe: 1345 paths: [0-9]+ cached, 0 negative, [0-9]+ miss, 0 error; [0-9.]+% cached; 1280 walk errors$' \
+			-e '^dcache-probe: 1345 paths: [0-9]+ cached, 0 negative, [0-9]+ miss, 0 error; at most [0-9.]+% cached; 1280 walk errors$' \
 			"$SHUNIT_TMPDIR/err")
 		assertEquals "run $run: lines that are not one whole message: $(grep -v 'Permission denied$' "$SHUNIT_TMPDIR/err" | head -3)" 0 "$bad"
 		assertEquals "run $run: one line per unreadable directory" 1280 \

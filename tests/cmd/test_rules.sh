@@ -149,27 +149,42 @@ test_data_cold_output() {
 
 # Every directory listing fails (faultinject: getdents64 gives EIO): exit
 # status 2 fires the failed-run alert, from dcache-probe and from warm.
+# The root's tree could not be walked: it has no ratio (its root's own
+# lookup is no share of the tree), so the cold alert cannot fire on it.
 test_failed_run_output() {
-	local p="$SHUNIT_TMPDIR/failed.prom" c i rc
+	local p="$SHUNIT_TMPDIR/failed.prom" c
 	warm -r -q "$APP"
-	# warm writes the probe states (after warming) with --check.  The root
-	# alone is probed, cached: a mount elsewhere on the machine can make
-	# one probe miss (tests/README.md, spurious misses), so up to 3 runs.
 	for c in dcache-probe "warm --check"; do
-		for i in 1 2 3; do
-			"$DCP_BUILD/tests/faultinject" getdents64=EIO -- "$DCP_BIN/"$c -r --prometheus --label=tree=app "$APP" >"$p"
-			rc=$?
-			grep -q "^dcprobe_cached_ratio{.*} 1$" "$p" && break
-		done
-		assertEquals "$c: exit 2" 2 $rc
+		"$DCP_BUILD/tests/faultinject" getdents64=EIO -- "$DCP_BIN/"$c -r --prometheus --label=tree=app "$APP" >"$p"
+		assertEquals "$c: exit 2" 2 $?
 		c=${c% *}
 		assertTrue "promtool accepts it" "prom_check <'$p' >/dev/null"
-		assertEquals "$c: the root alone, cached" 1 "$(prom_check \
-			"dcprobe_cached_ratio{command=\"$c\",tree=\"app\",root=\"$APP\"}" <"$p")"
+		assertEquals "$c: not complete, a walk error" "0 1" "$(prom_check \
+			"dcprobe_complete{command=\"$c\",tree=\"app\",root=\"$APP\"}" \
+			"dcprobe_walk_errors{command=\"$c\",tree=\"app\",root=\"$APP\"}" <"$p" | xargs)"
+		assertFalse "$c: no ratio of a tree not walked" "grep -q '^dcprobe_cached_ratio{' '$p'"
 		# warm's metrics do not stand in for the cron job's: tree app is
 		# absent when they are all there is.
 		check_selects "$p" "DcprobeRunFailed=dcprobe_exit_status{command=\"$c\",tree=\"app\"}" \
 			$([ "$c" = warm ] && echo "DcprobeTreeAbsent={command=\"dcache-probe\",tree=\"app\"}")
+	done
+}
+
+# A tree that is not there, on its first run (its name never looked up:
+# a miss) and after: the failed-run alert fires, never the cold one (the
+# root's lookup was a ratio of 0, then of 1, before issue 37).
+test_tree_not_there_output() {
+	local p="$SHUNIT_TMPDIR/absent.prom" run c
+	for c in dcache-probe "warm --check"; do
+		for run in first again; do
+			"$DCP_BIN/"$c -r --prometheus --label=tree=app "$MNT/absent" >"$p" 2>/dev/null
+			assertEquals "$c, $run run: exit 2" 2 $?
+			assertTrue "promtool accepts it" "prom_check <'$p' >/dev/null"
+			assertFalse "$c, $run run: no ratio" "grep -q '^dcprobe_cached_ratio{' '$p'"
+			check_selects "$p" "DcprobeRunFailed=dcprobe_exit_status{command=\"${c% *}\",tree=\"app\"}" \
+				$([ "$c" != dcache-probe ] && echo "DcprobeTreeAbsent={command=\"dcache-probe\",tree=\"app\"}")
+		done
+		fixture_cold "$MNT"
 	done
 }
 

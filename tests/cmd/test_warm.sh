@@ -191,6 +191,41 @@ test_missing_paths_are_reported_and_the_run_goes_on() {
 	assertEquals 2 "$RC"
 }
 
+# A PATH that is not there (or a tree that cannot be walked) is an error,
+# never "now cached" for --check, and has no share: the metrics publish no
+# dcprobe_cached_ratio for it and dcprobe_complete 0, as dcache-probe does.
+test_a_path_not_there_is_no_share() {
+	local nope=$MNT/nope r
+	for r in "" -r; do
+		# shellcheck disable=SC2086
+		run warm $r --check "$nope"
+		assertEquals "warm $r --check: exit" 2 "$RC"
+		assertContains "warm $r --check: $ERR" "$ERR" "1 entry: "
+		assertContains "warm $r --check: $ERR" "$ERR" " 0 now cached (0 newly warmed), 0 still miss, 1 error in"
+		# shellcheck disable=SC2086
+		run warm $r --check --json "$nope"
+		assertEquals "warm $r --check --json: cached_after" "0 1" \
+			"$(json_get '"%d %d" % (objs[-1]["cached_after"], objs[-1]["errors"])' <<<"$OUT")"
+		# shellcheck disable=SC2086
+		run warm $r --check --prometheus "$nope"
+		assertEquals 2 "$RC"
+		prom_check <<<"$OUT" || fail "bad exposition format"
+		assertNotContains "warm $r: no ratio sample" "$OUT" "dcprobe_cached_ratio{"
+		assertContains "warm $r: an error, not a negative" "$OUT" "state=\"error\"} 1"
+		assertContains "warm $r: an error, not a negative" "$OUT" "state=\"negative\"} 0"
+		assertContains "warm $r: not complete" "$OUT" "dcprobe_complete{command=\"warm\"$([ -n "$r" ] && echo ",root=\"$nope\"")} 0"
+	done
+	# A tree nobody may not list: no share for nobody.
+	run as_nobody "$DCP_BIN/warm" -r --check --prometheus "$MNT/private"
+	assertEquals "as nobody" 2 "$RC"
+	assertNotContains "as nobody: no ratio sample" "$OUT" "dcprobe_cached_ratio{"
+	assertContains "as nobody: not complete" "$OUT" "dcprobe_complete{command=\"warm\",root=\"$MNT/private\"} 0"
+	# Beside a tree that is there: its own ratio stays.
+	run warm -r --check --prometheus "$nope" "$MNT/tree/x"
+	assertContains "$OUT" "dcprobe_cached_ratio{command=\"warm\",root=\"$MNT/tree/x\"} 1"
+	assertContains "$OUT" "dcprobe_complete{command=\"warm\",root=\"$MNT/tree/x\"} 1"
+}
+
 test_unreadable_directory_as_nobody() {
 	run as_nobody "$DCP_BIN/warm" -r -x "$MNT"
 	assertEquals "exit 2: $ERR" 2 "$RC"

@@ -101,6 +101,48 @@ int main(void)
 	dcp_buf_reset(&b);
 
 	/*
+	 * A tree that could not be walked (its root absent): its root's own
+	 * probe is counted, but there is no share of it in any format, and it
+	 * is not complete; a walk error below a root leaves a share, not
+	 * complete.
+	 */
+	{
+		struct dcp_pr_counts gone = { .walk_errors = 1, .unwalked_roots = 1 };
+		struct dcp_pr_counts below = { .walk_errors = 1 };
+		struct dcp_prom *gm = dcp_prom_new("dcache-probe");
+		struct dcp_pr_prom_series gr = { .path = "/gone", .pathlen = 5, .c = &gone };
+
+		gone.n[DCP_NEGATIVE] = 1;
+		below.n[DCP_CACHED] = 3;
+		CHECK(dcp_pr_cached_pct(&gone) < 0);
+		CHECK(!dcp_pr_complete(&gone));
+		CHECK(!dcp_pr_complete(&below));
+		CHECK(dcp_pr_cached_pct(&below) == 100.0);
+		dcp_pr_root(&b, DCP_PR_TEXT, "/gone", 5, &gone);
+		CHECK_STR(str(&b), "     -\t1/1\t/gone\n");
+		dcp_buf_reset(&b);
+		dcp_pr_root(&b, DCP_PR_JSON, "/gone", 5, &gone);
+		CHECK(strstr(str(&b), "\"cached_percent\":null,\"complete\":false") != NULL);
+		dcp_buf_reset(&b);
+		dcp_pr_summary_text(&b, &gone);
+		CHECK_STR(str(&b), "1 path: 0 cached, 1 negative, 0 miss, 0 error; no share: 1 tree "
+				   "could not be walked; 1 walk error\n");
+		dcp_buf_reset(&b);
+		dcp_pr_summary_text(&b, &below);
+		CHECK_STR(str(&b), "3 paths: 3 cached, 0 negative, 0 miss, 0 error; at most 100.0% "
+				   "cached; 1 walk error\n");
+		dcp_buf_reset(&b);
+		CHECK(gm != NULL);
+		dcp_pr_prometheus(gm, &(struct dcp_pr_prom){ .roots = &gr, .nroots = 1, .total = &gone,
+							      .status = 2 });
+		CHECK(dcp_prom_write(gm, &b) == 0);
+		CHECK(strstr(str(&b), "dcprobe_cached_ratio") == NULL);
+		CHECK(strstr(str(&b), "dcprobe_complete{command=\"dcache-probe\",root=\"/gone\"} 0\n") != NULL);
+		dcp_prom_free(gm);
+		dcp_buf_reset(&b);
+	}
+
+	/*
 	 * Prometheus: one family once, command label first, a root given
 	 * twice is one series (the first one's counts), hostile names escaped.
 	 */
