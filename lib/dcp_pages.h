@@ -44,6 +44,8 @@ struct dcp_pages {
 	uint64_t size;		   /* st_size in bytes */
 	uint64_t pages;		   /* pages the size spans: ceil(size / page size) */
 	uint64_t resident;	   /* of those, pages in the page cache */
+	uint64_t resident_bytes;   /* their bytes, the file's last page counted up to
+				    * its end: never more than size */
 	uint64_t dirty;		   /* cachestat only, else 0 */
 	uint64_t writeback;	   /* cachestat only, else 0 */
 	uint64_t evicted;	   /* cachestat only: evicted since the inode was cached */
@@ -222,6 +224,7 @@ struct dcp_pages_counts {
 	uint64_t unknown;	   /* not opened: the dentry missed, FUSE, NFS... */
 	uint64_t failed;	   /* open or measurement failed */
 	uint64_t size, pages, resident, dirty, writeback, evicted, recently_evicted;
+	uint64_t resident_bytes;   /* never more than size (struct dcp_pages) */
 };
 
 /*

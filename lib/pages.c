@@ -269,6 +269,35 @@ static int mincore_sparse(int fd, uint64_t size, uint64_t *resident,
 	return ret;
 }
 
+/*
+ * The bytes of RESIDENT pages of FD's [S, E) (page-aligned) whose file is
+ * SIZE bytes long: whole pages, but the file's last page counts only up to
+ * the end of the file, so that resident bytes never exceed the size (a
+ * 2003-byte file wholly in memory holds 2003 bytes, not 4096).  Whether
+ * that page is resident is asked (METHOD's way, one page) only when the
+ * count alone cannot tell; if it cannot be asked, the bytes past the end
+ * are left out all the same.
+ */
+static uint64_t resident_bytes(int fd, int method, uint64_t s, uint64_t e, uint64_t size,
+			       uint64_t resident)
+{
+	uint64_t ps = (uint64_t)page_size(), bytes = resident * ps, tail = e - ps, r = 0;
+	struct dcp_cachestat cs = { 0 };
+	bool last;
+
+	if (e <= size || !resident || e - s < ps)
+		return bytes; /* the range does not hold the file's partial last page */
+	if (resident >= (e - s) / ps)
+		last = true; /* all resident: the last page too */
+	else if (method == DCP_PAGES_CACHESTAT)
+		last = sys_cachestat(fd, tail, ps, &cs) < 0 || cs.nr_cache > 0;
+	else /* the caller measured by mincore: the caller may see it */
+		last = mincore_count(fd, tail, size, &r, NULL) < 0 || r > 0;
+	if (last)
+		bytes -= e - size;
+	return bytes;
+}
+
 /* Measure FD, whose fstat is ST (a regular file). */
 static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 {
@@ -301,6 +330,8 @@ static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 			/* A file truncated meanwhile: never more than it spans. */
 			if (out->resident > out->pages)
 				out->resident = out->pages;
+			out->resident_bytes = resident_bytes(fd, m, 0, out->pages * (uint64_t)ps,
+							     out->size, out->resident);
 			return 0;
 		}
 		if (ret != -ENOSYS)
@@ -312,8 +343,14 @@ static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 	if (!may_see_residency(fd, &st))
 		return -EPERM;
 	if (is_sparse(&st))
-		return mincore_sparse(fd, out->size, &out->resident, NULL);
-	return mincore_count(fd, 0, out->size, &out->resident, NULL);
+		ret = mincore_sparse(fd, out->size, &out->resident, NULL);
+	else
+		ret = mincore_count(fd, 0, out->size, &out->resident, NULL);
+	if (ret == 0)
+		out->resident_bytes = resident_bytes(fd, out->method, 0,
+						     out->pages * (uint64_t)ps, out->size,
+						     out->resident);
+	return ret;
 }
 
 /*
@@ -806,6 +843,7 @@ void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages
 		c->size += p->size;
 		c->pages += p->pages;
 		c->resident += p->resident;
+		c->resident_bytes += p->resident_bytes;
 		c->dirty += p->dirty;
 		c->writeback += p->writeback;
 		c->evicted += p->evicted;
@@ -879,6 +917,7 @@ static void counts_sub(struct dcp_pages_counts *c, const struct dcp_pages *p)
 	c->size -= p->size;
 	c->pages -= p->pages;
 	c->resident -= p->resident;
+	c->resident_bytes -= p->resident_bytes;
 	c->dirty -= p->dirty;
 	c->writeback -= p->writeback;
 	c->evicted -= p->evicted;
@@ -908,6 +947,7 @@ void dcp_pages_counts_add(struct dcp_pages_counts *a, const struct dcp_pages_cou
 	a->size += b->size;
 	a->pages += b->pages;
 	a->resident += b->resident;
+	a->resident_bytes += b->resident_bytes;
 	a->dirty += b->dirty;
 	a->writeback += b->writeback;
 	a->evicted += b->evicted;
@@ -944,13 +984,12 @@ static double pct1(const struct dcp_pages_counts *c)
 
 void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 {
-	long ps = page_size();
 
 	switch (dcp_pages_state_of(ret)) {
 	case DCP_PAGES_MEASURED:
 		dcp_buf_printf(b, "pages=%llu/%llu bytes=", (unsigned long long)p->resident,
 			       (unsigned long long)p->pages);
-		dcp_buf_bytes(b, p->resident * (uint64_t)ps);
+		dcp_buf_bytes(b, p->resident_bytes);
 		dcp_buf_putc(b, '/');
 		dcp_buf_bytes(b, p->size);
 		dcp_buf_putc(b, ' ');
@@ -1004,7 +1043,6 @@ static const char *const state_names[] = {
 void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 {
 	enum dcp_pages_state st = dcp_pages_state_of(ret);
-	long ps = page_size();
 
 	dcp_buf_printf(b, ",\"data\":\"%s\"", state_names[st]);
 	if (st == DCP_PAGES_UNKNOWN)
@@ -1021,7 +1059,7 @@ void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 	dcp_buf_printf(b, ",\"pages\":{\"resident\":%llu,\"total\":%llu,\"resident_bytes\":%llu,"
 		       "\"size\":%llu,", (unsigned long long)p->resident,
 		       (unsigned long long)p->pages,
-		       (unsigned long long)(p->resident * (uint64_t)ps),
+		       (unsigned long long)p->resident_bytes,
 		       (unsigned long long)p->size);
 	if (p->method == DCP_PAGES_CACHESTAT)
 		dcp_buf_printf(b, "\"dirty\":%llu,\"writeback\":%llu,\"evicted\":%llu,"
@@ -1048,7 +1086,7 @@ void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, 
 		       (unsigned long long)c->files, (unsigned long long)c->unknown,
 		       (unsigned long long)c->failed, (unsigned long long)c->pages,
 		       (unsigned long long)c->resident,
-		       (unsigned long long)(c->resident * (uint64_t)page_size()),
+		       (unsigned long long)c->resident_bytes,
 		       (unsigned long long)c->size, (unsigned long long)c->dirty,
 		       (unsigned long long)c->writeback,
 		       (unsigned long long)c->recently_evicted);
@@ -1069,7 +1107,7 @@ void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c)
 	if (c->pages) /* no share of nothing */
 		dcp_buf_printf(b, " (%.1f%%)", pct1(c));
 	dcp_buf_puts(b, ", ");
-	dcp_buf_bytes(b, c->resident * (uint64_t)page_size());
+	dcp_buf_bytes(b, c->resident_bytes);
 	dcp_buf_putc(b, '/');
 	dcp_buf_bytes(b, c->size);
 	dcp_buf_printf(b, " bytes; "
@@ -1649,14 +1687,19 @@ static int resident_in(int fd, const struct stat *st, uint64_t s, uint64_t e, vo
 {
 	struct dcp_pages *out = arg;
 	struct dcp_cachestat cs = { 0 };
+	uint64_t size = (uint64_t)st->st_size, r = 0;
 	int ret;
 
-	out->size += e - s;
+	/* The bytes of the file it spans: [S, E) ends with the page that
+	 * holds the file's end, not past it. */
+	out->size += (e < size ? e : size) - s;
 	out->pages += (e - s) / (uint64_t)page_size();
 	if (out->method == DCP_PAGES_CACHESTAT) {
 		ret = sys_cachestat(fd, s, e - s, &cs);
 		if (ret == 0) {
 			out->resident += cs.nr_cache;
+			out->resident_bytes += resident_bytes(fd, out->method, s, e, size,
+							      cs.nr_cache);
 			out->dirty += cs.nr_dirty;
 			out->writeback += cs.nr_writeback;
 			out->evicted += cs.nr_evicted;
@@ -1671,7 +1714,12 @@ static int resident_in(int fd, const struct stat *st, uint64_t s, uint64_t e, vo
 	}
 	if (!may_see_residency(fd, st))
 		return -EPERM;
-	return mincore_count(fd, s, e, &out->resident, NULL);
+	ret = mincore_count(fd, s, e, &r, NULL);
+	if (ret == 0) {
+		out->resident += r;
+		out->resident_bytes += resident_bytes(fd, out->method, s, e, size, r);
+	}
+	return ret;
 }
 
 int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
@@ -1701,6 +1749,8 @@ int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 			ret = data_parts(fd, &st, s, e, resident_in, out);
 	if (out->resident > out->pages)
 		out->resident = out->pages; /* ranges that overlap: never more than recorded */
+	if (out->resident_bytes > out->size)
+		out->resident_bytes = out->size;
 	close_later(fd);
 	if (ret == 0)
 		dcp_pages_claim(out);

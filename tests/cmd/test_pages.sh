@@ -412,6 +412,81 @@ test_mincore_fallback_and_no_method() {
 	assertEquals "without --pages nothing changes" 0 "$RC"
 }
 
+# The bytes of FILE... in the page cache, by the kernel's own count
+# (cachestat per page, without libdcprobe): a page counts up to the end
+# of the file.  Prints "PATH BYTES SIZE" per file.
+resident_bytes_of() {
+	python3 - "$DCP_TESTS/lib" "$@" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from manifest import cachestat, PS
+for p in sys.argv[2:]:
+    fd = os.open(p, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    n = sum(min(PS, size - off) for off in range(0, size, PS) if cachestat(fd, off, PS)[0])
+    os.close(fd)
+    print(p, n, size)
+PY
+}
+
+# Issue 37: resident bytes never exceed a file's size: the last page, of
+# which the file holds less than a page, counts up to the file's end (a
+# 1-byte file in memory is 1 byte resident, not 4096).  Files whose last
+# page is resident, or not; the per-file text and JSON, the run's totals
+# (text, JSON), the -s table's share and a manifest's check, by cachestat
+# and by mincore; each against the kernel's count per page.
+test_resident_bytes_never_exceed_the_size() {
+	local f j m method fi want
+	no_readahead
+	# e1: 1 byte; p2: a page and 1 byte, its last page alone read; t/b/f1..3
+	# (3 pages and 7 bytes): the first page, the last (7 bytes), all.
+	cat "$MNT/k/e1" >/dev/null
+	dd if="$MNT/k/p2" of=/dev/null bs="$PS" skip=1 count=1 2>/dev/null
+	dd if="$MNT/t/b/f1" of=/dev/null bs="$PS" count=1 2>/dev/null
+	dd if="$MNT/t/b/f2" of=/dev/null bs="$PS" skip=3 count=1 2>/dev/null
+	cat "$MNT/t/b/f3" >/dev/null
+	ls "$MNT/t/b" >/dev/null
+	want=$(resident_bytes_of "$MNT/k/e1" "$MNT/k/p2" "$MNT"/t/b/f{1,2,3})
+	assertEquals "the kernel's count" "$MNT/k/e1 1 1
+$MNT/k/p2 1 $((PS + 1))
+$MNT/t/b/f1 $PS $((3 * PS + 7))
+$MNT/t/b/f2 7 $((3 * PS + 7))
+$MNT/t/b/f3 $((3 * PS + 7)) $((3 * PS + 7))" "$want"
+	for method in cachestat mincore; do
+		fi=()
+		[ $method = mincore ] && fi=("$FI" cachestat=ENOSYS --)
+		run "${fi[@]}" dcache-probe --pages "$MNT/k/e1" "$MNT/k/p2" "$MNT"/t/b/f{1,2,3}
+		assertEquals "$method" 0 "$RC"
+		assertEquals "$method: text" "cached pages=1/1 bytes=1/1
+cached pages=1/2 bytes=1/$((PS + 1))
+cached pages=1/4 bytes=$PS/$((3 * PS + 7))
+cached pages=1/4 bytes=7/$((3 * PS + 7))
+cached pages=4/4 bytes=$((3 * PS + 7))/$((3 * PS + 7))" \
+			"$(sed 's/ dirty=.*//' <<<"$OUT")"
+		assertContains "$method: the total" "$ERR" \
+			"data: 8/15 pages resident (53.3%), $((4 * PS + 16))/$((10 * PS + 23)) bytes;"
+		run "${fi[@]}" dcache-probe --pages --json "$MNT/k/e1" "$MNT/k/p2" "$MNT"/t/b/f{1,2,3}
+		assertEquals "$method: JSON, per file and the total" "$(awk '{ print $2, $3 }' <<<"$want")
+$((4 * PS + 16)) $((10 * PS + 23))" \
+			"$(json_get '"\n".join("%d %d" % (o.get("pages", o.get("data"))["resident_bytes"], o.get("pages", o.get("data"))["size"]) for o in objs)' <<<"$OUT")"
+	done
+	# A walk's totals, and human-readable figures that cannot exceed the size.
+	run dcache-probe -r --pages "$MNT/t/b"
+	assertContains "the tree's total" "$ERR" "data: 6/12 pages resident (50.0%), $((4 * PS + 14))/$((9 * PS + 21)) bytes;"
+	run dcache-probe -h --pages "$MNT/k/e1"
+	assertContains "$OUT" "bytes=1/1 "
+	# A manifest's check: the size is what the recorded ranges span of the
+	# file, never past its end, and so are the resident bytes.
+	m=$SHUNIT_TMPDIR/bytes.jsonl
+	dcache-probe -r --ranges --json --output="$m" "$MNT/t/b" 2>/dev/null
+	run dcache-probe --manifest="$m" --json
+	assertEquals "manifest: f1 f2 f3 and the total" "$MNT/t/b/f1 $PS $PS
+$MNT/t/b/f2 7 7
+$MNT/t/b/f3 $((3 * PS + 7)) $((3 * PS + 7))
+~total $((4 * PS + 14)) $((4 * PS + 14))" \
+		"$(json_get '"\n".join(sorted("%s %d %d" % (o.get("path", "~total"), o.get("pages", o.get("data"))["resident_bytes"], o.get("pages", o.get("data"))["size"]) for o in objs if o.get("pages") or o["type"] == "summary"))' <<<"$OUT")"
+}
+
 # cachestat as the caller: 0 if it may see F's residency, else the errno
 # (the kernel's own answer, without libdcprobe).
 cachestat_errno() {

@@ -349,7 +349,8 @@ def verify(manifest, vjson, oprobe_out):
             if (fst.st_ino, fst.st_size) != (e["identity"]["ino"], size):
                 print("%s: changed since the manifest (the test's own check)" % p)
                 continue
-            total = res = ev = 0
+            total = res = ev = span = rbytes = 0
+            tail = False  # a range holds the file's partial last page
             for off, ln in e["ranges"]:
                 a, b = pages_of(off, ln, size)
                 if b > a:
@@ -357,17 +358,30 @@ def verify(manifest, vjson, oprobe_out):
                     total += b - a
                     res += r
                     ev += x
+                    # The bytes of the file the range spans, and those
+                    # resident: the last page only up to the file's end.
+                    span += min(b * PS, size) - a * PS
+                    rbytes += r * PS
+                    if b * PS > size:
+                        tail = True
+                        if cachestat(fd, (b - 1) * PS, PS)[0]:
+                            rbytes -= b * PS - size
         finally:
             os.close(fd)
         pg = o.get("pages") or {}
+        rb = pg.get("resident_bytes", -1)
         # dcache-probe measured first: pages reclaimed since then are
         # resident in its figure and evicted (a shadow entry) in ours.
+        # Resident bytes never exceed the size: whole pages but the last,
+        # which counts up to the end of the file.
         if o.get("data") != "measured" or pg.get("total") != total \
                 or not res <= pg.get("resident", -1) <= res + ev \
-                or pg.get("size") != sum(ln for _, ln in e["ranges"]) \
-                or pg.get("resident_bytes") != pg.get("resident", -1) * PS:
-            print("%s: data %s pages %s; cachestat: %d of %d resident (%d evicted), recorded %d bytes"
-                  % (p, o.get("data"), pg, res, total, ev, sum(ln for _, ln in e["ranges"])))
+                or pg.get("size") != span or not 0 <= rb <= span \
+                or not pg.get("resident", -1) * PS - (PS - 1 if tail else 0) <= rb \
+                <= pg.get("resident", -1) * PS \
+                or (not ev and pg.get("resident") == res and rb != rbytes):
+            print("%s: data %s pages %s; cachestat: %d of %d resident (%d evicted), %d of %d bytes"
+                  % (p, o.get("data"), pg, res, total, ev, rbytes, span))
         if (fst.st_dev, fst.st_ino) not in seen_ino:
             seen_ino.add((fst.st_dev, fst.st_ino))
             pages += total
@@ -391,8 +405,12 @@ def verify(manifest, vjson, oprobe_out):
             print("summary cached_percent: %s, the prober: %s" % (s.get("cached_percent"), share))
         per_file = sum((o.get("pages") or {}).get("resident", 0)
                        for o in ventries.values() if o.get("data") == "measured")
+        per_file_bytes = sum((o.get("pages") or {}).get("resident_bytes", 0)
+                             for o in ventries.values() if o.get("data") == "measured")
         if d.get("pages") != pages or d.get("files") != files or d.get("unknown") != unknown \
-                or d.get("resident") != per_file or not resident <= per_file <= resident + evicted:
+                or d.get("resident") != per_file or not resident <= per_file <= resident + evicted \
+                or d.get("resident_bytes") != per_file_bytes \
+                or not 0 <= d.get("resident_bytes", -1) <= d.get("size", -1):
             print("summary data %s; expected files %d unknown %d pages %d resident %d (cachestat, %d evicted)"
                   % (d, files, unknown, pages, resident, evicted))
     print("expect paths=%d cached=%d negative=%d miss=%d pages=%d resident=%d"
