@@ -229,6 +229,7 @@ struct dcp_pr_prom {
  *   dcprobe_mount_paths{mountpoint,fstype,mount_id,state}      (--per-mount)
  *   dcprobe_mount_resolve_cached{mountpoint,fstype,mount_id}   1 can succeed, 0 flagged
  *   dcprobe_dir_paths{path,state}               (--per-dir)
+ *   dcprobe_dir_not_visited_dirs{path}          (--per-dir) directories not listed
  *   dcprobe_duration_seconds, dcprobe_exit_status,
  *   dcprobe_last_run_timestamp_seconds,
  *   dcprobe_build_info{version}                 (dcp_prom_run())

@@ -431,9 +431,14 @@ void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p)
 			   "mountpoint", &p->mounts[i], false,
 			   dcp_fs_flagged(p->mounts[i].fstype) ? 0.0 : 1.0);
 	}
-	for (size_t i = 0; i < p->ndirs; i++)
+	for (size_t i = 0; i < p->ndirs; i++) {
 		prom_states(m, "dcprobe_dir_paths",
 			    "Paths probed below a directory (--per-dir), by residency state.", "path",
 			    &p->dirs[i], p->dirs[i].c);
+		prom_value(m, "dcprobe_dir_not_visited_dirs",
+			   "Directories not listed at or below a directory (--per-dir): what they "
+			   "hold is unknown; 1 with no path below for a directory not listed itself.",
+			   "path", &p->dirs[i], false, (double)p->dirs[i].c->not_visited);
+	}
 	dcp_prom_run(m, p->duration_s, p->status);
 }

@@ -82,7 +82,8 @@ static struct {
 	enum dcp_pr_format fmt;
 	bool records;		   /* per-path records are printed */
 	struct dcp_buf dirbuf;	   /* --per-dir rows, */
-	struct dcp_dir_rows dirrows; /* held until the end (dir_done is serialised) */
+	struct dcp_dir_rows dirrows; /* held until the end, */
+	pthread_mutex_t rows_lock;   /* added by dir_done and by visitors (unvisited) */
 	struct dcp_pr_prom_series *dirs; /* --per-dir rows for --prometheus */
 	size_t ndirs;
 	struct dcp_root_table roots; /* written by the main thread only */
@@ -99,6 +100,7 @@ static struct {
 } run = {
 	.out_lock = PTHREAD_MUTEX_INITIALIZER,
 	.path_lock = PTHREAD_MUTEX_INITIALIZER,
+	.rows_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* What dcache-probe counts for a root's tree (dcp_root_tally.data). */
@@ -377,6 +379,41 @@ static bool follows(int depth)
 
 static void walk_error(const struct dcp_entry *e, int err, void *arg);
 
+/* Keep a --per-dir row; false when out of memory (said, and an error). */
+static bool keep_row(const struct dcp_dir_row *row)
+{
+	int ret;
+
+	pthread_mutex_lock(&run.rows_lock);
+	ret = dcp_dir_rows_add(&run.dirrows, row);
+	pthread_mutex_unlock(&run.rows_lock);
+	if (ret == 0)
+		return true;
+	__atomic_fetch_add(&run.input_errors, 1, __ATOMIC_RELAXED);
+	dcp_warn(ENOMEM, "--per-dir");
+	return false;
+}
+
+/*
+ * --per-dir: directory E was not listed (--no-perturb, or a mount where an
+ * open may wait), so what it holds is unknown.  It still has its row, so
+ * that the coldest subtrees are not the ones missing from the table:
+ * nothing probed below it, and itself not visited ("-", "0/0+1?").  Its
+ * identity is its parent's device and its d_ino (a root's is not known
+ * without a stat, which would be a lookup: the root's index stands in).
+ */
+static void unvisited_row(const struct dcp_entry *e)
+{
+	if (env.per_dir < 0 || e->depth > env.per_dir || o->quiet || e->again)
+		return;
+	keep_row(&(struct dcp_dir_row){
+		.root = e->root, .depth = e->depth,
+		.dev = e->dir ? e->dir->dev : (dev_t)-1,
+		.ino = e->dir ? e->ino : (ino_t)e->root,
+		.path = (char *)e->path, .pathlen = e->pathlen,
+		.c = { .not_visited = 1 } });
+}
+
 static int visit(const struct dcp_entry *e, void *arg)
 {
 	struct worker *w = &run.w[e->worker];
@@ -474,6 +511,7 @@ walk_on:
 		if (e->again)
 			return DCP_WALK_PRUNE;
 		w->c.not_visited++;
+		unvisited_row(e);
 		if (shown_bit(DCP_ONLY_UNVISITED)) {
 			size_t at = w->out.len;
 
@@ -552,12 +590,9 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 	 * depends on the threads, which row is written does not. */
 	if (env.per_dir < 0 || d->depth > env.per_dir || o->quiet)
 		return;
-	if (dcp_dir_rows_add(&run.dirrows, &(struct dcp_dir_row){
-		    .root = d->root, .dev = d->dev, .ino = d->ino, .depth = d->depth,
-		    .path = (char *)path, .pathlen = pathlen, .c = tot, .pc = ds->pown }) == 0)
-		return;
-	run.input_errors++;
-	dcp_warn(ENOMEM, "--per-dir");
+	keep_row(&(struct dcp_dir_row){
+		.root = d->root, .dev = d->dev, .ino = d->ino, .depth = d->depth,
+		.path = (char *)path, .pathlen = pathlen, .c = tot, .pc = ds->pown });
 }
 
 /* The --per-dir rows: one per directory, in du's order, as text or JSON
@@ -768,6 +803,7 @@ static void mount_unvisited(const struct dcp_entry *e, void *arg)
 	if (e->again)
 		return;
 	w->c.not_visited++;
+	unvisited_row(e);
 	if (shown_bit(DCP_ONLY_UNVISITED)) {
 		size_t at = w->out.len;
 

@@ -337,6 +337,56 @@ test_per_dir() {
 	assertEquals 64 "$RC"
 }
 
+# --per-dir with --no-perturb: a directory not listed has its own row,
+# which says so ("-", "0/0+1?"; JSON not_visited 1, null share, not
+# complete; a Prometheus series), so that the coldest subtrees are the
+# first rows of "sort -n", not missing from the table (README's example,
+# on the same tree: t is /srv/app, a its lib, b its cache).  As nobody, a
+# directory whose inside it may not look up is such a row too.
+test_per_dir_shows_what_it_did_not_visit() {
+	local b=$MNT/t/b
+	du -a "$MNT/t/a" >/dev/null   # t and all of a cached; b and c cold
+	assertEquals "the prober: b misses" "miss $b" "$("$DCP_BUILD/tests/oprobe" "$b")"
+	run dcache-probe --no-perturb --per-dir=1 "$MNT/t"
+	assertEquals "exit 1: b not visited" 1 "$RC"
+	assertEquals "$(printf '100.0%%\t7/7\t%s\n     -\t0/0+1?\t%s\n 80.0%%\t8/10+1?\t%s' \
+		"$MNT/t/a" "$b" "$MNT/t")" "$OUT"
+	assertEquals "sort -n: the coldest first" "$b
+$MNT/t
+$MNT/t/a" "$(sort -n <<<"$OUT" | cut -f3)"
+	assertEquals "the prober: b still misses, nothing was warmed" "miss $b" "$("$DCP_BUILD/tests/oprobe" "$b")"
+	run dcache-probe --no-perturb --per-dir=1 --json "$MNT/t"
+	assertEquals "b's record" "0 1 None False" \
+		"$(json_get '" ".join(str(o[k]) for o in objs if o.get("path") == "'"$b"'" and o["type"] == "dir" for k in ("paths", "not_visited", "cached_percent", "complete"))' <<<"$OUT")"
+	run dcache-probe --no-perturb --per-dir=1 --prometheus "$MNT/t"
+	prom_check <<<"$OUT" || fail "bad exposition format"
+	assertEquals "b: not visited, nothing probed below; t: 1 not visited" "1 0 1" \
+		"$(prom_check "dcprobe_dir_not_visited_dirs{command=\"dcache-probe\",path=\"$b\"}" \
+			"dcprobe_dir_paths{command=\"dcache-probe\",path=\"$b\",state=\"miss\"}" \
+			"dcprobe_dir_not_visited_dirs{command=\"dcache-probe\",path=\"$MNT/t\"}" <<<"$OUT" | xargs)"
+	# Deeper than DEPTH: no row, but still counted in the rows above.
+	run dcache-probe --no-perturb --per-dir=0 "$MNT/t"
+	assertEquals "$(printf ' 80.0%%\t8/10+1?\t%s' "$MNT/t")" "$OUT"
+	# A root not visited has its row too (depth 0).
+	fixture_cold "$MNT"
+	run dcache-probe --no-perturb --per-dir=1 "$MNT/t"
+	assertEquals "a cold root" "$(printf '     -\t0/0+1?\t%s' "$MNT/t")" "$OUT"
+	# -q prints no table.
+	run dcache-probe -q --no-perturb --per-dir=1 "$MNT/t"
+	assertEquals "" "$OUT"
+	# As nobody (perm/priv is root's, 0700): every directory it leaves
+	# unvisited down to DEPTH has its row, whatever the kernel lets it see.
+	ls -l "$MNT/perm" "$MNT/perm/pub" >/dev/null
+	run as_nobody "$DCP_BIN/dcache-probe" --no-perturb -r --max-depth=1 --only=unvisited "$MNT/perm"
+	local unvisited=$OUT
+	assertNotEquals "as nobody: something is not visited" "" "$unvisited"
+	run as_nobody "$DCP_BIN/dcache-probe" --no-perturb --per-dir=1 "$MNT/perm"
+	assertEquals "as nobody: exit 1" 1 "$RC"
+	assertEquals "as nobody: a row for each directory not visited" \
+		"$(sed 's/^unvisited //' <<<"$unvisited" | sort)" \
+		"$(grep -P '^     -\t0/0\+1\?\t' <<<"$OUT" | cut -f3 | sort)"
+}
+
 # A second cold ext4 fixture, a tmpfs and a sysfs mounted inside the first.
 test_per_mount() {
 	local mnt2
