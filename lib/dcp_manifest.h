@@ -102,8 +102,13 @@ struct dcp_manifest_restore_opts {
 
 /* What a restore did. */
 struct dcp_manifest_restore_stats {
+	uint64_t recorded;    /* entries of the manifest */
+	uint64_t skipped;     /* of those, recorded as missed (or failed): not restored,
+			       * left as they are */
+	uint64_t skipped_errors; /* of those, recorded as failed (state error) */
 	uint64_t entries;     /* entries looked up as recorded (a negative one absent) */
 	uint64_t errors;      /* entries not restored (reported) */
+	uint64_t changed;     /* of those, files changed since the manifest (ESTALE) */
 	uint64_t files;	      /* files whose recorded ranges were checked */
 	uint64_t elapsed_ns;
 	unsigned jobs;	      /* threads used */

@@ -876,7 +876,7 @@ struct restore {
 	unsigned gen, running;
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
-	_Atomic uint64_t entries, errors, files;
+	_Atomic uint64_t entries, errors, changed, files;
 };
 
 /*
@@ -960,6 +960,8 @@ static void report(struct restore *r, size_t entry, int err)
 	struct dcp_manifest_event ev = { &r->m->v[entry], err, what };
 
 	atomic_fetch_add(&r->errors, 1);
+	if (err == ESTALE)
+		atomic_fetch_add(&r->changed, 1);
 	if (!r->o->report)
 		return;
 	pthread_mutex_lock(&r->lock);
@@ -1138,9 +1140,14 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 	}
 	while (pos < m->n) {
 		r.nitems = 0;
-		for (; pos < m->n && r.nitems < batch; pos++)
-			if (dcp_manifest_counted(&m->v[pos]))
+		for (; pos < m->n && r.nitems < batch; pos++) {
+			if (dcp_manifest_counted(&m->v[pos])) {
 				r.items[r.nitems++].entry = pos;
+			} else {
+				st->skipped++;
+				st->skipped_errors += m->v[pos].state == DCP_ERROR;
+			}
+		}
 		run_phase(&r, threads, 1);
 		r.norder = 0;
 		for (size_t i = 0; i < r.nitems; i++) {
@@ -1178,8 +1185,10 @@ out:
 	free(r.items);
 	free(r.order);
 	free(tids);
+	st->recorded = m->n;
 	st->entries = atomic_load(&r.entries);
 	st->errors = atomic_load(&r.errors);
+	st->changed = atomic_load(&r.changed);
 	st->files = atomic_load(&r.files);
 	st->jobs = threads;
 	st->elapsed_ns = dcp_now_ns() - t0;

@@ -1151,14 +1151,18 @@ void dcp_pages_table_row(struct dcp_buf *b, size_t from, bool json,
 		;
 	if (tab == from)
 		return;
-	if (c->unknown)
-		dcp_buf_puts(&m, "unknown\t");
-	else if (!c->pages)
+	/* The share of the pages measured; files not measured (their lookup
+	 * missed...) are "+N?" after the counts, as directories not visited
+	 * are in the paths' columns: their pages are in no figure. */
+	if (!c->pages)
 		dcp_buf_puts(&m, "-\t"); /* no page measured below: no share */
 	else
 		dcp_buf_printf(&m, "%5.1f%%\t", pct1(c));
-	dcp_buf_printf(&m, "%llu/%llu\t", (unsigned long long)c->resident,
+	dcp_buf_printf(&m, "%llu/%llu", (unsigned long long)c->resident,
 		       (unsigned long long)c->pages);
+	if (c->unknown)
+		dcp_buf_printf(&m, "+%llu?", (unsigned long long)c->unknown);
+	dcp_buf_putc(&m, '\t');
 	/* Make room, then move the path along. */
 	dcp_buf_add(b, m.data ? m.data : "", m.len);
 	if (!b->oom && !m.oom) {

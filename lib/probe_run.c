@@ -967,6 +967,14 @@ static int exit_status(const struct dcp_pr_counts *tot)
 
 	if (err)
 		return DCP_EXIT_ERROR;
+	/*
+	 * A snapshot (--ranges) is an action, "write a manifest": its answer
+	 * is the manifest, misses and directories not visited included, so it
+	 * succeeds when written (a timer unit, a set -e script go on); a gate
+	 * asked for still judges.
+	 */
+	if (env.ranges && env.min_cached < 0 && env.min_resident < 0)
+		return DCP_EXIT_OK;
 	/* Below an unvisited directory every lookup misses: how many is unknown. */
 	if (!dcp_pr_complete(tot) && !env.ignore_unvisited)
 		return DCP_EXIT_COLD;
@@ -1070,6 +1078,29 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_pro
 	}
 }
 
+/*
+ * --ranges at a terminal: what the snapshot recorded, in one line on
+ * stderr (its JSON says it to a program), once it is written.
+ */
+static void snapshot_text(struct dcp_buf *b, const struct dcp_pr_counts *tot,
+			  const struct dcp_pages_counts *pt)
+{
+	struct dcp_buf q = DCP_BUF_INIT;
+
+	dcp_buf_printf(b, "%s: recorded ", program_invocation_name);
+	dcp_buf_count(b, dcp_pr_total(tot), "path", "paths");
+	dcp_buf_printf(b, " (%llu cached, %llu negative, %llu miss, %llu error) and the "
+		       "resident ranges of ", tot->n[DCP_CACHED], tot->n[DCP_NEGATIVE],
+		       tot->n[DCP_MISS], tot->n[DCP_ERROR]);
+	dcp_buf_count(b, pt->files, "file", "files");
+	dcp_buf_puts(b, " (");
+	dcp_buf_bytes(b, pt->resident_bytes);
+	dcp_buf_puts(b, " of ");
+	dcp_buf_bytes(b, pt->size);
+	dcp_buf_printf(b, " bytes) in %s\n", o->output ? dcp_quoted(&q, o->output) :
+		       "standard output");
+	dcp_buf_free(&q);
+}
 
 int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config *cfg)
 {
@@ -1247,5 +1278,12 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		return DCP_EXIT_ERROR;
 	}
 	dcp_msg_buf(&err);
-	return dcp_opts_finish(o, status);
+	if (!env.ranges || !isatty(STDERR_FILENO))
+		return dcp_opts_finish(o, status);
+	snapshot_text(&err, &tot, &ptot);
+	ret = dcp_opts_finish(o, status);
+	if (ret == status) /* written whole: say what it holds */
+		dcp_msg_buf(&err);
+	dcp_buf_free(&err);
+	return ret;
 }

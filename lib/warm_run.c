@@ -189,6 +189,7 @@ static void tick(void *arg)
 /* --- --manifest: a restore instead of paths ------------------------------- */
 
 static struct dcp_mounts *mounts; /* static: reachable until exit */
+static struct dcp_manifest_restore_stats restored; /* what the restore did */
 
 /* An entry not restored: said as a failed path is (one call at a time). */
 static void manifest_report(const struct dcp_manifest_event *ev, void *arg)
@@ -238,6 +239,7 @@ static void run_manifest(struct dcp_warm_stats *st, struct dcp_buf *b)
 		dcp_buf_free(&q);
 		bad++;
 	}
+	restored = rs;
 	st->entries += rs.entries;
 	st->errors += rs.errors;
 	bad_input += bad;
@@ -283,6 +285,42 @@ static void summary_text(const struct dcp_warm_stats *st, double secs, double ra
 	dcp_buf_puts(&b, ", ");
 	dcp_buf_count(&b, st->errors, "error", "errors");
 	dcp_buf_printf(&b, " in %.3f s (%.0f entries/s)\n", secs, rate);
+	dcp_msg_buf(&b);
+	dcp_buf_free(&b);
+}
+
+/*
+ * --manifest: what came back of the manifest, in one line: the entries
+ * restored of those it recorded cached or negative, the data read, the
+ * misses it recorded (left alone), and what could not be restored.
+ */
+static void restore_text(const struct dcp_warm_stats *st, double secs)
+{
+	const struct dcp_manifest_restore_stats *rs = &restored;
+	const struct dcp_pages_budget *p = &env.pages;
+	struct dcp_buf b = DCP_BUF_INIT;
+	uint64_t misses = rs->skipped - rs->skipped_errors;
+
+	(void)st;
+	dcp_buf_printf(&b, "%s: restored %llu of ", program_invocation_name,
+		       (unsigned long long)rs->entries);
+	dcp_buf_count(&b, rs->entries + rs->errors, "entry", "entries");
+	dcp_buf_puts(&b, ", ");
+	dcp_buf_count(&b, dcp_pages_budget_read(&p->files), "file", "files");
+	dcp_buf_puts(&b, ", ");
+	dcp_buf_bytes(&b, dcp_pages_budget_read(&p->bytes));
+	dcp_buf_printf(&b, " bytes read, %llu left out by limits in %.3f s; ",
+		       (unsigned long long)dcp_pages_budget_read(&p->skipped), secs);
+	dcp_buf_count(&b, misses, "recorded miss", "recorded misses");
+	if (rs->skipped_errors) {
+		dcp_buf_puts(&b, " and ");
+		dcp_buf_count(&b, rs->skipped_errors, "recorded error", "recorded errors");
+	}
+	dcp_buf_puts(&b, " skipped");
+	if (rs->errors)
+		dcp_buf_printf(&b, "; %llu not restored (%llu changed since the manifest)",
+			       (unsigned long long)rs->errors, (unsigned long long)rs->changed);
+	dcp_buf_putc(&b, '\n');
 	dcp_msg_buf(&b);
 	dcp_buf_free(&b);
 }
@@ -352,6 +390,17 @@ static void summary_json(struct dcp_buf *b, const struct dcp_warm_stats *st,
 			       (unsigned long long)st->cached_after,
 			       (unsigned long long)st->newly_warmed,
 			       (unsigned long long)st->still_miss);
+	if (o->manifest)
+		dcp_buf_printf(b, ",\"restore\":{\"recorded\":%llu,\"to_restore\":%llu,"
+			       "\"restored\":%llu,\"skipped\":%llu,\"skipped_errors\":%llu,"
+			       "\"not_restored\":%llu,\"changed\":%llu}",
+			       (unsigned long long)restored.recorded,
+			       (unsigned long long)(restored.entries + restored.errors),
+			       (unsigned long long)restored.entries,
+			       (unsigned long long)restored.skipped,
+			       (unsigned long long)restored.skipped_errors,
+			       (unsigned long long)restored.errors,
+			       (unsigned long long)restored.changed);
 	dcp_buf_printf(b, ",\"elapsed_s\":%.6f,\"entries_per_s\":%.1f,\"jobs\":%u,\"status\":%d}\n",
 		       secs, rate, jobs, status);
 }
@@ -484,7 +533,10 @@ int dcp_warm_run(const struct dcp_opts *shared, const struct dcp_warm_run_config
 	 * The summary on stderr: not in the machine formats, not under -q;
 	 * under -s (whose lines say it all) only for a person at a terminal.
 	 */
-	if (!o->json && !o->prometheus && !o->quiet && (!o->summary || isatty(STDERR_FILENO))) {
+	if (!o->json && !o->prometheus && !o->quiet && o->manifest) {
+		restore_text(&st, secs);
+	} else if (!o->json && !o->prometheus && !o->quiet &&
+		   (!o->summary || isatty(STDERR_FILENO))) {
 		summary_text(&st, secs, rate);
 		if (env.flags & DCP_WARM_PAGES) {
 			struct dcp_buf pb = DCP_BUF_INIT;

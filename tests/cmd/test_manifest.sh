@@ -214,7 +214,7 @@ test_round_trip() {
 	s1=$(sectors)
 	bytes=$(((s1 - s0) * 512))
 	assertEquals "exit status ($ERR)" 0 "$RC"
-	assertContains "the data line" "$ERR" "warm: data: "
+	assertContains "the restore's line" "$ERR" "warm: restored "
 	# The prober first: what the snapshot saw missing is still missing.
 	assertTrue "the snapshot has misses" "[ $(mpy paths "$M" miss | grep -c .) -gt 100 ]"
 	assertEquals "the snapshot's misses are left alone" "" \

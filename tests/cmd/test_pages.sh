@@ -316,7 +316,7 @@ test_data_verdicts_never_on_nothing() {
 		"$(prom_check "dcprobe_data_files{command=\"dcache-probe\",root=\"$MNT/t\",state=\"unknown\"}" <<<"$OUT")"
 	assertNotContains "Prometheus: no ratio sample" "$OUT" "dcprobe_data_resident_ratio{"
 	run dcache-probe -r --pages --per-dir=0 "$MNT/t"
-	assertContains "--per-dir: unknown" "$OUT" "unknown	0/0	"
+	assertContains "--per-dir: no share, 7 files not measured" "$OUT" "-	0/0+7?	"
 	# A directory without -r: no file measured, no verdict.
 	stat "$MNT/t" >/dev/null
 	run dcache-probe --min-resident 0 "$MNT/t"
@@ -855,7 +855,7 @@ data: pages=5/256 bytes=$((5 * PS))/$((256 * PS)) dirty=0 writeback=0 evicted=0"
 test_per_dir_and_per_mount_tables() {
 	cat "$MNT/t/a/f1" >/dev/null
 	run dcache-probe --pages --per-dir=1 "$MNT/t"
-	assertContains "f2, f3 and sub/g unknown" "$OUT" "$(printf 'unknown\t5/5\t%s' "$MNT/t/a")"
+	assertContains "f2, f3 and sub/g not measured: +3?" "$OUT" "$(printf '100.0%%\t5/5+3?\t%s' "$MNT/t/a")"
 	du -a "$MNT/t" >/dev/null # looks up every name
 	run dcache-probe --pages --per-dir=1 "$MNT/t"
 	assertContains "$OUT" "$(printf '\t 31.2%%\t5/16\t%s' "$MNT/t/a")"
