@@ -412,6 +412,18 @@ test_mincore_fallback_and_no_method() {
 	assertEquals "without --pages nothing changes" 0 "$RC"
 }
 
+# evict FILE... - drop the files' clean pages from the page cache
+# (POSIX_FADV_DONTNEED), their dentries left cached.
+evict() {
+	python3 -c '
+import os, sys
+for p in sys.argv[1:]:
+    fd = os.open(p, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+' "$@"
+}
+
 # The bytes of FILE... in the page cache, by the kernel's own count
 # (cachestat per page, without libdcprobe): a page counts up to the end
 # of the file.  Prints "PATH BYTES SIZE" per file.
@@ -485,6 +497,21 @@ $MNT/t/b/f2 7 7
 $MNT/t/b/f3 $((3 * PS + 7)) $((3 * PS + 7))
 ~total $((4 * PS + 14)) $((4 * PS + 14))" \
 		"$(json_get '"\n".join(sorted("%s %d %d" % (o.get("path", "~total"), o.get("pages", o.get("data"))["resident_bytes"], o.get("pages", o.get("data"))["size"]) for o in objs if o.get("pages") or o["type"] == "summary"))' <<<"$OUT")"
+	# warm's figures: the bytes it reads of a file are the file's, its
+	# last page up to its end, never whole pages past it: a restore of
+	# those ranges reads f1's first page, f2's last 7 bytes and all of f3,
+	# and plain warm --pages the five files whole.  The pages are dropped
+	# (clean: POSIX_FADV_DONTNEED), not the fixture remounted: a remount
+	# may take another loop device, and the manifest records the device.
+	evict "$MNT/k/e1" "$MNT/k/p2" "$MNT"/t/b/f{1,2,3}
+	assertEquals "evicted" "0 0 0 0 0" "$(resident_bytes_of "$MNT/k/e1" "$MNT/k/p2" "$MNT"/t/b/f{1,2,3} | awk '{ print $2 }' | xargs)"
+	run warm --manifest="$m" --json
+	assertEquals "restore: bytes read ($OUT $ERR)" "$((4 * PS + 14))" \
+		"$(json_get '[o for o in objs if o["type"] == "summary"][-1]["data"]["bytes_read"]' <<<"$OUT")"
+	evict "$MNT/k/e1" "$MNT/k/p2" "$MNT"/t/b/f{1,2,3}
+	run warm --pages --json "$MNT/k/e1" "$MNT/k/p2" "$MNT"/t/b/f{1,2,3}
+	assertEquals "warm --pages: bytes read" "$((10 * PS + 23))" \
+		"$(json_get '[o for o in objs if o["type"] == "summary"][-1]["data"]["bytes_read"]' <<<"$OUT")"
 }
 
 # cachestat as the caller: 0 if it may see F's residency, else the errno
