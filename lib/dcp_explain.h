@@ -6,8 +6,11 @@
  *
  * Prefixes are probed with openat2(O_PATH|O_NOFOLLOW, RESOLVE_CACHED), which
  * does no I/O; the filesystem class comes from a mount table snapshot, a
- * cached prefix is stat'ed (no I/O either), and a symlink is read only when
- * its target lives in the inode (a "fast" symlink, st_blocks 0).  So an
+ * cached prefix is opened O_PATH with RESOLVE_CACHED and its descriptor
+ * statx'ed with AT_STATX_DONT_SYNC (no I/O either, and no FUSE daemon or
+ * NFS server is asked: a stopped daemon cannot stall it), and a symlink is
+ * read only when its target lives in the inode (a "fast" symlink,
+ * st_blocks 0) on a filesystem whose reads ask no daemon or server.  So an
  * explanation changes nothing it explains.  The reasons are listed, with
  * what each means, in dcprobe(7) "Why is it cold?".
  */

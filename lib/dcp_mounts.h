@@ -62,8 +62,9 @@ uint64_t dcp_mnt_id(int fd);
 
 /*
  * dcp_mnt_id_at - the mount ID of PATH relative to DIRFD, without following
- * a final symlink unless FOLLOW.  Call it only for a path whose probe was
- * cached: a statx of a cached path does no I/O.  Returns the ID or 0.
+ * a final symlink unless FOLLOW.  PATH is looked up with RESOLVE_CACHED and
+ * its descriptor statx'ed without syncing: no I/O, and no FUSE daemon or
+ * NFS server is asked.  Returns the ID, or 0 (also when PATH is not cached).
  */
 uint64_t dcp_mnt_id_at(int dirfd, const char *path, bool follow);
 

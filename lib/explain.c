@@ -13,7 +13,12 @@
 
 #include "dcp_explain.h"
 #include "dcp_mounts.h"
+#include "dcp_pages.h"
 #include "dcp_probe.h"
+
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
 
 #define MAX_HOPS 40 /* symlinks followed, as the kernel's MAXSYMLINKS */
 #define ROOT_BUCKETS 1024
@@ -154,17 +159,61 @@ static const char *fstype_of(const struct dcp_explain *x, uint64_t mnt_id)
 	return mnt_id && dcp_mounts_by_id(x->mounts, mnt_id, &mt) == 0 ? mt.fstype : NULL;
 }
 
-/* Statx of a cached path (no I/O): its mount ID, and whether it is a mount's root. */
-static uint64_t mount_of(const char *path, bool *root)
+/*
+ * What can be seen of a cached PATH without asking its filesystem anything.
+ * It is opened O_PATH with RESOLVE_CACHED, so a lookup that would
+ * revalidate or wait fails instead, and the descriptor is statx'ed with
+ * AT_STATX_DONT_SYNC, so FUSE, NFS, CIFS, 9p and ceph answer from what they
+ * hold: a stopped FUSE daemon is never asked.  lstat(2) or statx(2) of the
+ * path itself would revalidate a timed-out FUSE or NFS entry, and fstat(2)
+ * refreshes timed-out attributes: either waits on the daemon for ever.
+ */
+struct peek {
+	int fd;		  /* the O_PATH descriptor when KEEP, else -1 */
+	mode_t mode;
+	uint64_t blocks, size, mnt_id;
+	bool mount_root;
+};
+
+/* 0 and *P, or -errno (-EAGAIN: PATH is not cached, nothing was asked). */
+static int peek_at(const char *path, bool follow, bool keep, struct peek *p)
 {
 	struct statx stx;
+	int fd, ret = 0;
+
+	*p = (struct peek){ .fd = -1 };
+	fd = dcp_openat2(AT_FDCWD, path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW), 0,
+			 RESOLVE_CACHED);
+	if (fd < 0)
+		return fd;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_BLOCKS | STATX_SIZE | STATX_MNT_ID, &stx) < 0) {
+		ret = -errno;
+	} else {
+		p->mode = stx.stx_mode;
+		p->blocks = stx.stx_blocks;
+		p->size = stx.stx_size;
+		p->mnt_id = (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0;
+		p->mount_root = (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+				(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	}
+	if (keep && ret == 0)
+		p->fd = fd;
+	else
+		close(fd);
+	return ret;
+}
+
+/* The mount ID of a cached path (0: unknown), and whether it is a mount's root. */
+static uint64_t mount_of(const char *path, bool *root)
+{
+	struct peek p;
 
 	*root = false;
-	if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
+	if (peek_at(path, true, false, &p) < 0)
 		return 0;
-	*root = (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
-		(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
-	return (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0;
+	*root = p.mount_root;
+	return p.mnt_id;
 }
 
 /* Put the N bytes at S, NUL-terminated, in B. */
@@ -176,10 +225,39 @@ static const char *set_str(struct dcp_buf *b, const char *s, size_t n)
 	return b->oom ? NULL : b->data;
 }
 
-static bool is_fast_link(const char *path, struct stat *st)
+/*
+ * Is PATH a cached symlink whose target can be read without any I/O and
+ * without asking a daemon or a server?  Its target must live in its inode
+ * (a "fast" link: no blocks) on a filesystem of the mount table where an
+ * open never waits on one (dcp_pages_fstype_opens_safely(): not FUSE, NFS,
+ * CIFS...; their readlink asks them).  Then *FD is its O_PATH descriptor,
+ * for readlinkat(*FD, ""), and *SIZE the target's length.
+ */
+static bool fast_link(const struct dcp_explain *x, const char *path, int *fd, size_t *size)
 {
-	return lstat(path, st) == 0 && S_ISLNK(st->st_mode) && st->st_blocks == 0 &&
-	       st->st_size > 0 && st->st_size < PATH_MAX;
+	struct dcp_mount mt;
+	struct peek p;
+
+	*fd = -1;
+	if (peek_at(path, false, true, &p) < 0)
+		return false;
+	if (S_ISLNK(p.mode) && p.blocks == 0 && p.size > 0 && p.size < PATH_MAX && p.mnt_id &&
+	    dcp_mounts_by_id(x->mounts, p.mnt_id, &mt) == 0 &&
+	    dcp_pages_fstype_opens_safely(mt.fstype)) {
+		*fd = p.fd;
+		*size = (size_t)p.size;
+		return true;
+	}
+	close(p.fd);
+	return false;
+}
+
+/* Is PATH a symlink, seen without asking its filesystem (peek_at)? */
+static bool is_link(const char *path)
+{
+	struct peek p;
+
+	return peek_at(path, false, false, &p) == 0 && S_ISLNK(p.mode);
 }
 
 static int explain_at(struct dcp_explain *x, struct xworker *xw, const char *path,
@@ -195,15 +273,15 @@ static int via_link(struct dcp_explain *x, struct xworker *xw, const char *link,
 		    const char *rest, unsigned flags, int hops, struct dcp_why_info *out)
 {
 	char *lk = strdup(link), *target = NULL, *next = NULL;
-	struct stat st;
+	size_t size = 0;
 	ssize_t n;
-	int ret = 0;
+	int ret = 0, fd = -1;
 
 	if (!lk)
 		return -ENOMEM;
 	*out = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
-	if (hops < MAX_HOPS && is_fast_link(lk, &st) && (target = malloc((size_t)st.st_size + 1)) &&
-	    (n = readlink(lk, target, (size_t)st.st_size + 1)) > 0 && n <= st.st_size) {
+	if (hops < MAX_HOPS && fast_link(x, lk, &fd, &size) && (target = malloc(size + 1)) &&
+	    (n = readlinkat(fd, "", target, size + 1)) > 0 && (size_t)n <= size) {
 		char *slash = strrchr(lk, '/');
 		int dirlen = target[0] == '/' || !slash ? 0 : (int)(slash - lk) + 1;
 
@@ -227,6 +305,8 @@ static int via_link(struct dcp_explain *x, struct xworker *xw, const char *link,
 		if (!out->link || !out->first_miss)
 			ret = -ENOMEM;
 	}
+	if (fd >= 0)
+		close(fd);
 	free(lk);
 	free(target);
 	free(next);
@@ -239,7 +319,6 @@ static int explain_at(struct dcp_explain *x, struct xworker *xw, const char *pat
 {
 	size_t n = strlen(path), i = 0, parent_end = 0;
 	bool abs = path[0] == '/';
-	struct stat st;
 
 	*out = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
 	while (i < n) {
@@ -271,13 +350,13 @@ static int explain_at(struct dcp_explain *x, struct xworker *xw, const char *pat
 			return 0; /* absent or failing: no miss to explain here */
 		/* The last component, followed: the link itself may be cached. */
 		if (last && (flags & DCP_FOLLOW) && dcp_probe_at(AT_FDCWD, pfx, 0) == 0 &&
-		    lstat(pfx, &st) == 0 && S_ISLNK(st.st_mode))
+		    is_link(pfx))
 			return via_link(x, xw, pfx, "", flags, hops, out);
 		par = parent_end ? set_str(&xw->par, path, parent_end) : abs ? "/" : ".";
 		if (!par)
 			return -ENOMEM;
 		/* The name was looked up in what the parent (a cached link) points to. */
-		if (parent_end && lstat(par, &st) == 0 && S_ISLNK(st.st_mode) &&
+		if (parent_end && is_link(par) &&
 		    dcp_probe_at(AT_FDCWD, par, DCP_FOLLOW) == -EAGAIN)
 			return via_link(x, xw, par, path + s, flags, hops, out);
 

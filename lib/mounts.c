@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <libmount.h>
 #include <pthread.h>
@@ -12,6 +13,11 @@
 #include <unistd.h>
 
 #include "dcp_mounts.h"
+#include "dcp_probe.h"
+
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
 
 struct mount_rec {
 	int id;
@@ -173,13 +179,27 @@ int dcp_mounts_by_id(const struct dcp_mounts *m, uint64_t id, struct dcp_mount *
 uint64_t dcp_mnt_id_at(int dirfd, const char *path, bool follow)
 {
 	struct statx stx;
-	int flags = AT_STATX_DONT_SYNC | (follow ? 0 : AT_SYMLINK_NOFOLLOW) |
-		    (*path ? 0 : AT_EMPTY_PATH);
+	uint64_t id = 0;
+	int fd = dirfd;
 
-	if (statx(dirfd, path, flags, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID))
-		return 0;
-	return stx.stx_mnt_id;
+	/*
+	 * The path is looked up with RESOLVE_CACHED, the descriptor statx'ed
+	 * without syncing: a statx of the path itself would revalidate an
+	 * entry that timed out since its probe, and wait on a stopped FUSE
+	 * daemon.  What is not cached now has no mount ID here.
+	 */
+	if (*path) {
+		fd = dcp_openat2(dirfd, path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW), 0,
+				 RESOLVE_CACHED);
+		if (fd < 0)
+			return 0;
+	}
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID))
+		id = stx.stx_mnt_id;
+	if (fd != dirfd)
+		close(fd);
+	return id;
 }
 
 uint64_t dcp_mnt_id(int fd)
