@@ -268,6 +268,25 @@ unsigned dcp_walk_threads(const struct dcp_walk *w);
 unsigned dcp_fd_threads(unsigned threads, unsigned per_thread);
 
 /*
+ * dcp_walk_lookup - look NAME up relative to DIRFD (following symlinks,
+ * the last component included, when FOLLOW) without looking any name up
+ * on a mount that SKIP_MOUNT (as in struct dcp_walk_opts, called with ARG)
+ * calls DCP_WALK_MOUNT_UNSAFE: a path that leaves DIRFD's mount is walked
+ * one component at a time, so that each mount met is judged by its mount
+ * point before anything behind it is looked up, and symlinks are read only
+ * on mounts so judged.  A FUSE daemon that its user stopped is then never
+ * asked (a plain lookup through a link into its mount waits for ever).
+ * What is looked up is warmed, as by any lookup.  SKIP_MOUNT may be NULL
+ * (every mount entered).  The object reached may itself be the root of
+ * an unsafe mount (nothing in it was looked up): its caller judges that.
+ * Returns an O_PATH descriptor of the object reached and its type in *MODE
+ * (when not NULL), -EREMOTE when the path runs through an unsafe mount, or
+ * -errno.
+ */
+int dcp_walk_lookup(int dirfd, const char *name, bool follow,
+		    int (*skip_mount)(uint64_t mnt_id, void *arg), void *arg, mode_t *mode);
+
+/*
  * dcp_walk - convenience: walk NROOTS paths with OPTS and finish.
  * Returns as dcp_walk_finish().
  */

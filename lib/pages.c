@@ -25,6 +25,7 @@
 
 #include "dcp_mounts.h"
 #include "dcp_pages.h"
+#include "dcp_walk.h"
 #include "dcp_probe.h"
 #include "dcp_util.h"
 
@@ -626,6 +627,18 @@ static bool reached_opens_safely(const struct statx *stx)
 	       dcp_pages_fstype_opens_safely(mt.fstype);
 }
 
+/* A mount where a lookup may wait, for dcp_walk_lookup() (reached_opens_safely()). */
+static int judge_mount(uint64_t mnt_id, void *arg)
+{
+	struct dcp_mount mt;
+
+	(void)arg;
+	pthread_once(&pages_mounts_once, pages_mounts_load);
+	return pages_mounts && dcp_mounts_by_id(pages_mounts, mnt_id, &mt) == 0 &&
+			       dcp_pages_fstype_opens_safely(mt.fstype) ?
+		       DCP_WALK_MOUNT_ENTER : DCP_WALK_MOUNT_UNSAFE;
+}
+
 /*
  * Open NAME for reading only if it is a regular file, without a race: look
  * it up once, O_PATH (which opens nothing), check the type on that
@@ -663,10 +676,16 @@ static int open_checked_how(int dirfd, const char *name, unsigned flags, bool ca
 		return fd;
 	}
 	dir = proc_fd_dir();
-	pfd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, 0, resolve);
-	/* A mount or umount anywhere fails a cached walk too: ask once more. */
-	if (pfd == -EAGAIN && cached)
+	if (!cached && !more && !nofollow) {
+		/* A link followed to be read: never looking a name up on a
+		 * mount where that may wait (a stopped FUSE daemon). */
+		pfd = dcp_walk_lookup(dirfd, name, true, judge_mount, NULL, NULL);
+	} else {
 		pfd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, 0, resolve);
+		/* A mount or umount anywhere fails a cached walk too: ask once more. */
+		if (pfd == -EAGAIN && cached)
+			pfd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, 0, resolve);
+	}
 	if (pfd < 0)
 		return pfd;
 	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO | STATX_MNT_ID,

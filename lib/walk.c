@@ -310,20 +310,198 @@ static int open_dir_at(int dirfd, const char *name, bool follow, bool opath)
 	return fd < 0 ? -errno : fd;
 }
 
+/* FD's type, inode and mount, from statx without syncing: no daemon or server is asked. */
+static int fd_statx(int fd, struct statx *stx)
+{
+	return statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		     STATX_TYPE | STATX_INO | STATX_MNT_ID, stx) < 0 ? -errno : 0;
+}
+
+/* fd_statx() as the type, device and inode of a struct stat, besides. */
+static int fd_stat(int fd, struct stat *st, struct statx *stx)
+{
+	int ret = fd_statx(fd, stx);
+
+	if (ret == 0) {
+		memset(st, 0, sizeof(*st));
+		st->st_mode = stx->stx_mode;
+		st->st_dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
+		st->st_ino = stx->stx_ino;
+	}
+	return ret;
+}
+
+typedef int (*judge_fn)(uint64_t mnt_id, void *arg);
+
+/* What JUDGE (a command's skip_mount) says of the mount of STX, DCP_WALK_MOUNT_*. */
+static int judged(judge_fn judge, void *arg, const struct statx *stx)
+{
+	if (!judge || !(stx->stx_mask & STATX_MNT_ID))
+		return DCP_WALK_MOUNT_ENTER;
+	return judge(stx->stx_mnt_id, arg);
+}
+
+static int mount_verdict(const struct dcp_walk *w, const struct statx *stx)
+{
+	return judged(w->o.skip_mount, w->o.arg, stx);
+}
+
+/*
+ * Look NAME up in DIRFD (following it when FOLLOW) without making any
+ * lookup on a mount that JUDGE calls unsafe (dcp_walk_lookup()).  One
+ * openat2 with RESOLVE_NO_XDEV settles a path that stays on DIRFD's mount
+ * (nearly all of them); one that leaves it is looked up one component at
+ * a time, as the kernel walks it, each with RESOLVE_NO_XDEV, so that a
+ * mount point is met before anything behind it is looked up.  The mount's
+ * root is then reached by an O_PATH open of the mount point (the lookup is
+ * made on the mount before it) and judged before any name in it is looked
+ * up; symlinks on the way are read only on mounts judged so.  A plain open
+ * of a link into a FUSE mount whose daemon a user stopped would wait for
+ * ever on the first name looked up there (a timed-out entry, or its
+ * permission check).  Returns the object's O_PATH descriptor and its statx
+ * in *STX, -EREMOTE when the path runs onto a mount where a lookup may
+ * wait, or -errno.
+ */
+static int lookup_safely(int dirfd, const char *name, bool follow, judge_fn judge, void *arg,
+			 struct statx *stx)
+{
+	enum { MAX_LINKS = 40 }; /* the kernel's MAXSYMLINKS */
+	struct dcp_buf rest = DCP_BUF_INIT;
+	char target[PATH_MAX];
+	size_t pos = 0;
+	int cur = dirfd, ret = 0, links = 0;
+
+	ret = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW), 0,
+			  RESOLVE_NO_XDEV);
+	if (ret != -EXDEV && ret != -ENOSYS && ret != -EINVAL && ret != -EPERM) {
+		if (ret >= 0 && fd_statx(ret, stx) < 0) {
+			close(ret);
+			ret = -errno;
+		}
+		return ret;
+	}
+	ret = 0;
+	dcp_buf_puts(&rest, name);
+	dcp_buf_putc(&rest, '\0');
+	for (;;) {
+		char *c = rest.data + pos, *end;
+		bool last, crossed = false;
+		ssize_t len;
+		int fd;
+
+		if (rest.oom) {
+			ret = -ENOMEM;
+			break;
+		}
+		while (*c == '/')
+			c++;
+		if (!*c) {
+			/* The object reached: CUR (DIRFD itself for a link to "."). */
+			ret = cur != dirfd ? cur : open_dir_at(dirfd, ".", false, true);
+			cur = dirfd;
+			if (ret >= 0 && fd_statx(ret, stx) < 0) {
+				close(ret);
+				ret = -errno;
+			}
+			break;
+		}
+		end = strchrnul(c, '/');
+		last = !*end || !end[strspn(end, "/")];
+		if (*end)
+			*end = '\0', pos = (size_t)(end - rest.data) + 1;
+		else
+			pos = (size_t)(end - rest.data);
+		if (strcmp(c, ".") == 0)
+			continue;
+		fd = dcp_openat2(cur, c, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_NO_XDEV);
+		if (fd == -EXDEV) {
+			/* C is a mount point (or ".." at a mount's root): this
+			 * lookup is made on CUR's mount, none behind it. */
+			fd = openat(cur, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			fd = fd < 0 ? -errno : fd;
+			crossed = true;
+		}
+		if (fd >= 0 && fd_statx(fd, stx) < 0) {
+			close(fd);
+			fd = -errno;
+		}
+		/* Judged before anything in it is looked up; the object reached
+		 * may be a mount's root: the caller judges that (-x first). */
+		if (fd >= 0 && crossed && !last && judged(judge, arg, stx) == DCP_WALK_MOUNT_UNSAFE) {
+			close(fd);
+			fd = -EREMOTE;
+		}
+		if (fd >= 0 && S_ISLNK(stx->stx_mode) && (follow || !last)) {
+			/* On a mount judged (CUR's, or the one just crossed into). */
+			len = ++links > MAX_LINKS ? -ELOOP : readlinkat(fd, "", target, PATH_MAX);
+			close(fd);
+			fd = len < 0 ? (len == -ELOOP ? -ELOOP : -errno) :
+			     len == 0 ? -ENOENT : len >= PATH_MAX ? -ENAMETOOLONG : 0;
+			if (fd < 0) {
+				ret = fd;
+				break;
+			}
+			target[len] = '\0';
+			/* The rest of the path now follows the link's text. */
+			struct dcp_buf nr = DCP_BUF_INIT;
+
+			dcp_buf_puts(&nr, target);
+			dcp_buf_putc(&nr, '/');
+			dcp_buf_puts(&nr, rest.data + pos);
+			dcp_buf_putc(&nr, '\0');
+			dcp_buf_free(&rest);
+			rest = nr;
+			pos = 0;
+			if (target[0] != '/')
+				continue;
+			fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			fd = fd < 0 ? -errno : fd;
+			if (fd >= 0 && (fd_statx(fd, stx) < 0 ||
+					judged(judge, arg, stx) == DCP_WALK_MOUNT_UNSAFE)) {
+				close(fd);
+				fd = -EREMOTE;
+			}
+		}
+		if (fd < 0) {
+			ret = fd;
+			break;
+		}
+		if (cur != dirfd)
+			close(cur);
+		cur = fd;
+	}
+	if (cur != dirfd)
+		close(cur);
+	dcp_buf_free(&rest);
+	return ret;
+}
+
+int dcp_walk_lookup(int dirfd, const char *name, bool follow,
+		    int (*skip_mount)(uint64_t mnt_id, void *arg), void *arg, mode_t *mode)
+{
+	struct statx stx;
+	int fd = lookup_safely(dirfd, name, follow, skip_mount, arg, &stx);
+
+	if (fd >= 0 && mode)
+		*mode = stx.stx_mode;
+	return fd;
+}
+
 /*
  * Open directory NAME in DIRFD (a child being descended into) for listing.
  * Most children are on their parent's mount: one openat2 with
  * RESOLVE_NO_XDEV opens them.  One on another mount (a mount point, or a
- * link's target elsewhere) is first looked at without being opened
- * (O_PATH, and its mount ID from statx without syncing, so no FUSE daemon
- * or NFS server is asked), and entered only if neither -x nor the
- * command's skip_mount() keeps it out: an open on a FUSE mount whose daemon
- * a user stopped would never return.  Then the checked descriptor itself
- * is reopened ("." from it stays on the same mount even if another mount
- * covers the name meanwhile).  Returns the descriptor, -EXDEV for a mount
- * left unlisted, -EREMOTE for one left unlisted as unsafe, or -errno.
- * *SAME_MNT is set when the open itself proved the directory to be on
- * DIRFD's mount (RESOLVE_NO_XDEV crosses none, the last component included).
+ * link's target elsewhere) is first reached without a lookup on any mount
+ * the walk would not enter (lookup_safely()), and its mount ID read from
+ * statx without syncing, so no FUSE daemon or NFS server is asked; it is
+ * entered only if neither -x nor the command's skip_mount() keeps it out:
+ * an open on a FUSE mount whose daemon a user stopped would never return.
+ * Then the checked descriptor itself is reopened ("." from it stays on the
+ * same mount even if another mount covers the name meanwhile).  Returns
+ * the descriptor, -EXDEV for a mount left unlisted, -EREMOTE for one left
+ * unlisted as unsafe, or -errno.  *SAME_MNT is set when the open itself
+ * proved the directory to be on DIRFD's mount (RESOLVE_NO_XDEV crosses
+ * none, the last component included).
  */
 static int open_kid(struct dcp_walk *w, int dirfd, const char *name, bool follow,
 		    dev_t rootdev, bool *same_mnt)
@@ -349,22 +527,19 @@ static int open_kid(struct dcp_walk *w, int dirfd, const char *name, bool follow
 		*same_mnt = fd >= 0;
 		return fd;
 	}
-	pfd = open_dir_at(dirfd, name, follow, true);
+	pfd = lookup_safely(dirfd, name, follow, w->o.skip_mount, w->o.arg, &stx);
 	if (pfd < 0)
 		return pfd;
-	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
-		  STATX_TYPE | STATX_MNT_ID, &stx) < 0) {
-		fd = -errno;
+	if (!S_ISDIR(stx.stx_mode)) {
 		close(pfd);
-		return fd;
+		return -ENOTDIR;
 	}
 	if ((w->o.flags & DCP_WALK_XDEV) &&
 	    makedev(stx.stx_dev_major, stx.stx_dev_minor) != rootdev) {
 		close(pfd);
 		return -EXDEV;
 	}
-	switch (w->o.skip_mount && (stx.stx_mask & STATX_MNT_ID) ?
-		w->o.skip_mount(stx.stx_mnt_id, w->o.arg) : DCP_WALK_MOUNT_ENTER) {
+	switch (mount_verdict(w, &stx)) {
 	case DCP_WALK_MOUNT_ENTER:
 		break;
 	case DCP_WALK_MOUNT_EXCLUDE:
@@ -496,8 +671,12 @@ static int node_reopen(struct dcp_walk *w, struct node *n)
 	for (i = 0; i < depth; i++) {
 		struct node *c = chain[i];
 		bool follow = c->parent ? c->via_link : root_follow(w);
-		int nfd = open_dir_at(base, c->name, follow, true);
-		struct stat st;
+		/* A link is looked up again as when it was entered: never
+		 * onto a mount where a lookup may wait (it may point there now). */
+		struct statx stx;
+		int nfd = c->parent && follow && w->o.skip_mount ?
+				  lookup_safely(base, c->name, true, w->o.skip_mount, w->o.arg, &stx) :
+				  open_dir_at(base, c->name, follow, true);
 
 		if (base >= 0 && (!a || base != a->fd))
 			close(base);
@@ -506,8 +685,9 @@ static int node_reopen(struct dcp_walk *w, struct node *n)
 			ret = nfd;
 			break;
 		}
-		if (fstat(nfd, &st) < 0 || st.st_dev != c->pub.dev ||
-		    st.st_ino != c->pub.ino) {
+		if (fd_statx(nfd, &stx) < 0 || !S_ISDIR(stx.stx_mode) ||
+		    makedev(stx.stx_dev_major, stx.stx_dev_minor) != c->pub.dev ||
+		    stx.stx_ino != c->pub.ino) {
 			close(nfd);
 			ret = -ESTALE; /* renamed or replaced meanwhile */
 			break;
@@ -1028,12 +1208,15 @@ static int retrace(struct dcp_walk *w, int dirfd, const char *name, int *inside)
 	struct dcp_buf rest = DCP_BUF_INIT, names = DCP_BUF_INIT;
 	struct hop *hops = NULL, top = { 0 };
 	size_t nhops = 0, caphops = 0, pos = 0;
+	struct statx sx;
 	struct stat cst;
 	int cur = dirfd, ret = 0, links = 0;
 	char target[PATH_MAX];
 
 	*inside = 0;
-	if (fstat(dirfd, &cst) < 0)
+	/* statx without syncing throughout: fstat(2) of a FUSE object whose
+	 * attributes timed out asks its daemon, which a user may have stopped. */
+	if (fd_stat(dirfd, &cst, &sx) < 0)
 		return 0;
 	dcp_buf_puts(&rest, name);
 	dcp_buf_putc(&rest, '\0');
@@ -1067,14 +1250,17 @@ static int retrace(struct dcp_walk *w, int dirfd, const char *name, int *inside)
 		int fd = dcp_openat2(cur, c, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_CACHED);
 		struct stat st;
 
-		if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd < 0 || fd_stat(fd, &st, &sx) < 0) {
 			if (fd >= 0)
 				close(fd);
 			break; /* changed since the probe: as probed */
 		}
 		if (S_ISLNK(st.st_mode)) {
-			ssize_t len = ++links > MAX_LINKS ? -1 :
-				      readlinkat(fd, "", target, PATH_MAX);
+			/* Reading a link asks FUSE's daemon (or NFS's server):
+			 * only on a mount the walk would enter; else as probed. */
+			ssize_t len = ++links > MAX_LINKS ||
+						  mount_verdict(w, &sx) == DCP_WALK_MOUNT_UNSAFE ?
+					      -1 : readlinkat(fd, "", target, PATH_MAX);
 
 			close(fd);
 			if (len <= 0 || len >= PATH_MAX)
@@ -1092,7 +1278,7 @@ static int retrace(struct dcp_walk *w, int dirfd, const char *name, int *inside)
 			pos = 0;
 			if (target[0] == '/') {
 				fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-				if (fd < 0 || fstat(fd, &st) < 0) {
+				if (fd < 0 || fd_stat(fd, &st, &sx) < 0) {
 					if (fd >= 0)
 						close(fd);
 					break;
@@ -1202,15 +1388,36 @@ static void report(struct dcp_walk *w, const struct dcp_entry *e, int err)
 /*
  * The type of NAME in DIRFD into *MODE, from statx without syncing: a
  * FUSE daemon or an NFS server is not asked (the type of an inode never
- * changes), and no automount is triggered, as fstatat(2).  0 or -1.
+ * changes), and no automount is triggered, as fstatat(2).  Followed, the
+ * path is looked up with RESOLVE_CACHED (and its descriptor statx'ed), so
+ * that a link into a FUSE mount whose entries timed out since its probe
+ * fails with EAGAIN instead of asking the daemon.  0 or -1 (errno).
  */
 static int type_at(int dirfd, const char *name, bool follow, mode_t *mode)
 {
 	struct statx stx;
+	int fd, ret;
 
-	if (statx(dirfd, name, AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT |
-		  (follow ? 0 : AT_SYMLINK_NOFOLLOW), STATX_TYPE, &stx) < 0)
+	if (!follow) {
+		if (statx(dirfd, name, AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT | AT_SYMLINK_NOFOLLOW,
+			  STATX_TYPE, &stx) < 0)
+			return -1;
+		*mode = stx.stx_mode;
+		return 0;
+	}
+	fd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC, 0, RESOLVE_CACHED);
+	if (fd == -EAGAIN) /* a mount or umount anywhere: ask once more */
+		fd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC, 0, RESOLVE_CACHED);
+	if (fd < 0) {
+		errno = -fd;
 		return -1;
+	}
+	ret = fd_statx(fd, &stx);
+	close(fd);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
 	*mode = stx.stx_mode;
 	return 0;
 }
@@ -1231,6 +1438,7 @@ static int entry_is_dir(struct dcp_walk *w, int dirfd, const char *name,
 		/* A dangling link is a link, not an error. */
 		if (follow && errno == ENOENT)
 			return 0;
+		/* No longer cached since its probe: followed last (EAGAIN). */
 		return -errno;
 	}
 	if (!S_ISDIR(mode))
@@ -1420,14 +1628,15 @@ static bool worker_vectors(struct worker *wk, size_t n)
 }
 
 /*
- * Is NAME a directory?  Only asked of a path whose probe (with the same
- * FOLLOW) was cached, so the stat does no I/O.
+ * Is NAME not a directory?  Only asked of a path whose probe (with the
+ * same FOLLOW) was cached, so the stat does no I/O; false when it cannot
+ * be told without a lookup that may wait (no longer cached).
  */
-static bool is_dir_at(int dirfd, const char *name, bool follow)
+static bool not_dir_at(int dirfd, const char *name, bool follow)
 {
 	mode_t mode;
 
-	return type_at(dirfd, name, follow, &mode) == 0 && S_ISDIR(mode);
+	return type_at(dirfd, name, follow, &mode) == 0 && !S_ISDIR(mode);
 }
 
 /* Could the walk descend into an entry of this type? */
@@ -1630,7 +1839,7 @@ static void probe_entries_done(struct worker *wk, int dirfd)
 		if (en->probe != 0)
 			en->inner = en->probe;
 		else if (en->inner == -EAGAIN && en->type != DT_DIR &&
-			 !is_dir_at(dirfd, wk->names.data + en->off, flags & DCP_FOLLOW))
+			 not_dir_at(dirfd, wk->names.data + en->off, flags & DCP_FOLLOW))
 			en->inner = 0; /* "FILE/." misses: not a directory, nothing inside */
 	}
 }
@@ -1761,10 +1970,17 @@ static void list_chunk(struct worker *wk, struct node *n)
 			     (en->type == DT_LNK || en->type == DT_UNKNOWN);
 		if (!defer) {
 			ret = entry_is_dir(w, n->fd, name, en->type, &via_link);
-			if (ret < 0)
-				report(w, &e, ret);
-			if (ret <= 0)
-				continue;
+			/* A link no longer cached since its probe (a FUSE
+			 * entry timed out): followed last, with care. */
+			if (ret == -EAGAIN && (w->o.flags & DCP_WALK_FOLLOW) &&
+			    (en->type == DT_LNK || en->type == DT_UNKNOWN)) {
+				defer = true;
+			} else {
+				if (ret < 0)
+					report(w, &e, ret);
+				if (ret <= 0)
+					continue;
+			}
 		}
 		struct node *kid = node_new(w, n, name, strlen(name));
 		if (!kid || !worker_add_kid(wk, kid)) {
@@ -2132,7 +2348,7 @@ static int probe_inner(struct dcp_buf *b, const char *path, unsigned flags)
 	if (b->oom)
 		return -ENOMEM;
 	ret = dcp_probe_at(AT_FDCWD, b->data, flags | DCP_NOTDIR);
-	if (ret == -EAGAIN && !is_dir_at(AT_FDCWD, path, flags & DCP_FOLLOW))
+	if (ret == -EAGAIN && not_dir_at(AT_FDCWD, path, flags & DCP_FOLLOW))
 		ret = 0; /* not a directory: nothing inside */
 	return ret;
 }

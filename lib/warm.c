@@ -198,25 +198,41 @@ static inline void bump_root(struct dcp_warm *w, struct wstats *s, size_t root, 
 	s->acc[i]++;
 }
 
+static int skip_mount(uint64_t mnt_id, void *arg);
+
 /*
  * Look NAME up relative to DIRFD and tell whether it is a directory.  The
  * lookup reads the inode itself, so statx() costs nothing more; no
  * automount is triggered.  Following a dangling or looping symlink still
- * warms the link itself: only a failure of the link's own lookup is an error.
+ * warms the link itself: only a failure of the link's own lookup is an
+ * error.  Below a root, a link is followed by dcp_walk_lookup(), which
+ * looks nothing up on a mount where a lookup may wait (a FUSE daemon that
+ * its user stopped): the target of a link onto one is not warmed.
  */
-static int warm_one(int dirfd, const char *name, bool follow, bool *isdir)
+static int warm_one(struct dcp_warm *w, int dirfd, const char *name, bool follow, bool *isdir)
 {
 	struct statx stx;
-	int flags = AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC;
+	int flags = AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC, fd;
+	mode_t mode;
 
 	*isdir = false;
-	if (statx(dirfd, name, flags | (follow ? 0 : AT_SYMLINK_NOFOLLOW), STATX_TYPE,
-		  &stx) == 0) {
+	if (follow && w && dirfd != AT_FDCWD) {
+		fd = dcp_walk_lookup(dirfd, name, true, skip_mount, w, &mode);
+		if (fd >= 0) {
+			close(fd);
+			*isdir = S_ISDIR(mode);
+			return 0;
+		}
+		if (fd != -ENOENT && fd != -ELOOP && fd != -EREMOTE)
+			return -fd;
+	} else if (statx(dirfd, name, flags | (follow ? 0 : AT_SYMLINK_NOFOLLOW), STATX_TYPE,
+			 &stx) == 0) {
 		*isdir = S_ISDIR(stx.stx_mode);
 		return 0;
+	} else if (!follow || (errno != ENOENT && errno != ELOOP)) {
+		return errno;
 	}
-	if (follow && (errno == ENOENT || errno == ELOOP) &&
-	    statx(dirfd, name, flags | AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) == 0)
+	if (statx(dirfd, name, flags | AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) == 0)
 		return 0;
 	return errno;
 }
@@ -275,7 +291,9 @@ static void warm_data(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 		      ((w->opts.flags & DCP_WARM_CHECK) ? DCP_PAGES_CHECK : 0);
 	int ret = dcp_pages_warm_at(dirfd, name, pf, w->opts.pages);
 
-	if (ret < 0 && ret != -ENODEV)
+	/* Not a regular file, or reached through a link onto a mount where
+	 * an open may wait (FUSE, NFS...): nothing to read. */
+	if (ret < 0 && ret != -ENODEV && ret != -EREMOTE)
 		ev->err = -ret;
 }
 
@@ -300,7 +318,7 @@ static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 	else if (check)
 		ev->before = dcp_probe_at(dirfd, name, pflags);
 	if (stat || check)
-		ev->err = warm_one(dirfd, name, follow, isdir);
+		ev->err = warm_one(w, dirfd, name, follow, isdir);
 	/* A repeat (reached from another root too) had its data read there. */
 	if ((w->opts.flags & DCP_WARM_PAGES) && (stat || check) && !ev->err && !*isdir &&
 	    !ev->again)
@@ -572,7 +590,7 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 	if (err == EMFILE || err == ENFILE) {
 		bool isdir;
 
-		warm_one(AT_FDCWD, e->path, false, &isdir);
+		warm_one(w, AT_FDCWD, e->path, false, &isdir);
 	}
 	bump_root(w, s, e->root, S_ERRORS, e->again);
 	bump_root(w, s, e->root, S_WALK_ERRORS, e->again);

@@ -168,6 +168,64 @@ test_revalidating_fuse() {
 	umount "$fuse"
 }
 
+# A FUSE daemon that its user stopped (SIGSTOP) is never asked anything by
+# --explain, nor by the probes and walks around it: every command returns
+# with its verdict, and the explanation names the prefix whose entry timed
+# out.  (Before: lib/explain.c stat'ed the FUSE mount's root, whose
+# attributes had timed out, and waited for the daemon for ever; so did a
+# walk following a link onto the mount, and warm -L warming it.)
+test_explain_never_asks_a_stopped_fuse_daemon() {
+	command -v bindfs >/dev/null || startSkipping
+	local fuse pid m=$SHUNIT_TMPDIR/fuse.jsonl l=$MNT/flinks
+	fuse=$(mktemp -d "$FIXTURE_ROOT/sfuse.XXXXXX")
+	bindfs -o entry_timeout=0.2,attr_timeout=0.2 "$MNT/real" "$fuse" || fail "bindfs"
+	pid=$(pgrep -f "bindfs .*$fuse" | head -1)
+	assertNotNull "the daemon" "$pid"
+	ls -l "$fuse/dir/file" >/dev/null
+	mkdir -p "$l"
+	ln -s "$fuse/dir" "$l/d"
+	ln -s "$fuse/dir/file" "$l/f"
+	printf '{"type":"entry","path":"%s","state":"cached","kind":"file","depth":0}\n' \
+		"$fuse/dir/file" >"$m"
+	fuse_stop "$pid"
+	sleep 0.5 # the entry and attribute timeouts run out
+	run timeout 20 dcache-probe --explain "$fuse/dir/file"
+	assertEquals "dcache-probe: no hang, a miss" 1 "$RC"
+	assertEquals "miss $fuse/dir/file  (first miss: $fuse/dir: revalidating)" "$OUT"
+	run timeout 20 dcache-probe --explain --per-mount "$fuse/dir/file"
+	assertEquals "--per-mount: no hang" 1 "$RC"
+	assertContains "$OUT" "revalidating:1	$fuse"
+	run timeout 20 cachedopen --explain "$fuse/dir/file"
+	assertEquals "cachedopen: no hang, a miss" 1 "$RC"
+	assertEquals "open: -1  (first miss: $fuse/dir: revalidating)" "$OUT"
+	run timeout 20 uring-open --cached --explain "$fuse/dir/file"
+	assertEquals "uring-open --cached: no hang, a miss" 1 "$RC"
+	assertContains "$OUT" "(first miss: $fuse/dir: revalidating)"
+	run timeout 20 dcache-probe --manifest="$m" --explain
+	assertEquals "dcache-probe --manifest: no hang, a miss" 1 "$RC"
+	assertContains "$OUT" "$fuse/dir/file  (first miss: $fuse/dir: revalidating)"
+	run timeout 20 dcache-probe -L --explain "$l/d/file" "$l/f"
+	assertEquals "-L: no hang, misses" 1 "$RC"
+	assertEquals "through the links" \
+		"miss $l/d/file  (first miss: $fuse/dir: symlink, via $l/d (revalidating))
+miss $l/f  (first miss: $fuse/dir: symlink, via $l/f (revalidating))" "$OUT"
+	run timeout 20 dcache-probe -r -L --explain "$l"
+	assertEquals "-r -L: no hang, what the links lead to unvisited" 1 "$RC"
+	assertContains "$OUT" "unvisited $l/d"
+	run timeout 20 warm -r -L --check "$l"
+	assertEquals "warm -r -L: no hang, not entered is an error" 2 "$RC"
+	assertContains "$ERR" "'$l/d': not entered"
+	run timeout 20 warm -r -L --pages "$l"
+	assertEquals "warm -r -L --pages: no hang" 2 "$RC"
+	run as_nobody timeout 20 "$DCP_BIN/dcache-probe" --explain "$fuse/dir/file"
+	assertEquals "as nobody: no hang, a miss" 1 "$RC"
+	# The prober: the prefix named misses, its parent (the mount) is cached.
+	check_prefix "$fuse/dir"
+	fuse_cont
+	umount "$fuse" || umount -l "$fuse"
+	rm -rf "$l"
+}
+
 test_pseudo_proc_sys() {
 	local p
 	p=$(printf '%s\n' /proc/sys/kernel/* | head -1)

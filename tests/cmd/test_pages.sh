@@ -950,7 +950,7 @@ test_fuse_files_are_not_opened() {
 	# cached walk refuses (a miss): its atime is put past its ctime first.
 	touch -h -a -d "@$(($(date +%s) + 3600))" "$links/dir" "$links/file"
 	stat -L "$links/dir/f" "$links/file" >/dev/null
-	kill -STOP "$pid"
+	fuse_stop "$pid"
 	run timeout 20 dcache-probe --pages "$fuse/f"
 	assertEquals "no hang" 0 "$RC"
 	assertEquals "cached pages=unknown:filesystem $fuse/f" "$OUT"
@@ -966,7 +966,7 @@ test_fuse_files_are_not_opened() {
 	assertContains "$OUT" "unvisited $links/dir"
 	run timeout 20 cachedopen --path --pages "$links/file"
 	assertEquals "cachedopen --path --pages: no hang" 0 "$RC"
-	kill -CONT "$pid"
+	fuse_cont
 	umount "$fuse"
 	rm -rf "$links"
 }
@@ -986,7 +986,7 @@ test_walks_do_not_enter_fuse_mounts() {
 	assertEquals "a FUSE mount given as a PATH is walked" 4 "$(grep -c . <<<"$OUT")"
 	pid=$(pgrep -f "bindfs .*$t/sub/mnt" | head -1)
 	assertNotNull "the daemon" "$pid"
-	kill -STOP "$pid"
+	fuse_stop "$pid"
 	run timeout 20 dcache-probe -r "$t"
 	assertEquals "-r: no hang, exit 1 ($ERR)" 1 "$RC"
 	assertContains "$OUT" "unvisited $t/sub/mnt"
@@ -1005,7 +1005,7 @@ mount-may-wait $t/sub/mnt" \
 	assertContains "$ERR" "'$t/link': not entered"
 	run timeout 20 warm -r "$t/sub"
 	assertEquals "warm -r SUB: no hang" 2 "$RC"
-	kill -CONT "$pid"
+	fuse_cont
 	umount "$t/sub/mnt"
 	rm -rf "$t"
 }
@@ -1036,7 +1036,7 @@ PY
 	cold "$MNT"
 	pid=$(pgrep -f "bindfs .*$fuse" | head -1)
 	assertNotNull "the daemon" "$pid"
-	kill -STOP "$pid"
+	fuse_stop "$pid"
 	run timeout 20 warm --manifest="$m"
 	assertEquals "no hang; the two FUSE paths are errors ($ERR)" 2 "$RC"
 	assertContains "$ERR" "'$fuse/f': on a filesystem where a lookup may wait"
@@ -1044,7 +1044,7 @@ PY
 	assertEquals "the file on the fixture is restored" "$((4 * PS))" "$(fincore -n -r -b -o RES "$d/real/f")"
 	run timeout 20 dcache-probe --manifest="$m"
 	assertNotEquals "dcache-probe --manifest: no hang" 124 "$RC"
-	kill -CONT "$pid"
+	fuse_cont
 	umount "$fuse"
 	rm -rf "$d"
 }

@@ -263,11 +263,30 @@ for k in sys.argv[1:]:
 fixture_cleanup() {
 	local dir
 	[ -n "$FIXTURE_ROOT" ] || return 0
+	fuse_cont
 	for dir in $(findmnt -rn -o TARGET | grep -F "$FIXTURE_ROOT/" | sort -r); do
 		umount "$dir" 2>/dev/null || umount -l "$dir"
 	done
 	find "$FIXTURE_ROOT" -mindepth 1 -maxdepth 1 ! -name tmp -exec rm -rf --one-file-system {} +
 	FIXTURE_ROOT=
+}
+
+# fuse_stop PID - stop FUSE daemon PID (SIGSTOP), noted below FIXTURE_ROOT:
+# fuse_cont (and fixture_cleanup, however the suite ended) lets it go on
+# before anything is unmounted.  A stopped daemon left behind hangs umount,
+# and every later lookup on its mount, for good.
+fuse_stop() {
+	[ -n "$1" ] && echo "$1" >>"$FIXTURE_ROOT/stopped-daemons" && kill -STOP "$1"
+}
+
+# fuse_cont - SIGCONT every daemon fuse_stop stopped.
+fuse_cont() {
+	local pid
+	[ -f "$FIXTURE_ROOT/stopped-daemons" ] || return 0
+	while read -r pid; do
+		kill -CONT "$pid" 2>/dev/null
+	done <"$FIXTURE_ROOT/stopped-daemons"
+	rm -f "$FIXTURE_ROOT/stopped-daemons"
 }
 
 # json_log_name ARGS... - the command of a command line that runs one of the
