@@ -49,8 +49,10 @@ struct dcp_dir {
 	/*
 	 * Several roots: this directory was listed before in the run (from
 	 * another root, or through a bind mount or a followed link), so its
-	 * entries are all repeats (dcp_entry.again); a per-directory row
-	 * for it was already due to the first listing.
+	 * entries take the first listing's probes, and are repeats
+	 * (dcp_entry.again) unless its root now lists it more often than any
+	 * root before; a per-directory row for it was already due to the
+	 * first listing.
 	 */
 	bool again;
 	size_t root;		      /* index of its root, as dcp_entry.root */
@@ -88,7 +90,10 @@ struct dcp_entry {
 	 * are the one measurement of the run, made before the run touched
 	 * it, whichever root got there first.  Count it for e->root only:
 	 * never in a total, a per-mount row or a printed record (as du -c
-	 * counts an inode once).
+	 * counts an inode once).  A root that reaches an entry by several
+	 * paths (-L, a bind mount inside it) visits it each time; the total
+	 * counts it as often as the root that visits it most often, so a
+	 * visit is a repeat only once another root has counted as many.
 	 */
 	bool again;
 };
@@ -238,7 +243,9 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out);
  *  - roots whose probe missed are walked last: opening them warms their
  *    path, which may run through another root's tree;
  *  - a directory listed a second time takes the first listing's probes,
- *    and its entries are repeats (dcp_entry.again).
+ *    and its entries are repeats (dcp_entry.again) unless its root now
+ *    lists it more often than any root before (under -L a root may list
+ *    a directory by several paths, and counts each).
  * Returns 0, or -ECANCELED once the walk was aborted.
  */
 int dcp_walk_add(struct dcp_walk *w, const char *path);

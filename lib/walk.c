@@ -103,6 +103,7 @@ struct node {
 	bool listing;	     /* fd in use by the thread listing it */
 	bool listed;	     /* it was listed: dir_done reports it */
 	bool via_link;	     /* reached by following a symlink */
+	bool linked;	     /* it or an ancestor below its root was reached so */
 	bool cold;	     /* its full path, or lookups inside it, missed */
 	bool deferred;	     /* a link to follow once the rest is walked */
 	bool entry_again;    /* its own entry was a repeat (dcp_entry.again) */
@@ -197,11 +198,28 @@ struct ent {
  * roots are walked: the probes of its entries made by its first listing
  * (by name hash, sorted), and the names that roots claimed (a root's own
  * entry, counted by the root's visit, lies in its parent directory).
+ *
+ * How often each root listed it, too.  A root counts every path of its
+ * walk, and under -L (or through a bind mount inside it) one walk may list
+ * a directory more than once, by several paths; the run's total counts a
+ * directory's entries as often as the root that lists it most often (so
+ * the total is never below any root's figures, and roots that share a tree
+ * count it once): a listing is a repeat for the total (dcp_entry.again)
+ * unless its root has now listed the directory more often than any root
+ * before it (KMAX).  Listings reached through a link followed in the walk
+ * are counted apart from the others (KMAX[1] and KMAX[0]), so that the
+ * same path in two roots (T/sub/l reached from T and from T/sub) is the
+ * same occurrence whichever root lists it first.  A root's own figures
+ * never depend on the other roots.
  */
 enum { SEEN_NEW, SEEN_LISTING, SEEN_DONE };
 struct seen_ent {
 	uint64_t hash;
 	int probe, inner;
+};
+struct seen_root {
+	size_t root;
+	unsigned k[2];	    /* listings of the directory by that root: direct, linked */
 };
 struct seen_dir {
 	struct seen_dir *next; /* hash chain */
@@ -213,6 +231,9 @@ struct seen_dir {
 	size_t n;
 	uint64_t *claims;
 	size_t nclaims;
+	struct seen_root *by; /* listings per root (usually one root) */
+	size_t nby;
+	unsigned kmax[2];   /* the most listings of it by any one root, by class */
 };
 
 struct dcp_walk {
@@ -810,19 +831,53 @@ static bool seen_claimed(const struct seen_dir *sd, uint64_t h)
 }
 
 /*
+ * Root ROOT lists SD once more, through a link followed in the walk or not
+ * (CLS 1 or 0): its count of such listings now, 0 out of memory.  Lock held.
+ */
+static unsigned seen_listed(struct seen_dir *sd, size_t root, int cls)
+{
+	struct seen_root *t;
+
+	for (size_t i = 0; i < sd->nby; i++)
+		if (sd->by[i].root == root)
+			return ++sd->by[i].k[cls];
+	t = realloc(sd->by, (sd->nby + 1) * sizeof(*t));
+	if (!t)
+		return 0;
+	sd->by = t;
+	sd->by[sd->nby] = (struct seen_root){ .root = root };
+	return ++sd->by[sd->nby++].k[cls];
+}
+
+/*
+ * Is an entry of the K-th listing of its class (CLS) by its root a repeat
+ * for the run's total (KMAX: the most of that class by any root before)?
+ * A name a root claimed was counted once, by that root's own visit.
+ */
+static bool seen_again(const struct seen_dir *sd, unsigned k, unsigned kmax, int cls, uint64_t h)
+{
+	return k <= kmax || (cls == 0 && k == 1 && sd->nclaims && seen_claimed(sd, h));
+}
+
+/*
  * Several roots: N was just listed and its entries probed.  The first
  * listing of a directory in the run records its probes; a later one (from
  * another root, a bind mount, a followed link) takes them instead of its
- * own, which the first walk's opens may have warmed, and its entries are
- * repeats.  Entries that roots claimed are repeats too: the root counts
- * its own entry.  Cold listings record too, for a warm listing of the
- * same directory by another path, until only cold walks are left.
+ * own, which the first walk's opens may have warmed.  Its entries are
+ * repeats for the run's total unless its root has now listed the
+ * directory more often than any root before (struct seen_dir: the total
+ * counts what the root that lists it most often counts).  Entries that
+ * roots claimed are repeats in a first listing: the root counts its own
+ * entry.  Cold listings record too, for a warm listing of the same
+ * directory by another path, until only cold walks are left.
  */
 static void seen_share(struct worker *wk, struct node *n)
 {
 	struct dcp_walk *w = wk->w;
 	struct seen_ent *v = NULL;
 	struct seen_dir *sd;
+	unsigned k = 0, kmax = 0;
+	int cls = n->linked;
 	size_t m = 0;
 
 	pthread_mutex_lock(&w->lock);
@@ -831,6 +886,13 @@ static void seen_share(struct worker *wk, struct node *n)
 		sd->entry_counted = true;
 	while (sd && sd->state == SEEN_LISTING)
 		pthread_cond_wait(&w->seen_cv, &w->lock);
+	if (sd) {
+		/* Out of memory, counted as a repeat rather than twice. */
+		k = seen_listed(sd, n->root, cls);
+		kmax = k ? sd->kmax[cls] : UINT_MAX;
+		if (k > sd->kmax[cls])
+			sd->kmax[cls] = k;
+	}
 	if (!sd) {
 		w->failure = -ENOMEM;
 	} else if (sd->state == SEEN_NEW) {
@@ -842,12 +904,16 @@ static void seen_share(struct worker *wk, struct node *n)
 		for (size_t i = 0; i < wk->nents; i++) {
 			struct ent *en = &wk->ents[i];
 			const char *name = wk->names.data + en->off;
-			const struct seen_ent *se = en->skip ? NULL :
-				seen_find(sd, name_hash(name, strlen(name)));
+			uint64_t h;
+			const struct seen_ent *se;
 
+			if (en->skip)
+				continue;
+			h = name_hash(name, strlen(name));
+			se = seen_find(sd, h);
 			if (!se)
 				continue; /* new since, or excluded then: its own */
-			en->again = true;
+			en->again = seen_again(sd, k, kmax, cls, h);
 			en->probe = se->probe;
 			en->inner = se->inner;
 		}
@@ -865,7 +931,7 @@ static void seen_share(struct worker *wk, struct node *n)
 		if (en->skip)
 			continue;
 		h = name_hash(name, strlen(name));
-		en->again = sd->nclaims && seen_claimed(sd, h);
+		en->again = seen_again(sd, k, kmax, cls, h);
 		if (v)
 			v[m++] = (struct seen_ent){ h, en->probe, en->inner };
 	}
@@ -888,6 +954,7 @@ static void seen_free(struct dcp_walk *w)
 			next = sd->next;
 			free(sd->ents);
 			free(sd->claims);
+			free(sd->by);
 			free(sd);
 		}
 	}
@@ -1558,6 +1625,7 @@ static int open_node(struct dcp_walk *w, struct node *n)
 	n->listing = true;
 	n->same_mnt = same_mnt;
 	n->via_link |= n->deferred; /* reopened the same way */
+	n->linked |= n->via_link;
 	return 0;
 }
 
@@ -1990,6 +2058,7 @@ static void list_chunk(struct worker *wk, struct node *n)
 			break;
 		}
 		kid->via_link = !defer && via_link;
+		kid->linked = n->linked || kid->via_link || defer;
 		kid->cold = cold;
 		kid->deferred = defer;
 		kid->entry_again = en->again;
@@ -2478,8 +2547,9 @@ static void root_claim(struct dcp_walk *w, struct item *it, bool open_cold)
 	sd = seen_get(w, st.st_dev, st.st_ino);
 	if (!sd)
 		return;
-	if (sd->state == SEEN_DONE ? seen_find(sd, h) != NULL : seen_claimed(sd, h)) {
-		it->again = true; /* listed already, or claimed by another root */
+	if (seen_claimed(sd, h) ||
+	    (sd->state == SEEN_DONE && sd->kmax[0] && seen_find(sd, h) != NULL)) {
+		it->again = true; /* claimed by another root, or listed already */
 		return;
 	}
 	c = realloc(sd->claims, (sd->nclaims + 1) * sizeof(*c));

@@ -4,7 +4,10 @@
 # -L or through a bind mount) share one measurement per entry.  On a cold,
 # partly warm fixture, every root's figures must equal what the independent
 # prober (tests/oprobe.c) sees just before the run, in every round, whatever
-# the threads do; the total counts each entry once, as du -c.
+# the threads do; the total counts each entry once, as du -c.  Under -L a
+# root counts every path of its walk (an entry reached through two links
+# twice), whatever the other roots: the total counts a shared tree once,
+# and is never below any root.
 . "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
 fixture_require
 
@@ -30,6 +33,25 @@ oneTimeSetUp() {
 	find -L "$MNT/L" >"$LISTS/L"
 	sed "s|^$T|$BIND|" "$LISTS/T" >"$LISTS/bind"
 	NT=$(wc -l <"$LISTS/T")
+	# For -L: U, whose two halves link to each other (two loops), with a
+	# link to a file and a link to a directory at the top, and an empty E.
+	U=$MNT/U E=$MNT/E
+	mkdir -p "$U/a" "$U/b" "$E" || fail "cannot populate U"
+	(cd "$U" && mkdir a/d{1..10} b/e{1..10} && touch a/f{1..5} a/d{1..10}/f{1..10} \
+		b/e{1..10}/g{1..10}) || fail "cannot populate U"
+	ln -s ../b "$U/a/tob"
+	ln -s ../a "$U/b/toa"
+	ln -s ../../b/e1/g1 "$U/a/d1/lf"
+	ln -s a "$U/c"
+	# Every path of each -L root (tests/lib/mktree.py follow: the root,
+	# every entry, below every directory reached but a loop back to one
+	# on the way down; it follows each link once, so no link's atime is
+	# left to update after a remount).
+	local r
+	for r in U U/a U/c E; do
+		python3 "$DCP_TESTS/lib/mktree.py" follow "$MNT/$r" >"$LISTS/${r//\//_}" 2>/dev/null ||
+			fail "cannot list $r"
+	done
 }
 
 # cold ROUND - the fixture cold again, then warm in part, three ways in
@@ -46,8 +68,22 @@ cold() {
 	mount --bind "$T" "$BIND" || fail "cannot bind mount"
 }
 
+# cold_u ROUND - the fixture cold again, and U warm in part, three ways in
+# turn: nothing; a listed and a file of b looked up; a directory looked up
+# through the link c, and b listed.
+cold_u() {
+	fixture_cold_busy "$MNT" || fail "cannot remount the fixture"
+	case $(($1 % 3)) in
+	1) ls "$U/a" >/dev/null; stat "$U/b/e3/g1" >/dev/null ;;
+	2) stat -L "$U/c/d2" >/dev/null; ls "$U/b" >/dev/null ;;
+	esac
+}
+
 # Who runs the prober and the commands: root, or as_nobody.
 AS=()
+# How a round makes the fixture cold (cold, or cold_u for U's root sets),
+# and the lists whose prober's figures add up to the total (empty: T's).
+COLD=cold TOTAL=
 
 # truth LIST [-L] - "PATHS CACHED" of the paths in LIST, by the prober
 # (negative counts as cached, as in dcache-probe's share).
@@ -81,7 +117,7 @@ check_set() {
 	shift 2
 	for ((round = 0; round < ROUNDS; round++)); do
 		local -a roots=() wants=()
-		cold "$round"
+		"$COLD" "$round"
 		for spec in "$@"; do
 			root=${spec%%:*} list=${spec#*:}
 			roots+=("$root")
@@ -89,25 +125,28 @@ check_set() {
 			wants+=("$root $(truth "$list" $([[ $flags == *-L* ]] && echo -L))")
 		done
 		want=$(printf '%s\n' "${wants[@]}" | awk '!seen[$1]++')
+		wtotal=$(want_total "$flags" "$want")
 		# shellcheck disable=SC2086
 		run "${AS[@]}" "$DCP_BIN/dcache-probe" -r -s -c --json $flags "${roots[@]}"
 		got=$(roots_json probe)
-		if ! total_ok "$want" "$got"; then
+		if ! total_ok "$want" "$got" "$wtotal"; then
 			bad=$((bad + 1))
 			echo "$name round $round: dcache-probe $flags ${roots[*]}" >&2
 			diff <(echo "$want") <(echo "$got") >&2
 		fi
-		cold "$round"
+		"$COLD" "$round"
 		wants=()
 		for spec in "$@"; do
 			root=${spec%%:*} list=${spec#*:}
 			# shellcheck disable=SC2086
 			wants+=("$root $(truth "$list" $([[ $flags == *-L* ]] && echo -L))")
 		done
+		want=$(printf '%s\n' "${wants[@]}" | awk '!seen[$1]++')
+		wtotal=$(want_total "$flags" "$want")
 		# shellcheck disable=SC2086
 		run "${AS[@]}" "$DCP_BIN/warm" -r -s -c --check --json $flags "${roots[@]}"
 		got=$(roots_json warm)
-		if ! warm_ok "$(printf '%s\n' "${wants[@]}" | awk '!seen[$1]++')" "$got"; then
+		if ! warm_ok "$want" "$got" "$wtotal"; then
 			bad=$((bad + 1))
 			echo "$name round $round: warm --check $flags ${roots[*]}" >&2
 			echo "$got" >&2
@@ -116,23 +155,37 @@ check_set() {
 	assertEquals "$name: rounds whose figures differ from the prober's" 0 "$bad"
 }
 
-# total_ok WANT GOT - every root's line as the prober's, in order, and a
-# total that counts each path of the tree once (every root set here lies
-# within T, so the tree is T's, and its cached count T's).
-total_ok() {
-	local want=$1 got=$2 tline
-	tline=$(grep "^$T " <<<"$want" | head -n1)
-	[ "$(grep -v '^total ' <<<"$got")" = "$want" ] &&
-		[ "$(grep '^total ' <<<"$got")" = "total ${tline#* }" ]
+# want_total FLAGS WANT - "PATHS CACHED" the total must say: the sum of the
+# prober's figures of the lists in TOTAL (trees that share nothing), or,
+# without TOTAL, T's own (every root set of T lies within T: the total
+# counts each path of the tree once, and its cached count is T's).
+want_total() {
+	local l
+	if [ -z "$TOTAL" ]; then
+		grep "^$T " <<<"$2" | head -n1 | cut -d' ' -f2-
+		return
+	fi
+	for l in $TOTAL; do
+		# shellcheck disable=SC2046
+		truth "$l" $([[ $1 == *-L* ]] && echo -L)
+	done | awk '{ p += $1; c += $2 } END { print p, c }'
 }
 
-# warm_ok WANT GOT - per root: entries as the prober's paths, cached before
-# as its cached count, cold the rest, all cached after; the total counts
-# T's tree once.
+# total_ok WANT GOT TOTAL - every root's line as the prober's, in order,
+# and the total line TOTAL ("PATHS CACHED").
+total_ok() {
+	[ "$(grep -v '^total ' <<<"$2")" = "$1" ] &&
+		[ "$(grep '^total ' <<<"$2")" = "total $3" ]
+}
+
+# warm_ok WANT GOT TOTAL - per root: entries as the prober's paths, cached
+# before as its cached count, cold the rest, all cached after; the total
+# as TOTAL ("ENTRIES CACHED": T's tree once, or the trees of TOTAL), all
+# cached after.
 warm_ok() {
-	awk -v want="$1" -v nt="$NT" '
+	awk -v want="$1" -v nt="${3%% *}" -v nc="${3#* }" '
 	BEGIN { n = split(want, w, "\n"); ok = 1 }
-	$1 == "total" { tot++; ok = ok && $2 == nt && $5 == nt; next }
+	$1 == "total" { tot++; ok = ok && $2 == nt && $3 == nc && $5 == nt; next }
 	{
 		split(w[++k], x, " ")
 		ok = ok && $1 == x[1] && $2 == x[2] && $3 == x[3] && $4 == x[2] - x[3] && $5 == x[2]
@@ -161,6 +214,67 @@ test_nested_roots_as_nobody() {
 
 test_root_again_through_symlink_under_L() {
 	check_set symlink "-L" "$T:T" "$MNT/L:L"
+}
+
+# Under -L, roots that share nothing: each root's figures as alone, and the
+# total their sum.  (Before: a total of 233 for U's 688 paths and E's 1:
+# once a second root was given, every listing of a directory reached again
+# through a link was dropped from the total, even within one root.)
+test_L_roots_apart() {
+	COLD=cold_u TOTAL="U E" check_set L-apart "-L" "$U:U" "$E:E"
+	COLD=cold_u TOTAL="U E" ROUNDS=$((ROUNDS / 4 + 1)) check_set L-apart-2 "-L" "$E:E" "$U:U"
+}
+
+# Under -L, nested roots (either order), and a root that is a link into the
+# other's tree: the total is the outer tree's, every path of it once.
+test_L_nested_roots() {
+	COLD=cold_u TOTAL="U" check_set L-nested "-L" "$U:U" "$U/a:U_a"
+	COLD=cold_u TOTAL="U" check_set L-inner-first "-L" "$U/a:U_a" "$U:U"
+	COLD=cold_u TOTAL="U" ROUNDS=$((ROUNDS / 4 + 1)) check_set L-link-root "-L" "$U/c:U_c" "$U:U"
+}
+
+# The issue's tree: X/a/tob -> ../b and X/b/toa -> ../a are loops under -L.
+# A loop is counted as find -L and bfs -L count it: an error each ("File
+# system loop detected", ELOOP), the directory behind it not walked again;
+# the link itself was probed, so it is one of the root's paths.  Then a
+# second root changes nothing of X's figures, and the total adds E's.
+test_L_loops_and_a_second_root() {
+	local x=$MNT/X e=$MNT/E2 nfind nloops
+	mkdir -p "$x/a" "$x/b" "$e" && touch "$x/a/f" "$x/b/g" || fail "cannot populate X"
+	ln -s ../b "$x/a/tob"
+	ln -s ../a "$x/b/toa"
+	nfind=$(find -L "$x" 2>/dev/null | wc -l)
+	nloops=$(LC_ALL=C find -L "$x" 2>&1 >/dev/null | grep -c 'File system loop detected')
+	assertEquals "find -L: 9 paths" 9 "$nfind"
+	assertEquals "find -L: 2 loops" 2 "$nloops"
+	if command -v bfs >/dev/null; then
+		assertEquals "bfs -L: the same 2 errors" 2 "$(bfs -L "$x" 2>&1 >/dev/null | grep -c 'Too many levels of symbolic links')"
+	fi
+	run dcache-probe -L -r -s --json "$x"
+	assertEquals "a loop is an error (exit 2)" 2 "$RC"
+	assertEquals "X alone: find's paths and the two loop links, find's loops as walk errors" \
+		"11 2" "$(json_get '"%d %d" % (objs[-1]["paths"], objs[-1]["walk_errors"])' <<<"$OUT")"
+	assertEquals "the paths are those mktree.py follow lists" \
+		"$(python3 "$DCP_TESTS/lib/mktree.py" follow "$x" 2>/dev/null | sort)" \
+		"$(dcache-probe -L -r "$x" 2>/dev/null | cut -d' ' -f2- | sort)"
+	run dcache-probe -L -r -s -c "$x" "$e"
+	assertEquals "X 11, E 1, total 12" "11/11 $x|1/1 $e|12/12 total" \
+		"$(cut -f2,3 <<<"$OUT" | tr '\t\n' ' |' | sed 's/|$//')"
+	run dcache-probe -L -r -s -c --json "$e" "$x"
+	assertEquals "in the other order too, 2 walk errors in the run" "1 11 12 2" \
+		"$(json_get '" ".join(str(o["paths"]) for o in objs if o["type"] in ("root", "total")) + " %d" % objs[-1]["walk_errors"]' <<<"$OUT")"
+	run warm -L -r -s -c "$x" "$e"
+	assertEquals "warm: entries and errors, X 11 and its 2 loops, E 1, total 12" \
+		"11 2 $x|1 0 $e|12 2 total" \
+		"$(awk -F'\t' '{ print $1, $2, $NF }' <<<"$OUT" | tr '\n' '|' | sed 's/|$//')"
+	rm -rf "$x" "$e"
+}
+
+# The same as an unprivileged user.
+test_L_roots_as_nobody() {
+	AS=(as_nobody)
+	COLD=cold_u TOTAL="U E" ROUNDS=$((ROUNDS / 4 + 1)) check_set L-nobody "-L" "$U/a:U_a" "$E:E" "$U:U"
+	AS=()
 }
 
 test_root_again_through_bind_mount() {
@@ -217,11 +331,11 @@ test_roots_from_a_list() {
 	cold 2
 	want=$(printf '%s %s\n%s %s' "$T/sub" "$(truth sub)" "$T" "$(truth T)")
 	run dcache-probe -r -s -c --json --from=- <<<"$T/sub"$'\n'"$T"
-	total_ok "$want" "$(roots_json probe)" || fail "--from: $OUT"
+	total_ok "$want" "$(roots_json probe)" "$(want_total "" "$want")" || fail "--from: $OUT"
 	cold 2
 	want=$(printf '%s %s\n%s %s' "$T/sub" "$(truth sub)" "$T" "$(truth T)")
 	run dcache-probe -r -s -c --json --files0-from=- < <(printf '%s\0' "$T/sub" "$T")
-	total_ok "$want" "$(roots_json probe)" || fail "--files0-from: $OUT"
+	total_ok "$want" "$(roots_json probe)" "$(want_total "" "$want")" || fail "--files0-from: $OUT"
 }
 
 # The per-mount row counts each entry of the mount once.

@@ -28,6 +28,13 @@
   mktree.py list DIR
       print every path below DIR (DIR included) as JSON list of base64
       strings, the expected set for a walk: os.walk without following links
+  mktree.py follow DIR
+      print every path a walk that follows symlinks (-L) reaches from DIR,
+      one per line (DIR included): every entry, and below every directory
+      reached, by its name or through links, except one that is already
+      being walked on the way down from DIR (a loop: the link is a path,
+      what lies behind it is not walked again).  The loops go to stderr,
+      one per line.  Names must hold no newline.
 
 Prints the number of entries created (or the list) on stdout.
 """
@@ -185,6 +192,29 @@ def listing(root):
     return [base64.b64encode(p).decode() for p in out]
 
 
+def follow(root):
+    out, loops = [root], []
+
+    def walk(d, above):
+        for e in sorted(os.scandir(d), key=lambda e: e.name):
+            out.append(e.path)
+            try:
+                if not e.is_dir(follow_symlinks=True):
+                    continue
+                st = os.stat(e.path)
+            except OSError:
+                continue  # a dangling link: a path, nothing below
+            key = (st.st_dev, st.st_ino)
+            if key in above:
+                loops.append(e.path)
+            else:
+                walk(e.path, above | {key})
+
+    st = os.stat(root)
+    walk(root, {(st.st_dev, st.st_ino)})
+    return out, loops
+
+
 def main():
     mode, root = sys.argv[1], sys.argv[2]
     args = [int(a) for a in sys.argv[3:]]
@@ -202,6 +232,11 @@ def main():
         print(many(root, *args))
     elif mode == "list":
         print(json.dumps(listing(root)))
+    elif mode == "follow":
+        paths, loops = follow(root)
+        print("\n".join(paths))
+        for p in loops:
+            print(p, file=sys.stderr)
     else:
         sys.exit("mktree.py: unknown mode " + mode)
 
