@@ -232,9 +232,11 @@ static void measure(const char *path, struct result *r)
 		r->pret = -ENODEV;
 	else if (env.opath)
 		r->pret = dcp_pages_at(AT_FDCWD, path,
-				       (env.flags & DCP_FOLLOW) ? DCP_PAGES_FOLLOW : 0, &r->pg);
+				       (env.flags & DCP_FOLLOW) ? DCP_PAGES_FOLLOW | DCP_PAGES_ONCE : 0,
+				       &r->pg);
 	else if ((r->pret = dcp_pages_fd(r->ret, &r->pg)) == 0)
-		dcp_pages_claim(&r->pg);
+		/* Under -L two paths may lead to one file: its inode counts once. */
+		(env.flags & DCP_FOLLOW) ? dcp_pages_claim_any(&r->pg) : dcp_pages_claim(&r->pg);
 }
 
 static struct dcp_tally tally;

@@ -83,6 +83,13 @@ enum {
 	 * mount of the file reached is asked only on the O_PATH path.
 	 */
 	DCP_PAGES_DIR_PRIVATE = 1 << 3,
+	/*
+	 * Count (and, for dcp_pages_warm_at(), read) the file's inode once in
+	 * the run even when it has one name: under -L a file is reached by
+	 * several paths (a link to it, a link to a directory above it), as a
+	 * file with hard links is by several names (dcp_pages_claim_any()).
+	 */
+	DCP_PAGES_ONCE = 1 << 4,
 };
 
 /*
@@ -236,12 +243,20 @@ struct dcp_pages_counts {
 bool dcp_pages_claim(struct dcp_pages *p);
 
 /*
+ * dcp_pages_claim_any - the same for an inode with one name too: a file
+ * that may be reached by several paths (under -L) counts once per run.
+ * dcp_pages_at() with DCP_PAGES_ONCE claims so.  Thread-safe.
+ */
+bool dcp_pages_claim_any(struct dcp_pages *p);
+
+/*
  * The inodes with several names measured in one subtree, for totals per
  * directory that count each once: a directory's set takes its own files'
  * (dcp_pages_links_add, by the one thread that visits it) and, when a
  * child is done, the child's (dcp_pages_links_merge, serialised), taking
  * back from the running sum what the two had in common.  Sorted by device
- * and inode; files with one name never enter.
+ * and inode; files with one name enter only when a file may be reached by
+ * several paths (under -L); a merge costs the two sets' sizes.
  */
 struct dcp_pages_links {
 	struct dcp_pages *v;

@@ -444,10 +444,21 @@ static bool link_first(uint64_t dev, uint64_t ino)
 	return first;
 }
 
+/* Claim P's inode if it may be met again: several names, or ANY (several paths). */
+static bool claim(struct dcp_pages *p, bool any)
+{
+	p->again = (p->nlink > 1 || any) && !link_first(p->dev, p->ino);
+	return !p->again;
+}
+
 bool dcp_pages_claim(struct dcp_pages *p)
 {
-	p->again = p->nlink > 1 && !link_first(p->dev, p->ino);
-	return !p->again;
+	return claim(p, false);
+}
+
+bool dcp_pages_claim_any(struct dcp_pages *p)
+{
+	return claim(p, true);
 }
 
 int dcp_pages_fd(int fd, struct dcp_pages *out)
@@ -777,7 +788,7 @@ int dcp_pages_at_ranges(int dirfd, const char *name, unsigned flags, struct dcp_
 	}
 	close_later(fd);
 	if (ret == 0)
-		dcp_pages_claim(out);
+		claim(out, flags & DCP_PAGES_ONCE);
 	return ret;
 }
 
@@ -943,12 +954,53 @@ static void counts_sub(struct dcp_pages_counts *c, const struct dcp_pages *p)
 	c->recently_evicted -= p->recently_evicted;
 }
 
+/*
+ * Merge CHILD into PARENT, both sorted, in one pass over both (under -L
+ * every file of a tree is in its root's set: inserting each one into a
+ * sorted array would cost the square of that).
+ */
 void dcp_pages_links_merge(struct dcp_pages_links *parent, struct dcp_pages_links *child,
 			   struct dcp_pages_counts *sum)
 {
-	for (size_t i = 0; i < child->n; i++)
-		if (!dcp_pages_links_add(parent, &child->v[i]))
-			counts_sub(sum, &child->v[i]);
+	struct dcp_pages *v;
+	size_t i = 0, j = 0, n = 0, cap = parent->n + child->n;
+
+	if (!child->n) {
+		dcp_pages_links_free(child);
+		return;
+	}
+	if (!parent->n) {
+		dcp_pages_links_free(parent);
+		*parent = *child;
+		*child = (struct dcp_pages_links){ 0 };
+		return;
+	}
+	v = malloc(cap * sizeof(*v));
+	if (!v) {
+		/* Out of memory: one at a time, the parent keeps what it had. */
+		for (i = 0; i < child->n; i++)
+			if (!dcp_pages_links_add(parent, &child->v[i]))
+				counts_sub(sum, &child->v[i]);
+		dcp_pages_links_free(child);
+		return;
+	}
+	while (i < parent->n || j < child->n) {
+		int c = i == parent->n ? 1 : j == child->n ? -1 :
+			link_cmp(&parent->v[i], &child->v[j]);
+
+		if (c < 0) {
+			v[n++] = parent->v[i++];
+		} else if (c > 0) {
+			v[n++] = child->v[j++];
+		} else {
+			counts_sub(sum, &child->v[j++]); /* in both: counted once */
+			v[n++] = parent->v[i++];
+		}
+	}
+	free(parent->v);
+	parent->v = v;
+	parent->n = n;
+	parent->cap = cap;
 	dcp_pages_links_free(child);
 }
 
@@ -1647,9 +1699,11 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 	fd = open_checked(dirfd, name, flags, false, &st);
 	if (fd < 0)
 		return fd;
-	/* A second name of an inode this run saw (a hard link): it was read
-	 * under the first, and its "before" would be after that read. */
-	if (st.st_nlink > 1 && !link_first((uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+	/* A second name of an inode this run saw (a hard link), or a second
+	 * path to it (DCP_PAGES_ONCE: -L): it was read under the first, and
+	 * its "before" would be after that read. */
+	if ((st.st_nlink > 1 || (flags & DCP_PAGES_ONCE)) &&
+	    !link_first((uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
 		close(fd);
 		return 0;
 	}
@@ -1776,7 +1830,7 @@ int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 		out->resident_bytes = out->size;
 	close_later(fd);
 	if (ret == 0)
-		dcp_pages_claim(out);
+		claim(out, flags & DCP_PAGES_ONCE);
 	return ret;
 }
 

@@ -325,6 +325,16 @@ static bool opens_safely(struct worker *w, const struct dcp_entry *e)
 	return safe;
 }
 
+/*
+ * Under -L a file is reached by several paths (a link to it, a link to a
+ * directory above it): its inode counts once in every total, as a file
+ * with several names does, whatever its link count.
+ */
+static unsigned pages_once(void)
+{
+	return (walk_flags & DCP_WALK_FOLLOW) ? DCP_PAGES_ONCE : 0;
+}
+
 static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_state st,
 			 bool follow, struct dcp_pages *pg)
 {
@@ -340,7 +350,8 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 			return -ENOENT; /* gone since */
 		if (st != DCP_CACHED)
 			return st == DCP_MISS ? -EAGAIN : e->probe;
-		return dcp_pages_at_manifest(e->dirfd, e->name, follow ? DCP_PAGES_FOLLOW : 0,
+		return dcp_pages_at_manifest(e->dirfd, e->name,
+					     (follow ? DCP_PAGES_FOLLOW : 0) | pages_once(),
 					     &cur_entry->identity,
 					     (const uint64_t (*)[2])cur_entry->ranges,
 					     cur_entry->nranges, pg);
@@ -352,7 +363,7 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 	if (!opens_safely(w, e))
 		return -EREMOTE;
 	return dcp_pages_at_ranges(e->dirfd, e->name,
-				   (follow ? DCP_PAGES_FOLLOW : 0) |
+				   (follow ? DCP_PAGES_FOLLOW : 0) | pages_once() |
 				   (e->type == DT_REG ? DCP_PAGES_ISREG : 0) |
 				   (e->dir && dcp_pages_dir_private(e->dir->uid, e->dir->mode) ?
 					    DCP_PAGES_DIR_PRIVATE : 0), pg,
@@ -476,7 +487,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 			dcp_pages_count(&mrow->pc, w->pret, &w->pg);
 		w->pg.again = false;
 		if (ds) {
-			w->pg.again = w->pret == 0 && w->pg.nlink > 1 &&
+			w->pg.again = w->pret == 0 && (w->pg.nlink > 1 || pages_once()) &&
 				      !dcp_pages_links_add(&ds->links, &w->pg);
 			dcp_pages_count(&ds->pown, w->pret, &w->pg);
 		} else if (rr) {

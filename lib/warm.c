@@ -287,7 +287,9 @@ static void account(struct dcp_warm *w, struct dcp_warm_event *ev)
 static void warm_data(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 		      const char *name, bool follow)
 {
+	/* -L reaches a file by several paths: it is read (and counted) once. */
 	unsigned pf = (follow ? DCP_PAGES_FOLLOW : 0) | (ev->type == DT_REG ? DCP_PAGES_ISREG : 0) |
+		      ((w->opts.flags & DCP_WARM_FOLLOW) ? DCP_PAGES_ONCE : 0) |
 		      ((w->opts.flags & DCP_WARM_CHECK) ? DCP_PAGES_CHECK : 0);
 	int ret = dcp_pages_warm_at(dirfd, name, pf, w->opts.pages);
 

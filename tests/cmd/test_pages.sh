@@ -377,6 +377,47 @@ test_hard_links_count_once() {
 	rm -rf "$d"
 }
 
+# Under -L a file is reached by several paths: d/file, ld/file (ld -> d)
+# and lf (lf -> d/file).  Its inode counts once in every total, as a file
+# with several names does: once in the run, in each root, in each
+# directory's subtree; warm reads it once.  (Before: 3 files, 768 pages for
+# one file of 256, and warm's "before" of the second path was after the
+# first path's read.)
+test_L_counts_a_file_once() {
+	local d=$MNT/lpages n=256
+	mkdir -p "$d/d"
+	head -c $((n * PS)) /dev/urandom >"$d/d/file"
+	ln -s d "$d/ld"
+	ln -s d/file "$d/lf"
+	stat -L "$d/ld/file" "$d/lf" >/dev/null # each link's atime updated once
+	sync
+	cold "$MNT"
+	run warm -L -r --pages --check --json "$d"
+	assertEquals "warm: exit ($ERR)" 0 "$RC"
+	assertEquals "warm: one file read, once; before 0 of its pages, after all" \
+		"1 $((n * PS)) $n 0 $n" \
+		"$(json_get '"%s %s %s %s %s" % tuple(objs[-1]["data"][k] for k in ("files", "bytes_read", "pages", "resident_before", "resident_after"))' <<<"$OUT")"
+	assertEquals "fincore agrees" "$n" "$(fincore -n -r -o PAGES "$d/d/file")"
+	run dcache-probe -L -r --pages --json "$d"
+	assertEquals "dcache-probe: every path to it has the inode's figures" "$n $n $n" \
+		"$(json_get '" ".join(str(o["pages"]["total"]) for o in objs if o["type"] == "entry" and o["path"].rsplit("/", 1)[-1] in ("file", "lf"))' <<<"$OUT")"
+	run dcache-probe -L -r --pages --json --per-dir "$d"
+	# (Pages, not resident pages: the machine may reclaim some meanwhile.)
+	assertEquals "dcache-probe -L -r: once in the run, in the root, in its row" \
+		"1 $n | root 1 $n | lpages 1 $n" \
+		"$(json_get '"%s %s | " % tuple(objs[-1]["data"][k] for k in ("files", "pages")) + " | ".join(["root %s %s" % (o["data"]["files"], o["data"]["pages"]) for o in objs if o["type"] == "root_data"] + ["%s %s %s" % (o["path"].rsplit("/", 1)[-1], o["data"]["files"], o["data"]["pages"]) for o in objs if o["type"] == "dir" and o["path"].endswith("/lpages")])' <<<"$OUT")"
+	run dcache-probe -L -r --pages --json "$d" "$d/ld"
+	assertEquals "two roots: once in the run, once in each root" "1 $n | 1 $n | 1 $n" \
+		"$(json_get '"%s %s | " % tuple(objs[-1]["data"][k] for k in ("files", "pages")) + " | ".join("%s %s" % (o["data"]["files"], o["data"]["pages"]) for o in objs if o["type"] == "root_data")' <<<"$OUT")"
+	run dcache-probe -L --pages --json "$d/d/file" "$d/lf" "$d/ld/file"
+	assertEquals "three paths given: once" "1 $n" \
+		"$(json_get '"%s %s" % tuple(objs[-1]["data"][k] for k in ("files", "pages"))' <<<"$OUT")"
+	run cachedopen -L --pages --json "$d/d/file" "$d/lf" "$d/ld/file"
+	assertEquals "cachedopen -L: once" "1 $n" \
+		"$(json_get '"%s %s" % tuple(objs[-1]["data"][k] for k in ("files", "pages"))' <<<"$OUT")"
+	rm -rf "$d"
+}
+
 test_per_root_totals_and_prometheus() {
 	cat "$MNT/t/a/f1" "$MNT/t/b/f1" >/dev/null
 	run dcache-probe -r --only=error --pages --json "$MNT/t/a" "$MNT/t/b"
