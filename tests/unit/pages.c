@@ -127,6 +127,51 @@ int main(void)
 	dcp_pages_count(&c, -EIO, NULL);
 	CHECK_INT(c.failed, 1);
 
+	/*
+	 * Per-subtree sets: a child's inodes merged into its parent's, those
+	 * the two share taken back from the sum once (one pass over both).
+	 */
+	{
+		struct dcp_pages_links par = { 0 }, kid = { 0 }, one = { 0 };
+		struct dcp_pages_counts sum = { 0 };
+		uint64_t inos[] = { 9, 3, 7, 1, 5 }, kinos[] = { 4, 7, 2, 9, 10 };
+		uint64_t want[] = { 1, 2, 3, 4, 5, 7, 9, 10 };
+		bool sorted = true;
+
+		for (size_t i = 0; i < 5; i++) {
+			struct dcp_pages f = { .dev = 1, .ino = inos[i], .pages = 1, .nlink = 1 };
+
+			CHECK(dcp_pages_links_add(&par, &f));
+			dcp_pages_count(&sum, 0, &f);
+		}
+		CHECK(!dcp_pages_links_add(&par, &(struct dcp_pages){ .dev = 1, .ino = 7 }));
+		for (size_t i = 0; i < 5; i++) {
+			struct dcp_pages f = { .dev = 1, .ino = kinos[i], .pages = 1, .nlink = 1 };
+
+			CHECK(dcp_pages_links_add(&kid, &f));
+			dcp_pages_count(&sum, 0, &f);
+		}
+		CHECK_INT(sum.files, 10);
+		dcp_pages_links_merge(&par, &kid, &sum);
+		CHECK_INT(sum.files, 8); /* 7 and 9 in both */
+		CHECK_INT(sum.pages, 8);
+		CHECK_INT(par.n, 8);
+		CHECK_INT(kid.n, 0);
+		for (size_t i = 0; i < par.n && i < 8; i++)
+			sorted = sorted && par.v[i].ino == want[i];
+		CHECK(sorted);
+		/* Into an empty set, and from one: nothing taken back. */
+		dcp_pages_links_merge(&one, &par, &sum);
+		CHECK_INT(one.n, 8);
+		CHECK_INT(sum.files, 8);
+		dcp_pages_links_merge(&one, &kid, &sum);
+		CHECK_INT(one.n, 8);
+		CHECK(!dcp_pages_links_add(&one, &(struct dcp_pages){ .dev = 1, .ino = 10 }));
+		CHECK(dcp_pages_links_add(&one, &(struct dcp_pages){ .dev = 2, .ino = 10 }));
+		dcp_pages_links_free(&one);
+		dcp_pages_links_free(&par);
+	}
+
 	/* Output pieces. */
 	p.method = DCP_PAGES_CACHESTAT;
 	dcp_pages_text(&b, 0, &p);
