@@ -254,16 +254,22 @@ bool dcp_pages_claim_any(struct dcp_pages *p);
  * directory that count each once: a directory's set takes its own files'
  * (dcp_pages_links_add, by the one thread that visits it) and, when a
  * child is done, the child's (dcp_pages_links_merge, serialised), taking
- * back from the running sum what the two had in common.  Sorted by device
- * and inode; files with one name enter only when a file may be reached by
- * several paths (under -L); a merge costs the two sets' sizes.
+ * back from the running sum what the two had in common.  A hash set by
+ * device and inode (V: CAP slots, N used, an empty one all zero); files with
+ * one name enter only when a file may be reached by several paths (under
+ * -L); a merge moves the smaller set into the larger.
  */
+struct dcp_pages_link {
+	uint64_t dev, ino;	   /* the inode, and the figures counted for it */
+	uint64_t size, pages, resident, resident_bytes, dirty, writeback, evicted,
+		recently_evicted;
+};
 struct dcp_pages_links {
-	struct dcp_pages *v;
+	struct dcp_pages_link *v;
 	size_t n, cap;
 };
 
-/* dcp_pages_links_add - false when P's inode is in L already (P->nlink > 1). */
+/* dcp_pages_links_add - add P's inode to L: false when it is there already. */
 bool dcp_pages_links_add(struct dcp_pages_links *l, const struct dcp_pages *p);
 
 /*

@@ -890,58 +890,74 @@ void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages
 	}
 }
 
-static int link_cmp(const struct dcp_pages *a, const struct dcp_pages *b)
+/*
+ * A dcp_pages_links set is an open-addressing hash table of CAP slots (a
+ * power of two), N of them used, at most 7/8 full; a slot whose device and
+ * inode are both 0 is empty (no file has them).
+ */
+static bool slot_empty(const struct dcp_pages_link *p)
 {
-	if (a->dev != b->dev)
-		return a->dev < b->dev ? -1 : 1;
-	return a->ino < b->ino ? -1 : a->ino > b->ino;
+	return !p->dev && !p->ino;
 }
 
-/* Where P's inode is, or would go, in L (binary search). */
-static size_t links_find(const struct dcp_pages_links *l, const struct dcp_pages *p, bool *found)
+/* The slot of inode DEV:INO in V (CAP slots), or the empty one it would take. */
+static size_t links_slot(const struct dcp_pages_link *v, size_t cap, uint64_t dev, uint64_t ino)
 {
-	size_t lo = 0, hi = l->n;
+	size_t i = (size_t)link_hash(dev, ino) & (cap - 1);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = link_cmp(&l->v[mid], p);
-
-		if (!c) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	while (!slot_empty(&v[i]) && !(v[i].dev == dev && v[i].ino == ino))
+		i = (i + 1) & (cap - 1);
+	return i;
 }
 
-bool dcp_pages_links_add(struct dcp_pages_links *l, const struct dcp_pages *p)
+/* Room for one more in L; false when out of memory. */
+static bool links_room(struct dcp_pages_links *l)
 {
-	bool found;
-	size_t at = links_find(l, p, &found);
+	struct dcp_pages_link *v;
+	size_t cap;
 
-	if (found)
+	if (8 * (l->n + 1) <= 7 * l->cap)
+		return true;
+	cap = l->cap ? 2 * l->cap : 16;
+	v = calloc(cap, sizeof(*v));
+	if (!v)
 		return false;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 8;
-		struct dcp_pages *v = realloc(l->v, cap * sizeof(*v));
+	for (size_t i = 0; i < l->cap; i++)
+		if (!slot_empty(&l->v[i]))
+			v[links_slot(v, cap, l->v[i].dev, l->v[i].ino)] = l->v[i];
+	free(l->v);
+	l->v = v;
+	l->cap = cap;
+	return true;
+}
 
-		if (!v)
-			return true; /* counted again rather than lost */
-		l->v = v;
-		l->cap = cap;
-	}
-	memmove(&l->v[at + 1], &l->v[at], (l->n - at) * sizeof(*l->v));
-	l->v[at] = *p;
+/* Add Q to L: false when its inode is there already. */
+static bool links_put(struct dcp_pages_links *l, const struct dcp_pages_link *q)
+{
+	if (l->cap && !slot_empty(&l->v[links_slot(l->v, l->cap, q->dev, q->ino)]))
+		return false;
+	if (!links_room(l))
+		return true; /* counted again rather than lost */
+	l->v[links_slot(l->v, l->cap, q->dev, q->ino)] = *q;
 	l->n++;
 	return true;
 }
 
-static void counts_sub(struct dcp_pages_counts *c, const struct dcp_pages *p)
+bool dcp_pages_links_add(struct dcp_pages_links *l, const struct dcp_pages *p)
+{
+	struct dcp_pages_link q = {
+		.dev = p->dev, .ino = p->ino, .size = p->size, .pages = p->pages,
+		.resident = p->resident, .resident_bytes = p->resident_bytes,
+		.dirty = p->dirty, .writeback = p->writeback,
+		.evicted = p->evicted, .recently_evicted = p->recently_evicted,
+	};
+
+	if (slot_empty(&q))
+		q.ino = ~0ULL; /* as link_first() keeps an inode 0 */
+	return links_put(l, &q);
+}
+
+static void link_sub(struct dcp_pages_counts *c, const struct dcp_pages_link *p)
 {
 	c->files--;
 	c->size -= p->size;
@@ -955,53 +971,30 @@ static void counts_sub(struct dcp_pages_counts *c, const struct dcp_pages *p)
 }
 
 /*
- * Merge CHILD into PARENT, both sorted, in one pass over both (under -L
- * every file of a tree is in its root's set: inserting each one into a
- * sorted array would cost the square of that).
+ * Merge CHILD into PARENT: the smaller set's inodes go into the larger
+ * one (under -L every file of a tree is in its root's set, and moving the
+ * smaller set each time moves a file O(log n) times); each inode both had
+ * is taken out of SUM once, with the copy that is not kept.
  */
 void dcp_pages_links_merge(struct dcp_pages_links *parent, struct dcp_pages_links *child,
 			   struct dcp_pages_counts *sum)
 {
-	struct dcp_pages *v;
-	size_t i = 0, j = 0, n = 0, cap = parent->n + child->n;
+	struct dcp_pages_links big = *parent, small = *child;
 
-	if (!child->n) {
-		dcp_pages_links_free(child);
-		return;
+	if (small.n > big.n) {
+		big = *child;
+		small = *parent;
 	}
-	if (!parent->n) {
-		dcp_pages_links_free(parent);
-		*parent = *child;
-		*child = (struct dcp_pages_links){ 0 };
-		return;
+	*parent = big;
+	*child = (struct dcp_pages_links){ 0 };
+	for (size_t i = 0; i < small.cap; i++) {
+		if (slot_empty(&small.v[i]))
+			continue;
+		/* Out of memory, the parent keeps what it had: counted again. */
+		if (!links_put(parent, &small.v[i]))
+			link_sub(sum, &small.v[i]);
 	}
-	v = malloc(cap * sizeof(*v));
-	if (!v) {
-		/* Out of memory: one at a time, the parent keeps what it had. */
-		for (i = 0; i < child->n; i++)
-			if (!dcp_pages_links_add(parent, &child->v[i]))
-				counts_sub(sum, &child->v[i]);
-		dcp_pages_links_free(child);
-		return;
-	}
-	while (i < parent->n || j < child->n) {
-		int c = i == parent->n ? 1 : j == child->n ? -1 :
-			link_cmp(&parent->v[i], &child->v[j]);
-
-		if (c < 0) {
-			v[n++] = parent->v[i++];
-		} else if (c > 0) {
-			v[n++] = child->v[j++];
-		} else {
-			counts_sub(sum, &child->v[j++]); /* in both: counted once */
-			v[n++] = parent->v[i++];
-		}
-	}
-	free(parent->v);
-	parent->v = v;
-	parent->n = n;
-	parent->cap = cap;
-	dcp_pages_links_free(child);
+	free(small.v);
 }
 
 void dcp_pages_links_free(struct dcp_pages_links *l)
