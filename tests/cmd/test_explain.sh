@@ -179,7 +179,7 @@ test_explain_never_asks_a_stopped_fuse_daemon() {
 	local fuse pid m=$SHUNIT_TMPDIR/fuse.jsonl l=$MNT/flinks
 	fuse=$(mktemp -d "$FIXTURE_ROOT/sfuse.XXXXXX")
 	bindfs -o entry_timeout=0.2,attr_timeout=0.2 "$MNT/real" "$fuse" || fail "bindfs"
-	pid=$(pgrep -f "bindfs .*$fuse" | head -1)
+	pid=$(fixture_pgrep "bindfs .*$fuse" | head -1)
 	assertNotNull "the daemon" "$pid"
 	ls -l "$fuse/dir/file" >/dev/null
 	mkdir -p "$l"
