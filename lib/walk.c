@@ -390,6 +390,7 @@ static int lookup_safely(int dirfd, const char *name, bool follow, judge_fn judg
 	struct dcp_buf rest = DCP_BUF_INIT;
 	char target[PATH_MAX];
 	size_t pos = 0;
+	uint64_t curmnt;
 	int cur = dirfd, ret = 0, links = 0;
 
 	ret = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW), 0,
@@ -401,7 +402,10 @@ static int lookup_safely(int dirfd, const char *name, bool follow, judge_fn judg
 		}
 		return ret;
 	}
-	ret = 0;
+	ret = fd_statx(dirfd, stx);
+	if (ret < 0)
+		return ret;
+	curmnt = stx->stx_mnt_id;
 	dcp_buf_puts(&rest, name);
 	dcp_buf_putc(&rest, '\0');
 	for (;;) {
@@ -434,18 +438,18 @@ static int lookup_safely(int dirfd, const char *name, bool follow, judge_fn judg
 			pos = (size_t)(end - rest.data);
 		if (strcmp(c, ".") == 0)
 			continue;
-		fd = dcp_openat2(cur, c, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_NO_XDEV);
-		if (fd == -EXDEV) {
-			/* C is a mount point (or ".." at a mount's root): this
-			 * lookup is made on CUR's mount, none behind it. */
-			fd = openat(cur, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-			fd = fd < 0 ? -errno : fd;
-			crossed = true;
-		}
+		/*
+		 * One name, looked up on CUR's mount: when it is a mount point
+		 * (or ".." at a mount's root) the open ends on the mount
+		 * behind, having looked nothing up there.
+		 */
+		fd = openat(cur, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = fd < 0 ? -errno : fd;
 		if (fd >= 0 && fd_statx(fd, stx) < 0) {
 			close(fd);
 			fd = -errno;
 		}
+		crossed = fd >= 0 && (stx->stx_mnt_id != curmnt || !(stx->stx_mask & STATX_MNT_ID));
 		/* Judged before anything in it is looked up; the object reached
 		 * may be a mount's root: the caller judges that (-x first). */
 		if (fd >= 0 && crossed && !last && judged(judge, arg, stx) == DCP_WALK_MOUNT_UNSAFE) {
@@ -490,6 +494,7 @@ static int lookup_safely(int dirfd, const char *name, bool follow, judge_fn judg
 		if (cur != dirfd)
 			close(cur);
 		cur = fd;
+		curmnt = stx->stx_mnt_id;
 	}
 	if (cur != dirfd)
 		close(cur);
@@ -1465,16 +1470,17 @@ static int type_at(int dirfd, const char *name, bool follow, mode_t *mode)
 	struct statx stx;
 	int fd, ret;
 
-	if (!follow) {
-		if (statx(dirfd, name, AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT | AT_SYMLINK_NOFOLLOW,
-			  STATX_TYPE, &stx) < 0)
+	fd = follow ? dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC, 0, RESOLVE_CACHED) : -ENOSYS;
+	if (fd == -EAGAIN) /* a mount or umount anywhere: ask once more */
+		fd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC, 0, RESOLVE_CACHED);
+	if (fd == -ENOSYS || fd == -EINVAL || fd == -EPERM) {
+		/* Not followed, or no openat2 here (a filter): a plain statx. */
+		if (statx(dirfd, name, AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT |
+			  (follow ? 0 : AT_SYMLINK_NOFOLLOW), STATX_TYPE, &stx) < 0)
 			return -1;
 		*mode = stx.stx_mode;
 		return 0;
 	}
-	fd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC, 0, RESOLVE_CACHED);
-	if (fd == -EAGAIN) /* a mount or umount anywhere: ask once more */
-		fd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC, 0, RESOLVE_CACHED);
 	if (fd < 0) {
 		errno = -fd;
 		return -1;
