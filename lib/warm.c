@@ -67,6 +67,20 @@ struct rootcounts {
 };
 #define RC(r) ((struct rootcounts *)(r)->data)
 
+/*
+ * A cold link met under -L --check: warmed once the walk is done (late_links()),
+ * as the walker follows it last, so that following it warms nothing the walk
+ * has not probed yet.
+ */
+struct late {
+	struct late *next;
+	size_t pathlen, root;
+	int before, depth;
+	unsigned char type;
+	bool again;
+	char path[];
+};
+
 struct dcp_warm {
 	struct dcp_warm_opts opts;
 	unsigned nthreads;
@@ -81,6 +95,8 @@ struct dcp_warm {
 	int wait_ret;
 	uint64_t elapsed_ns;
 	struct dcp_root_table *roots; /* DCP_WARM_ROOT_STATS with -r */
+	pthread_mutex_t late_mu;
+	struct late *late;	 /* cold links to warm last (-L --check) */
 
 	/* recursive: the walker, and the stat pool its visitor feeds */
 	struct dcp_walk *walk;
@@ -205,18 +221,19 @@ static int skip_mount(uint64_t mnt_id, void *arg);
  * lookup reads the inode itself, so statx() costs nothing more; no
  * automount is triggered.  Following a dangling or looping symlink still
  * warms the link itself: only a failure of the link's own lookup is an
- * error.  Below a root, a link is followed by dcp_walk_lookup(), which
+ * error.  BELOW a root, a link is followed by dcp_walk_lookup(), which
  * looks nothing up on a mount where a lookup may wait (a FUSE daemon that
  * its user stopped): the target of a link onto one is not warmed.
  */
-static int warm_one(struct dcp_warm *w, int dirfd, const char *name, bool follow, bool *isdir)
+static int warm_one(struct dcp_warm *w, int dirfd, const char *name, bool follow, bool below,
+		    bool *isdir)
 {
 	struct statx stx;
 	int flags = AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC, fd;
 	mode_t mode;
 
 	*isdir = false;
-	if (follow && w && dirfd != AT_FDCWD) {
+	if (follow && w && below) {
 		fd = dcp_walk_lookup(dirfd, name, true, skip_mount, w, &mode);
 		if (fd >= 0) {
 			close(fd);
@@ -320,7 +337,7 @@ static int warm_entry(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 	else if (check)
 		ev->before = dcp_probe_at(dirfd, name, pflags);
 	if (stat || check)
-		ev->err = warm_one(w, dirfd, name, follow, isdir);
+		ev->err = warm_one(w, dirfd, name, follow, ev->depth > 0, isdir);
 	/* A repeat (reached from another root too) had its data read there. */
 	if ((w->opts.flags & DCP_WARM_PAGES) && (stat || check) && !ev->err && !*isdir &&
 	    !ev->again)
@@ -508,6 +525,45 @@ static void *pool_worker(void *arg)
 	}
 }
 
+/* Keep cold link E for late_links(); false when out of memory (warm it now). */
+static bool late_add(struct dcp_warm *w, const struct dcp_entry *e)
+{
+	struct late *l = malloc(sizeof(*l) + e->pathlen + 1);
+
+	if (!l)
+		return false;
+	*l = (struct late){ .pathlen = e->pathlen, .root = e->root, .before = e->probe,
+			    .depth = e->depth, .type = e->type, .again = e->again };
+	memcpy(l->path, e->path, e->pathlen + 1);
+	pthread_mutex_lock(&w->late_mu);
+	l->next = w->late;
+	w->late = l;
+	pthread_mutex_unlock(&w->late_mu);
+	return true;
+}
+
+/*
+ * The walk is done (its threads gone): warm the cold links it kept, by
+ * their full paths, on worker 0's counts, their "before" the walker's probe.
+ */
+static void late_links(struct dcp_warm *w)
+{
+	for (struct late *l = w->late, *next; l; l = next) {
+		struct dcp_warm_event ev = {
+			.path = l->path, .pathlen = l->pathlen, .op = DCP_WARM_OP_STAT,
+			.type = l->type, .depth = l->depth, .worker = 0, .root = l->root,
+			.again = l->again,
+		};
+		bool isdir;
+
+		next = l->next;
+		if (!atomic_load_explicit(&w->cancelled, memory_order_relaxed))
+			warm_entry(w, &ev, AT_FDCWD, l->path, true, true, &isdir, &l->before);
+		free(l);
+	}
+	w->late = NULL;
+}
+
 static int visit(const struct dcp_entry *e, void *arg)
 {
 	struct dcp_warm *w = arg;
@@ -529,6 +585,15 @@ static int visit(const struct dcp_entry *e, void *arg)
 	if (w->filtering && !dcp_opts_match(w->opts.filter, e))
 		return e->type == DT_DIR || e->type == DT_UNKNOWN || (follow && e->type == DT_LNK)
 			       ? DCP_WALK_DESCEND : DCP_WALK_PRUNE;
+	/*
+	 * -L --check: a link whose probe missed is warmed once the walk is
+	 * done, as the walker follows it last: following it now would warm
+	 * its target's path, whose entries the walk may not have probed yet
+	 * (a link to b/e1/g1 met before b is listed made b/e1 look cached).
+	 */
+	if (!root && follow && (fl & DCP_WARM_CHECK) && e->probe != 0 &&
+	    (e->type == DT_LNK || e->type == DT_UNKNOWN) && late_add(w, e))
+		return DCP_WALK_DESCEND;
 	/*
 	 * The walker stats DT_UNKNOWN entries (and, with -L, symlinks) right
 	 * after this returns: those must be warmed (and probed) here, first.
@@ -592,7 +657,7 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 	if (err == EMFILE || err == ENFILE) {
 		bool isdir;
 
-		warm_one(w, AT_FDCWD, e->path, false, &isdir);
+		warm_one(w, AT_FDCWD, e->path, false, false, &isdir);
 	}
 	bump_root(w, s, e->root, S_ERRORS, e->again);
 	bump_root(w, s, e->root, S_WALK_ERRORS, e->again);
@@ -715,6 +780,11 @@ static void warm_free(struct dcp_warm *w)
 	}
 	if (w->roots)
 		dcp_root_table_free(w->roots);
+	for (struct late *l = w->late, *next; l; l = next) {
+		next = l->next;
+		free(l);
+	}
+	pthread_mutex_destroy(&w->late_mu);
 	free(w->roots);
 	free(w->ws);
 	free(w);
@@ -731,6 +801,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 	if (!w)
 		return -ENOMEM;
 	w->opts = *opts;
+	pthread_mutex_init(&w->late_mu, NULL);
 	w->filtering = opts->filter && dcp_opts_filtering(opts->filter);
 	w->nthreads = threads;
 	w->t0 = dcp_now_ns();
@@ -955,6 +1026,7 @@ int dcp_warm_wait(struct dcp_warm *w)
 		for (unsigned i = 0; i < w->walkers; i++)
 			pending_flush(w, &w->pend[i]);
 		list_stop(w);
+		late_links(w);
 		free(w->pend);
 		w->pend = NULL;
 	} else {

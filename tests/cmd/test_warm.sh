@@ -380,6 +380,48 @@ test_follow_all_and_loops() {
 	rm -r "$MNT/ltree"
 }
 
+# -L --check: a link whose probe missed is warmed once the walk is done, as
+# the walker follows it last: following it when met warms its target's
+# path, which the walk may not have probed yet.  Here a/lf -> ../b/c/file
+# is met first (one thread, inode order), with b cached and c cold: every
+# entry's "before" must be the prober's, c a miss.  (Before: c, and its
+# file, came out cached, the link having warmed them; cmd/overlap's -L
+# rounds met it by chance under ASan.)
+test_check_L_warms_a_cold_link_last() {
+	local d=$MNT/lk got
+	mkdir -p "$d/a" "$d/b/c" && : >"$d/b/c/file"
+	ln -s ../b/c/file "$d/a/lf"
+	stat -L "$d/a/lf" >/dev/null # the link's atime, updated once
+	python3 "$DCP_TESTS/lib/mktree.py" follow "$d" >"$SHUNIT_TMPDIR/lk.list" 2>/dev/null
+	setUp
+	stat "$d/a" "$d/b" >/dev/null
+	ls "$d/a" >/dev/null
+	"$OPROBE" -L - <"$SHUNIT_TMPDIR/lk.list" >"$SHUNIT_TMPDIR/lk.want"
+	assertContains "the prober: c misses" "$(cat "$SHUNIT_TMPDIR/lk.want")" "miss $d/b/c"
+	run warm -r -L -j 1 --check --json -v "$d"
+	assertEquals "exit ($ERR)" 0 "$RC"
+	printf '%s\n' "$OUT" >"$SHUNIT_TMPDIR/lk.got"
+	got=$(python3 - "$SHUNIT_TMPDIR/lk.want" "$SHUNIT_TMPDIR/lk.got" <<'PY'
+import json, sys
+want = {}
+for line in open(sys.argv[1]):
+    state, path = line.rstrip("\n").split(" ", 1)
+    want[path] = "cached" if state in ("cached", "negative") else "miss"
+seen, bad = 0, []
+for line in open(sys.argv[2]):
+    o = json.loads(line)
+    if o.get("type") != "path":
+        continue
+    seen += 1
+    if want.get(o["path"]) != o["before"]:
+        bad.append("%s: warm %s, the prober %s" % (o["path"], o["before"], want.get(o["path"])))
+print("%d of %d %s" % (seen, len(want), "; ".join(bad)))
+PY
+)
+	assertEquals "every path's before is the prober's" "6 of 6 " "$got"
+	rm -rf "$d"
+}
+
 test_verbose_and_hostile_names() {
 	run warm -v "$MNT/$NL" "$MNT/$(printf 'x\377')" "$MNT/fifo"
 	assertEquals 0 "$RC"
