@@ -402,9 +402,22 @@ static int lookup_safely(int dirfd, const char *name, bool follow, judge_fn judg
 		}
 		return ret;
 	}
-	ret = fd_statx(dirfd, stx);
-	if (ret < 0)
+	if (name[0] == '/') {
+		/* An absolute NAME starts at the process's root. */
+		cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cur < 0)
+			return -errno;
+		ret = fd_statx(cur, stx);
+		if (ret == 0 && judged(judge, arg, stx) == DCP_WALK_MOUNT_UNSAFE)
+			ret = -EREMOTE;
+	} else {
+		ret = fd_statx(dirfd, stx);
+	}
+	if (ret < 0) {
+		if (cur != dirfd)
+			close(cur);
 		return ret;
+	}
 	curmnt = stx->stx_mnt_id;
 	dcp_buf_puts(&rest, name);
 	dcp_buf_putc(&rest, '\0');

@@ -393,7 +393,7 @@ test_L_counts_a_file_once() {
 	sync
 	cold "$MNT"
 	run warm -L -r --pages --check --json "$d"
-	assertEquals "warm: exit ($ERR)" 0 "$RC"
+	assertEquals "warm: exit ($ERR $(grep -v "\"type\":\"path\"" <<<"$OUT"))" 0 "$RC"
 	assertEquals "warm: one file read, once; before 0 of its pages, after all" \
 		"1 $((n * PS)) $n 0 $n" \
 		"$(json_get '"%s %s %s %s %s" % tuple(objs[-1]["data"][k] for k in ("files", "bytes_read", "pages", "resident_before", "resident_after"))' <<<"$OUT")"

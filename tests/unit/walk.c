@@ -169,6 +169,15 @@ static struct multi run_multi(const char *const *roots, size_t n, unsigned threa
 	return m;
 }
 
+/* dcp_walk_lookup's judge: /proc's mount is one where a lookup may wait. */
+static uint64_t proc_mnt;
+
+static int not_proc(uint64_t mnt_id, void *arg)
+{
+	(void)arg;
+	return mnt_id == proc_mnt ? DCP_WALK_MOUNT_UNSAFE : DCP_WALK_MOUNT_ENTER;
+}
+
 static void mk(const char *rel, int kind)
 {
 	char p[PATH_MAX * 2];
@@ -360,6 +369,57 @@ int main(void)
 	CHECK_INT(t.errors, 0);
 	CHECK_INT(t.entries, 13 + 1501);
 	setrlimit(RLIMIT_NOFILE, &old);
+
+	/*
+	 * dcp_walk_lookup: nothing looked up on a mount judged unsafe (here
+	 * /proc), the object reached may be such a mount's root.
+	 */
+	{
+		struct statx px;
+		mode_t m = 0;
+		char abs[PATH_MAX * 2];
+		int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC), fd;
+
+		CHECK(rfd >= 0);
+		CHECK(statx(AT_FDCWD, "/proc", 0, STATX_MNT_ID, &px) == 0);
+		proc_mnt = px.stx_mnt_id;
+		ln("/proc/self/status", "plink");
+		ln("/proc", "proot");
+		ln("nowhere", "dang");
+		ln("self", "self");
+		fd = dcp_walk_lookup(rfd, "a/b/f1", false, not_proc, NULL, &m);
+		CHECK(fd >= 0 && S_ISREG(m));
+		close(fd);
+		fd = dcp_walk_lookup(rfd, "link/b", true, not_proc, NULL, &m);
+		CHECK(fd >= 0 && S_ISDIR(m));
+		close(fd);
+		fd = dcp_walk_lookup(rfd, "link", false, not_proc, NULL, &m);
+		CHECK(fd >= 0 && S_ISLNK(m));
+		close(fd);
+		fd = dcp_walk_lookup(rfd, "loop/loop/a/c/f3", true, not_proc, NULL, &m);
+		CHECK(fd >= 0 && S_ISREG(m));
+		close(fd);
+		snprintf(abs, sizeof(abs), "%s/link/c/f3", root);
+		fd = dcp_walk_lookup(AT_FDCWD, abs, true, not_proc, NULL, &m);
+		CHECK(fd >= 0 && S_ISREG(m));
+		close(fd);
+		CHECK_INT(dcp_walk_lookup(rfd, "plink", true, not_proc, NULL, &m), -EREMOTE);
+		fd = dcp_walk_lookup(rfd, "plink", true, NULL, NULL, &m);
+		CHECK(fd >= 0 && S_ISREG(m)); /* no judge: every mount entered */
+		close(fd);
+		fd = dcp_walk_lookup(rfd, "proot", true, not_proc, NULL, &m);
+		CHECK(fd >= 0 && S_ISDIR(m)); /* the root of it, nothing in it */
+		close(fd);
+		/* An absolute path that crosses a mount, looked up name by name. */
+		snprintf(abs, sizeof(abs), "%s/proot/self/status", root);
+		CHECK_INT(dcp_walk_lookup(AT_FDCWD, abs, true, not_proc, NULL, &m), -EREMOTE);
+		fd = dcp_walk_lookup(AT_FDCWD, abs, true, NULL, NULL, &m);
+		CHECK(fd >= 0 && S_ISREG(m));
+		close(fd);
+		CHECK_INT(dcp_walk_lookup(rfd, "dang", true, not_proc, NULL, &m), -ENOENT);
+		CHECK_INT(dcp_walk_lookup(rfd, "self", true, not_proc, NULL, &m), -ELOOP);
+		close(rfd);
+	}
 
 	/* Clean up with a walk-free rm: the tree is too deep for most tools. */
 	char cmd[PATH_MAX + 32];
