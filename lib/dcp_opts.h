@@ -17,7 +17,9 @@
  *     and -0; -0 excludes --prometheus; --label needs --prometheus.
  *   - --output=FILE (every command): standard output goes to a temporary
  *     file beside FILE, renamed onto FILE by dcp_opts_finish() when the
- *     run ended and every write succeeded (dcp_output.h).
+ *     run ended and every write succeeded (dcp_output.h).  FILE must be
+ *     a regular file or absent: anything else is refused (exit 2) before
+ *     the run.
  *
  * A run that does not reach dcp_opts_finish() (exit 3 "cannot probe", a
  * fatal error, exit 64 for a usage error once --prometheus was read) ends

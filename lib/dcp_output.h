@@ -9,6 +9,20 @@
  * and flushed.  A reader of FILE sees the old file or the new one, whole,
  * never a half.
  *
+ * FILE is a regular file or absent: anything else (a directory, a FIFO, a
+ * device, a socket, a symbolic link, whatever it points to) is refused
+ * before the run, and again at the rename.  In a sticky directory that
+ * others may write (/tmp), a file of another user than the caller and the
+ * directory's owner is refused too, as fs.protected_regular=2 refuses an
+ * O_CREAT open of it, whatever the sysctl says.  Every name is looked up
+ * relative to FILE's directory, opened once (the path to it may hold
+ * symbolic links); the temporary file is made with O_EXCL|O_NOFOLLOW; at
+ * the rename FILE is checked again and exchanged with the temporary file
+ * (RENAME_EXCHANGE), what left FILE checked once more and put back if it
+ * is not what was checked (a FIFO swapped in at the last moment); an
+ * absent FILE is renamed onto with RENAME_NOREPLACE.  A filesystem
+ * without these (NFS) gets a plain rename after the check.
+ *
  * dcp_output_write() is the one writer of standard output for the four
  * commands: it remembers the first failed write, so that a file that lost
  * a write is never renamed into place.
@@ -23,20 +37,25 @@
 struct dcp_output;
 
 /*
- * dcp_output_open - create the temporary file beside FILE (mode 0644,
- * whatever the umask) and make it standard output.  Returns 0 and *OUT, or
- * -errno (FILE's directory missing or not writable...).
+ * dcp_output_open - check FILE, then create the temporary file beside it
+ * (mode 0644, whatever the umask) and make it standard output.  Holds two
+ * descriptors (the directory and the file), moved to the top of
+ * RLIMIT_NOFILE.  Returns 0 and *OUT; -EPERM and *WHY, a phrase ("is a
+ * FIFO, not a regular file"), when FILE may not be replaced; or -errno
+ * (FILE's directory missing or not writable...).
  */
-int dcp_output_open(const char *file, struct dcp_output **out);
+int dcp_output_open(const char *file, struct dcp_output **out, const char **why);
 
 /* dcp_output_truncate - empty the temporary file (a run that stopped short). */
 int dcp_output_truncate(struct dcp_output *out);
 
 /*
  * dcp_output_commit - flush the temporary file to disk and rename it onto
- * FILE; on any failure remove it, leaving FILE as it was.  Frees OUT.
+ * FILE, checked again; on any failure remove it, leaving FILE as it was
+ * (-EPERM and *WHY when FILE, or the temporary file, changed into what may
+ * not be replaced).  Frees OUT.
  */
-int dcp_output_commit(struct dcp_output *out);
+int dcp_output_commit(struct dcp_output *out, const char **why);
 
 /* dcp_output_discard - remove the temporary file, leaving FILE as it was.  Frees OUT. */
 void dcp_output_discard(struct dcp_output *out);

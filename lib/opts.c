@@ -154,7 +154,8 @@ static const struct row table[] = {
 			   "tree=app), so that two runs' files never collide; repeatable", G_FMT } },
 	{ 0, { "output", OPT_OUTPUT, "FILE", 0,
 	       "Write the output to a temporary file beside FILE and rename it to FILE once "
-	       "all of it is written; FILE is left as it was if a write fails", G_FMT } },
+	       "all of it is written; FILE is left as it was if a write fails; FILE must be "
+	       "a regular file (not a link) or absent", G_FMT } },
 	{ DCP_OPTS_PROGRESS, { "progress", OPT_PROGRESS, NULL, 0,
 			       "Draw a progress line on standard error even when it could mix "
 			       "with output", G_FMT } },
@@ -304,6 +305,22 @@ static void add_label(struct argp_state *state, struct dcp_opts *o, const char *
 		argp_error(state, "invalid --label %s: an empty VALUE is no label to Prometheus",
 			   quoted(arg));
 	o->labels = push(state, o->labels, &o->nlabels, sizeof(l), &l);
+}
+
+/*
+ * --output's file, made before the run (dcp_output_open() checks FILE):
+ * false, said, when it cannot be.
+ */
+static bool open_output(const struct dcp_opts *o)
+{
+	const char *why = NULL;
+	int ret = dcp_output_open(o->output, &outfile, &why);
+
+	if (ret < 0 && why)
+		dcp_warn(0, "--output: %s %s: not replaced", quoted(o->output), why);
+	else if (ret < 0)
+		dcp_warn(-ret, "--output: cannot create a file beside %s", quoted(o->output));
+	return ret == 0;
 }
 
 /* The checks that hold in every command, once every option is known. */
@@ -513,14 +530,8 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		check(state, o);
-		if (o->output) {
-			int ret = dcp_output_open(o->output, &outfile);
-
-			if (ret < 0)
-				argp_failure(state, DCP_EXIT_ERROR, -ret,
-					     "--output: cannot create a file beside %s",
-					     quoted(o->output));
-		}
+		if (o->output && !open_output(o))
+			exit(DCP_EXIT_ERROR);
 		parsed = true;
 		break;
 	default:
@@ -549,6 +560,7 @@ struct dcp_prom *dcp_opts_prom_new(const struct dcp_opts *o)
 static int publish(const struct dcp_opts *o, int status)
 {
 	struct dcp_output *f = outfile;
+	const char *why;
 	int ret;
 
 	outfile = NULL;
@@ -560,7 +572,11 @@ static int publish(const struct dcp_opts *o, int status)
 			 quoted(o->output));
 		return DCP_EXIT_ERROR;
 	}
-	ret = dcp_output_commit(f);
+	ret = dcp_output_commit(f, &why);
+	if (ret < 0 && why) {
+		dcp_warn(0, "%s left as it was: since the run began, it %s", quoted(o->output), why);
+		return DCP_EXIT_ERROR;
+	}
 	if (ret < 0) {
 		dcp_warn(-ret, "%s left as it was: cannot write it", quoted(o->output));
 		return DCP_EXIT_ERROR;
@@ -600,7 +616,7 @@ static void at_exit(int status, void *arg)
 		return;
 	}
 	/* A usage error before --output's file was made: make it now. */
-	if (o->output && !outfile && dcp_output_open(o->output, &outfile) < 0)
+	if (o->output && !outfile && !open_output(o))
 		return;
 	if (!outfile || dcp_output_truncate(outfile) == 0) {
 		struct dcp_prom *m = dcp_opts_prom_new(o);

@@ -9,6 +9,7 @@ fixture_require
 
 ALL=(cachedopen dcache-probe warm uring-open)
 WALKERS=(dcache-probe warm)
+OPROBE=${DCP_BUILD:-$DCP_BIN/..}/tests/oprobe
 
 oneTimeSetUp() {
 	MNT=$(fixture_new 32) || fail "cannot make fixture"
@@ -19,6 +20,9 @@ oneTimeSetUp() {
 	mount -t tmpfs -o size=64k,mode=0755 tmpfs "$FULL" || fail "cannot mount a tmpfs"
 	OUTDIR=$SHUNIT_TMPDIR/out
 	mkdir -p "$OUTDIR"
+	# A sticky directory anyone may write, as /tmp, that nobody can reach.
+	STICKY=$(mktemp -d "$FIXTURE_ROOT/sticky.XXXXXX")
+	chmod 1777 "$STICKY"
 }
 
 oneTimeTearDown() {
@@ -26,7 +30,8 @@ oneTimeTearDown() {
 }
 
 setUp() {
-	rm -rf "${FULL:?}"/* "${FULL:?}"/.[!.]* "${OUTDIR:?}"/* "${OUTDIR:?}"/.[!.]*
+	rm -rf "${FULL:?}"/* "${FULL:?}"/.[!.]* "${OUTDIR:?}"/* "${OUTDIR:?}"/.[!.]* \
+		"${STICKY:?}"/* "${STICKY:?}"/.[!.]*
 }
 
 # listing DIR - the names in DIR, dot files too, sorted, on one line.
@@ -88,6 +93,242 @@ test_output_to_a_missing_directory_is_an_error() {
 		assertEquals "$cmd: exit 2" 2 "$RC"
 		assertContains "$cmd" "$ERR" "--output: cannot create a file beside '$OUTDIR/no/such/file'"
 	done
+}
+
+# what_is PATH - its type, inode, link target and contents, as one line:
+# what must not change when the object is not replaced.
+what_is() {
+	stat -c '%F %i %U' "$1" | tr '\n' ' '
+	[ -L "$1" ] && readlink "$1" | tr '\n' ' '
+	[ -f "$1" ] && [ ! -L "$1" ] && md5sum <"$1" | tr '\n' ' '
+	echo
+}
+
+# non_regular DIR - make in DIR what --output must never replace; prints
+# "NAME WORDS" lines, WORDS being what the message says it is.
+non_regular() {
+	mkfifo "$1/fifo"
+	mknod "$1/cn" c 1 7
+	ln -s /proc/self/fd/1 "$1/fd1"
+	echo kept >"$1/target"
+	ln -s target "$1/lnreg"
+	mkdir "$1/dir"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1/sock"
+	cat <<'EOT'
+fifo is a FIFO, not a regular file
+cn is a character device, not a regular file
+fd1 is a symbolic link, not a regular file
+lnreg is a symbolic link, not a regular file
+dir is a directory, not a regular file
+dir/ names a directory (it ends with '/')
+sock is a socket, not a regular file
+EOT
+}
+
+# FILE must be a regular file or absent: a FIFO, a device node, a symlink
+# (to /proc/self/fd/1, or to a regular file: root would write through it
+# elsewhere), a directory, a name ending in '/' and a socket are each
+# refused with exit 2 and one line, before the run (a cold tree stays
+# cold under warm), and left exactly as they were; no temporary file.
+# (Before: each was replaced by a regular file, exit 0 or 1, and a
+# directory failed only after the whole walk.)
+test_output_refuses_what_is_not_a_regular_file() {
+	local cmd name words before want
+	non_regular "$OUTDIR" >"$SHUNIT_TMPDIR/kinds"
+	want=$(listing "$OUTDIR")
+	for cmd in "${ALL[@]}"; do
+		while read -r name words; do
+			before=$(what_is "$OUTDIR/${name%/}")
+			# shellcheck disable=SC2046
+			run "$cmd" --output="$OUTDIR/$name" $(args "$cmd")
+			assertEquals "$cmd --output=$name: exit 2" 2 "$RC"
+			assertEquals "$cmd --output=$name: nothing on stdout" "" "$OUT"
+			assertEquals "$cmd --output=$name: one line" \
+				"$cmd: --output: '$OUTDIR/$name' $words: not replaced" "$ERR"
+			assertEquals "$cmd --output=$name: left as it was" "$before" \
+				"$(what_is "$OUTDIR/${name%/}")"
+		done <"$SHUNIT_TMPDIR/kinds"
+		assertEquals "$cmd: the target of the link untouched" kept "$(cat "$OUTDIR/target")"
+		assertEquals "$cmd: no temporary file" "$want" "$(listing "$OUTDIR")"
+	done
+	# Before the run, not after it: the cold tree stays cold.
+	fixture_cold "$MNT" || fail "remount"
+	for name in fifo dir cn; do
+		run warm -r --output="$OUTDIR/$name" "$MNT/t"
+		assertEquals "warm --output=$name: exit 2" 2 "$RC"
+		assertEquals "warm --output=$name: nothing was warmed" "miss $MNT/t/a/y" \
+			"$("$OPROBE" "$MNT/t/a/y")"
+	done
+	# Warm again for the tests that follow, for nobody too (ACLs loaded).
+	find "$MNT/t" -exec stat {} + >/dev/null
+	as_nobody find "$MNT/t" -exec stat {} + >/dev/null
+	# As nobody, in a directory nobody may write, the same.
+	non_regular "$STICKY" >/dev/null
+	want=$(listing "$STICKY")
+	for cmd in "${ALL[@]}"; do
+		while read -r name words; do
+			before=$(what_is "$STICKY/${name%/}")
+			# shellcheck disable=SC2046
+			run as_nobody "$DCP_BIN/$cmd" --output="$STICKY/$name" $(args "$cmd")
+			assertEquals "nobody: $cmd --output=$name: exit 2" 2 "$RC"
+			assertEquals "nobody: $cmd --output=$name: one line" \
+				"$DCP_BIN/$cmd: --output: '$STICKY/$name' $words: not replaced" "$ERR"
+			assertEquals "nobody: $cmd --output=$name: left as it was" "$before" \
+				"$(what_is "$STICKY/${name%/}")"
+		done <"$SHUNIT_TMPDIR/kinds"
+	done
+	assertEquals "nobody: no temporary file" "$want" "$(listing "$STICKY")"
+}
+
+# start_held CMD... - start CMD with --from a FIFO (appended) and wait until
+# it reads the list: FILE was checked by then (before the run).  The list
+# is given and the run ended by end_held PATH.
+start_held() {
+	rm -f "$SHUNIT_TMPDIR/list"
+	mkfifo "$SHUNIT_TMPDIR/list"
+	"$@" --from="$SHUNIT_TMPDIR/list" >"$SHUNIT_TMPDIR/held.out" 2>"$SHUNIT_TMPDIR/held.err" &
+	HELD=$!
+	exec 7>"$SHUNIT_TMPDIR/list" # returns once the command opened the list
+}
+
+end_held() {
+	echo "$1" >&7
+	exec 7>&-
+	wait "$HELD"
+	RC=$?
+	OUT=$(cat "$SHUNIT_TMPDIR/held.out")
+	ERR=$(cat "$SHUNIT_TMPDIR/held.err")
+}
+
+# FILE is checked again at the rename: a regular file when the run began,
+# swapped for a FIFO, a device node or a symlink (as the user who may
+# write the directory could) while the command runs, is left as it is,
+# exit 2, said; so is FILE when the temporary file was replaced (the other
+# file is not renamed into place).  Absent or still a regular file, the
+# output is published.  (Before: each was replaced.)
+test_output_checked_again_at_the_rename() {
+	local cmd kind f t
+	for cmd in "${ALL[@]}"; do
+		f=$OUTDIR/$cmd.out
+		for kind in fifo cn fd1 tmp same; do
+			rm -f "$f" "$OUTDIR"/.*.out.*
+			echo old >"$f"
+			start_held "$cmd" --output="$f"
+			case $kind in
+			fifo) rm "$f" && mkfifo "$f" ;;
+			cn) rm "$f" && mknod "$f" c 1 7 ;;
+			fd1) rm "$f" && ln -s /proc/self/fd/1 "$f" ;;
+			tmp)
+				t=$(find "$OUTDIR" -name ".$cmd.out.*")
+				rm "$t" && echo other >"$t"
+				;;
+			same) echo newer >"$f" ;;
+			esac
+			end_held "$MNT/t/x"
+			case $kind in
+			same)
+				assertEquals "$cmd, FILE rewritten meanwhile: published ($ERR)" 0 "$RC"
+				assertNotEquals "$cmd: the output in FILE" newer "$(cat "$f")"
+				;;
+			tmp)
+				assertEquals "$cmd, temporary replaced: exit 2" 2 "$RC"
+				assertContains "$cmd, temporary replaced: said" "$ERR" \
+					"$cmd: '$f' left as it was: since the run began, it had its temporary file replaced"
+				assertEquals "$cmd: FILE as it was" old "$(cat "$f")"
+				assertEquals "$cmd: the other file left where it was" other "$(cat "$t")"
+				;;
+			*)
+				assertEquals "$cmd, $kind swapped in: exit 2" 2 "$RC"
+				assertContains "$cmd, $kind swapped in: said" "$ERR" \
+					"$cmd: '$f' left as it was: since the run began, it is a "
+				assertEquals "$cmd, $kind swapped in: still there" \
+					"$(case $kind in fifo) echo fifo ;; cn) echo character special file ;; fd1) echo symbolic link ;; esac)" \
+					"$(stat -c %F "$f")"
+				;;
+			esac
+			[ "$kind" = tmp ] || assertEquals "$cmd, $kind: no temporary file" "" \
+				"$(find "$OUTDIR" -name ".$cmd.out.*")"
+		done
+	done
+}
+
+# The last moment: another process exchanges FILE (a regular file) and a
+# FIFO beside it atomically, over and over, while cachedopen runs 300 times
+# with --output=FILE.  Whatever moment the exchange falls on, the FIFO is
+# never replaced: after every run it is still at FILE or beside it (the
+# rename exchanges FILE with the new file and checks what left it, putting
+# a FIFO back).  Every run publishes (0) or refuses (2).  (Before: the
+# first run replaced the FIFO or the file, whichever was at FILE.)
+test_output_never_replaces_what_is_swapped_in_at_the_last_moment() {
+	local f=$OUTDIR/swap.out a=$OUTDIR/swap.fifo i ino bad=0 refused=0 swapper
+	echo old >"$f"
+	mkfifo "$a"
+	ino=$(stat -c %i "$a")
+	python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+d = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+while True:
+    libc.renameat2(d, b"swap.out", d, b"swap.fifo", 2)  # RENAME_EXCHANGE
+' "$OUTDIR" &
+	swapper=$!
+	for i in $(seq 300); do
+		cachedopen --output="$f" "$MNT/t/x" >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+		RC=$?
+		[ "$RC" = 2 ] && refused=$((refused + 1))
+		if [ "$RC" != 0 ] && [ "$RC" != 2 ]; then
+			bad=$((bad + 1))
+		fi
+		# Looked at with the swapper stopped: two names are two lookups.
+		kill -STOP "$swapper"
+		until [ "$(cut -d' ' -f3 "/proc/$swapper/stat")" = T ]; do :; done
+		if [ "$(stat -c %i "$f")" != "$ino" ] && [ "$(stat -c %i "$a" 2>/dev/null)" != "$ino" ]; then
+			fail "run $i: the FIFO was replaced"
+			break
+		fi
+		kill -CONT "$swapper"
+	done
+	kill -KILL "$swapper"
+	wait "$swapper" 2>/dev/null
+	echo "  $i runs: $refused refused"
+	assertEquals "every run published or refused" 0 "$bad"
+	assertTrue "the swap happened during runs (some refused)" "[ $refused -gt 0 ]"
+}
+
+# A regular file is replaced only when it is the caller's, in a sticky
+# directory (/tmp): root refuses nobody's file there, as
+# fs.protected_regular=2 would refuse root an O_CREAT open of it, whatever
+# the sysctl says; a file of the directory's owner is root's to replace.
+# nobody is refused another's file before the run (the kernel would refuse
+# the rename only after it) and publishes its own.
+test_output_in_a_sticky_directory() {
+	local cmd f
+	for cmd in "${ALL[@]}"; do
+		f=$STICKY/$cmd.out
+		echo nobody >"$f" && chown 65534:65534 "$f"
+		# shellcheck disable=SC2046
+		run "$cmd" --output="$f" $(args "$cmd")
+		assertEquals "root, nobody's file: exit 2" 2 "$RC"
+		assertEquals "root, nobody's file: said" \
+			"$cmd: --output: '$f' is another user's file in a sticky directory: not replaced" "$ERR"
+		assertEquals "root, nobody's file: as it was" "nobody 65534" "$(cat "$f") $(stat -c %u "$f")"
+		# shellcheck disable=SC2046
+		run as_nobody "$DCP_BIN/$cmd" --output="$f" $(args "$cmd")
+		assertEquals "nobody, its own file: published ($ERR)" "0 65534" "$RC $(stat -c %u "$f")"
+		assertNotEquals "nobody, its own file: new" nobody "$(cat "$f")"
+		echo root >"$f" && chown 0:0 "$f"
+		# shellcheck disable=SC2046
+		run as_nobody "$DCP_BIN/$cmd" --output="$f" $(args "$cmd")
+		assertEquals "nobody, root's file: exit 2" 2 "$RC"
+		assertEquals "nobody, root's file: said" \
+			"$DCP_BIN/$cmd: --output: '$f' is another user's file in a sticky directory: not replaced" "$ERR"
+		assertEquals "nobody, root's file: as it was" root "$(cat "$f")"
+		# shellcheck disable=SC2046
+		run "$cmd" --output="$f" $(args "$cmd")
+		assertEquals "root, the directory owner's file: published ($ERR)" 0 "$RC"
+	done
+	assertEquals "no temporary file left" "cachedopen.out dcache-probe.out uring-open.out warm.out" \
+		"$(listing "$STICKY")"
 }
 
 # Without --prometheus a run that cannot probe leaves FILE as it was.
