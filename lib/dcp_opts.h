@@ -20,6 +20,8 @@
  *     run ended and every write succeeded (dcp_output.h).  FILE must be
  *     a regular file or absent: anything else is refused (exit 2) before
  *     the run.
+ *   - Below its descriptor floor (DCP_FLOOR_*) a command refuses to run
+ *     (exit 2), saying so, once the options are read.
  *
  * A run that does not reach dcp_opts_finish() (exit 3 "cannot probe", a
  * fatal error, exit 64 for a usage error once --prometheus was read) ends
@@ -59,6 +61,21 @@ enum {
 	DCP_OPTS_SIZES = 1 << 10,   /* -h --human-readable --si: byte counts in text */
 	DCP_OPTS_MANIFEST = 1 << 11, /* --manifest: the paths of a residency manifest
 				      * (dcp_manifest.h) instead of PATHs, lists and -r */
+};
+
+/*
+ * The fewest descriptors (RLIMIT_NOFILE, ulimit -n) each command runs
+ * with, whatever its options, when only standard input, output and error
+ * are open: measured (tests/cmd/test_limits.sh), written in each man page.
+ * Below it a run does not start: it says so and exits 2.  Descriptors a
+ * process was given beyond the standard three count against the limit
+ * (dcp_fd_free()).
+ */
+enum {
+	DCP_FLOOR_CACHEDOPEN = 10,
+	DCP_FLOOR_DCACHE_PROBE = 9,
+	DCP_FLOOR_WARM = 10,
+	DCP_FLOOR_URING_OPEN = 7,
 };
 
 /* Help groups, so that a command's own options sit under the same headers. */

@@ -113,8 +113,9 @@ struct dcp_uring_batch {
 	int first_error;     /* -errno of the first failed open (not EAGAIN) */
 	size_t first_error_index;
 	unsigned depth;	     /* requests in flight at most: DEPTH, or fewer
-			      * with HOW->direct when RLIMIT_NOFILE caps the
-			      * fixed-file table */
+			      * when RLIMIT_NOFILE caps the fixed-file table
+			      * (HOW->direct) or the descriptors the opens
+			      * in flight hold (dcp_fd_free(), less 5) */
 };
 
 /*

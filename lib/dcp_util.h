@@ -52,6 +52,25 @@ const char *dcp_version(void);
 /* dcp_now_ns - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t dcp_now_ns(void);
 
+/*
+ * dcp_errno_resource - true for the errors that say the process ran out
+ * of something (EMFILE, ENFILE, ENOMEM), not that the object is so: an
+ * entry or a directory that failed with one was not seen, and a run that
+ * met one did not see everything.  ERR may be positive or negative.
+ */
+bool dcp_errno_resource(int err);
+
+/* Below this RLIMIT_NOFILE, dcp_fd_free() counts the open descriptors. */
+#define DCP_FD_COUNTED 256
+
+/*
+ * dcp_fd_free - how many more descriptors this process may open:
+ * RLIMIT_NOFILE less the descriptors open below it, counted (one fcntl
+ * per number) when the limit is under DCP_FD_COUNTED; above, the limit
+ * less the three standard streams.  UINT32_MAX without a limit.
+ */
+uint32_t dcp_fd_free(void);
+
 #ifdef __cplusplus
 }
 #endif

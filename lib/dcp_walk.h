@@ -171,7 +171,8 @@ struct dcp_walk_opts {
 	/*
 	 * Descriptors the caller holds besides the walker's, per walker
 	 * thread and in all: the walker keeps its budget of directory
-	 * descriptors (and its thread count) within RLIMIT_NOFILE less these.
+	 * descriptors (and its thread count) within the descriptors still
+	 * free (dcp_fd_free()) less these.
 	 */
 	unsigned fds_per_thread, fds_extra;
 
@@ -267,8 +268,9 @@ unsigned dcp_walk_threads(const struct dcp_walk *w);
 
 /*
  * dcp_fd_threads - how many of THREADS threads, each holding up to
- * PER_THREAD descriptors at once, fit in RLIMIT_NOFILE less a small
- * reserve (stdio, the command's own); 0 when not even one does.  For
+ * PER_THREAD descriptors at once, fit in the descriptors still free
+ * (dcp_fd_free(): descriptors given by the parent count) less a small
+ * reserve (the command's own); 0 when not even one does.  For
  * pools that open files outside a walk (lists of paths), and to size a
  * walker's helpers.
  */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -323,6 +324,51 @@ static bool open_output(const struct dcp_opts *o)
 	return ret == 0;
 }
 
+/*
+ * The fewest descriptors each command needs (RLIMIT_NOFILE, with only
+ * standard input, output and error open): measured with every option
+ * that holds descriptors (tests/cmd/test_limits.sh runs each under every
+ * limit up to its floor + 2), and written in each man page.
+ */
+static const struct {
+	const char *command;
+	unsigned floor;
+} floors[] = {
+	{ "cachedopen", DCP_FLOOR_CACHEDOPEN },
+	{ "dcache-probe", DCP_FLOOR_DCACHE_PROBE },
+	{ "warm", DCP_FLOOR_WARM },
+	{ "uring-open", DCP_FLOOR_URING_OPEN },
+};
+
+/*
+ * Whether this run has the descriptors its command needs.  Below the floor
+ * no run is tried (a walk would report entries it could not probe as
+ * errors, a mount table it could not load as "unknown"): it says so, in
+ * words.  Descriptors the process was given beyond the standard three
+ * count against the limit (dcp_fd_free()).
+ */
+static bool enough_descriptors(const struct dcp_opts *o)
+{
+	uint32_t floor = 0, free_fds = dcp_fd_free();
+	struct rlimit rl;
+
+	for (size_t i = 0; i < sizeof(floors) / sizeof(floors[0]); i++)
+		if (!strcmp(floors[i].command, o->command))
+			floor = floors[i].floor;
+	if (!floor || free_fds >= floor - 3 || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return true;
+	if (rl.rlim_cur < floor)
+		dcp_warn(0, "needs at least %u open file descriptors, RLIMIT_NOFILE (ulimit -n) "
+			 "is %llu", floor, (unsigned long long)rl.rlim_cur);
+	else
+		dcp_warn(0, "needs at least %u open file descriptors, RLIMIT_NOFILE (ulimit -n) "
+			 "is %llu and %llu are open already (%llu besides standard input, output "
+			 "and error)", floor, (unsigned long long)rl.rlim_cur,
+			 (unsigned long long)(rl.rlim_cur - free_fds),
+			 (unsigned long long)(rl.rlim_cur - free_fds - 3));
+	return false;
+}
+
 /* The checks that hold in every command, once every option is known. */
 static void check(struct argp_state *state, struct dcp_opts *o)
 {
@@ -530,6 +576,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		check(state, o);
+		/* Before anything that needs a descriptor: the output file first. */
+		if (!enough_descriptors(o))
+			exit(DCP_EXIT_ERROR);
 		if (o->output && !open_output(o))
 			exit(DCP_EXIT_ERROR);
 		parsed = true;

@@ -79,6 +79,7 @@ static struct {
 	pthread_mutex_t out_lock;
 	_Atomic bool stop;	   /* a write failed: abort the walk */
 	_Atomic int write_err;	   /* first -errno of writing stdout */
+	_Atomic bool short_said;   /* a probe failed for want of descriptors or memory: said */
 	enum dcp_pr_format fmt;
 	bool records;		   /* per-path records are printed */
 	struct dcp_buf dirbuf;	   /* --per-dir rows, */
@@ -503,6 +504,25 @@ walk_on:
 	if (!ds && o->recursive && st == DCP_NEGATIVE) {
 		walk_error(e, ENOENT, NULL);
 		return DCP_WALK_PRUNE;
+	}
+	/*
+	 * A probe that failed for want of descriptors or memory says nothing
+	 * of the path: the run is short of something, which is said once, in
+	 * every format (even -s and -q), on stderr.  A directory then cannot
+	 * be walked: a walk error, so the run is not complete.
+	 */
+	if (st == DCP_ERROR && dcp_errno_resource(ret)) {
+		if (!atomic_exchange(&run.short_said, true)) {
+			struct dcp_buf q = DCP_BUF_INIT;
+
+			dcp_buf_quote_msg(&q, e->path, e->pathlen);
+			dcp_buf_putc(&q, '\0');
+			dcp_warn(-ret, "the run is incomplete: cannot probe %s, perhaps not the only one",
+				 q.oom ? "(path)" : q.data);
+			dcp_buf_free(&q);
+		}
+		if (o->recursive && maybe_dir)
+			walk_error(e, -ret, NULL);
 	}
 	/* Nothing to walk below an absent name or a failed lookup. */
 	if (!o->recursive || !maybe_dir || st == DCP_NEGATIVE || st == DCP_ERROR)

@@ -15,6 +15,9 @@
 #include "dcp_uring.h"
 #include "dcp_util.h"
 
+/* Descriptors dcp_uring_open_all() leaves to its caller beside the opens in flight. */
+#define URING_FD_SPARE 5
+
 #ifndef RESOLVE_CACHED
 #define RESOLVE_CACHED 0x20
 #endif
@@ -277,6 +280,14 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 			goto out;
 		for (unsigned i = 0; i < depth; i++)
 			b.free_slots[b.nfree++] = depth - 1 - i;
+	} else {
+		/* Each open in flight holds a descriptor until it is reaped:
+		 * as many as may be opened, less a few for the caller. */
+		uint32_t room = dcp_fd_free();
+
+		room = room > URING_FD_SPARE ? room - URING_FD_SPARE : 1;
+		if (room < depth)
+			depth = room;
 	}
 	out->depth = depth;
 	c0 = cpu_now_ns();

@@ -2,8 +2,10 @@
 /* util.c - strict number and duration parsing, errno names, clocks. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "dcp_util.h"
@@ -139,4 +141,26 @@ uint64_t dcp_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+bool dcp_errno_resource(int err)
+{
+	if (err < 0)
+		err = -err;
+	return err == EMFILE || err == ENFILE || err == ENOMEM;
+}
+
+uint32_t dcp_fd_free(void)
+{
+	struct rlimit rl;
+	rlim_t open = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= UINT32_MAX)
+		return UINT32_MAX;
+	if (rl.rlim_cur >= DCP_FD_COUNTED)
+		return (uint32_t)rl.rlim_cur - 3;
+	for (int fd = 0; fd < (int)rl.rlim_cur; fd++)
+		open += fcntl(fd, F_GETFD) >= 0;
+	return (uint32_t)(rl.rlim_cur - open);
 }

@@ -55,6 +55,7 @@
 #include "dcp_mounts.h"
 #include "dcp_probe.h"
 #include "dcp_report.h"
+#include "dcp_util.h"
 #include "dcp_walk.h"
 
 #ifndef RESOLVE_CACHED
@@ -2827,22 +2828,35 @@ static void *worker_main(void *arg)
 /* ---- public interface ------------------------------------------------ */
 
 /*
- * The directory descriptor budget, from RLIMIT_NOFILE less what others
- * hold: each worker a probe descriptor and a transient one, plus the
- * caller's own (o->fds_per_thread each, o->fds_extra in all).  Lowers
+ * Descriptors the walk may use: those still free (dcp_fd_free(): the
+ * limit less those open, counted under a small limit, so that
+ * descriptors given by the parent count too) less a reserve for the
+ * command's transient ones; RLIM_INFINITY without a limit.
+ */
+static rlim_t fds_avail(void)
+{
+	uint32_t f = dcp_fd_free();
+
+	if (f == UINT32_MAX)
+		return RLIM_INFINITY;
+	return f > FD_RESERVE - 3 ? f - (FD_RESERVE - 3) : 0;
+}
+
+/*
+ * The directory descriptor budget, from the descriptors free less what
+ * others hold: each worker a probe descriptor and a transient one, plus
+ * the caller's own (o->fds_per_thread each, o->fds_extra in all).  Lowers
  * *THREADS until every worker can also hold two directory descriptors.
  */
 static unsigned fd_budget(const struct dcp_walk_opts *o, unsigned *threads)
 {
 	/* Under FOLLOW, retrace() holds one more, besides the transient one. */
 	rlim_t per = 2 + ((o->flags & DCP_WALK_FOLLOW) ? 1 : 0) + (rlim_t)o->fds_per_thread;
-	rlim_t t = *threads, avail;
-	struct rlimit rl;
+	rlim_t t = *threads, avail = fds_avail();
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+	if (avail == RLIM_INFINITY)
 		return FD_BUDGET_MAX;
-	avail = rl.rlim_cur > FD_RESERVE + (rlim_t)o->fds_extra ?
-			rl.rlim_cur - FD_RESERVE - o->fds_extra : 0;
+	avail = avail > (rlim_t)o->fds_extra ? avail - o->fds_extra : 0;
 	if (t * (per + 2) > avail)
 		t = avail / (per + 2) ? avail / (per + 2) : 1;
 	*threads = (unsigned)t;
@@ -2854,12 +2868,10 @@ static unsigned fd_budget(const struct dcp_walk_opts *o, unsigned *threads)
 
 unsigned dcp_fd_threads(unsigned threads, unsigned per_thread)
 {
-	struct rlimit rl;
-	rlim_t avail;
+	rlim_t avail = fds_avail();
 
-	if (!per_thread || getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+	if (!per_thread || avail == RLIM_INFINITY)
 		return threads;
-	avail = rl.rlim_cur > FD_RESERVE ? rl.rlim_cur - FD_RESERVE : 0;
 	if ((rlim_t)threads * per_thread > avail)
 		threads = (unsigned)(avail / per_thread);
 	return threads;
