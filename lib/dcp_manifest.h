@@ -84,7 +84,8 @@ struct dcp_manifest_event {
 	int err;	   /* positive errno: ESTALE changed since the manifest,
 			    * ENODEV not a regular file now, ENOENT gone,
 			    * EREMOTE on a mount where a lookup may wait (FUSE,
-			    * NFS...), EXDEV reached through another mount,
+			    * NFS...), EOPNOTSUPP on a pseudo filesystem (proc,
+			    * sysfs...), EXDEV reached through another mount,
 			    * EINVAL a path with "..", or what the lookup or a read
 			    * failed with */
 	const char *what;  /* a sentence for ERR, or NULL for strerror's */

@@ -471,13 +471,26 @@ struct dcp_pages_identity {
 };
 
 /*
+ * A manifest's file is opened for reading only after its O_PATH
+ * descriptor showed, without opening anything: a regular file; the one
+ * recorded (device, inode, size, mtime: else -ESTALE); on a mount in the
+ * table where an open does not wait (not FUSE, NFS...: else -EREMOTE) and
+ * no pseudo filesystem (proc, sysfs, debugfs, tracefs, securityfs,
+ * configfs, cgroup... by the mount table's type, then by fstatfs(2) of
+ * that descriptor: else -EOPNOTSUPP).  Then that descriptor is reopened
+ * (/proc/self/fd), never the name looked up again.
+ */
+
+/*
  * dcp_pages_at_manifest - measure regular file NAME (relative to DIRFD,
- * opened as dcp_pages_at() opens it: RESOLVE_CACHED, never waiting)
- * within the N byte ranges R a manifest recorded for it (each [offset,
- * length], clipped to the file's size now): OUT's size and pages are the
- * recorded bytes and pages, its resident count those in memory now.
- * Returns 0, -ESTALE when the file is not ID any more (another device,
- * inode, size or mtime, or no regular file at all), or as dcp_pages_at().
+ * looked up as dcp_pages_at() does: RESOLVE_CACHED, never waiting; opened
+ * by the rule above) within the N byte ranges R a manifest recorded for it
+ * (each [offset, length], clipped to the file's size now): OUT's size and
+ * pages are the recorded bytes and pages, its resident count those in
+ * memory now.  Returns 0, -ESTALE when the file is not ID any more
+ * (another device, inode, size or mtime, or no regular file at all),
+ * -EREMOTE on a filesystem that is not read (FUSE, NFS..., or pseudo:
+ * residency "filesystem" unknown), or as dcp_pages_at().
  */
 int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 			  const struct dcp_pages_identity *id, const uint64_t (*r)[2], size_t n,
@@ -495,13 +508,13 @@ struct dcp_pages_plan {
 
 /*
  * dcp_pages_plan_at - open regular file NAME relative to DIRFD without
- * leaving DIRFD's mount (RESOLVE_NO_XDEV; the lookup may do I/O), as the
- * object checked (dcp_pages_open_at()'s rule: O_PATH, type checked,
- * reopened), check that it is still ID, and find which pages of the N
- * recorded ranges R (clipped to its size) are not resident now, without
- * reading them.  Leaves P->fd open when there is something to read.
- * Returns 0 (P->bytes may be 0: nothing missing, or another name of an
- * inode planned before), -ESTALE, -ENODEV (not a regular file), -errno.
+ * leaving DIRFD's mount (RESOLVE_NO_XDEV; the lookup may do I/O), by the
+ * rule above (ID and the filesystem checked on the O_PATH descriptor, then
+ * that descriptor reopened), and find which pages of the N recorded ranges
+ * R (clipped to its size) are not resident now, without reading them.
+ * Leaves P->fd open when there is something to read.  Returns 0 (P->bytes
+ * may be 0: nothing missing, or another name of an inode planned before),
+ * -ESTALE, -ENODEV (not a regular file), -EREMOTE, -EOPNOTSUPP, -errno.
  */
 int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identity *id,
 		      const uint64_t (*r)[2], size_t n, struct dcp_pages_plan *p);

@@ -926,6 +926,9 @@ static int mount_root(struct restore *r, const char *path, size_t *tlen)
 			break;
 		}
 	}
+	/* Files the kernel makes up (proc, sysfs...) are not a manifest's to read. */
+	if (fd == 0 && dcp_fs_is_pseudo(mt.fstype))
+		fd = -EOPNOTSUPP;
 	if (fd == 0) {
 		/* The mount point's text names it: no symlink is followed. */
 		fd = dcp_openat2(AT_FDCWD, mt.target, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
@@ -955,6 +958,7 @@ static void report(struct restore *r, size_t entry, int err)
 			   err == ENODEV ? "not a regular file now, not restored" :
 			   err == EREMOTE ? "on a filesystem where a lookup may wait (FUSE, NFS...), "
 					    "not restored" :
+			   err == EOPNOTSUPP ? "on a pseudo filesystem (proc, sysfs...), not restored" :
 			   err == EXDEV ? "reached through another mount, not restored" :
 			   err == EINVAL ? "a path with '..' is not restored" : NULL;
 	struct dcp_manifest_event ev = { &r->m->v[entry], err, what };

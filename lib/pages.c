@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -612,11 +613,13 @@ static int proc_fd_dir(void)
 
 /* The mount table, read once, the first time a file's mount is asked. */
 static struct dcp_mounts *pages_mounts;
+static int pages_mounts_err; /* why there is none: -ENOMEM, -ELIBACC... */
 static pthread_once_t pages_mounts_once = PTHREAD_ONCE_INIT;
 
 static void pages_mounts_load(void)
 {
-	if (dcp_mounts_load(NULL, &pages_mounts) < 0)
+	pages_mounts_err = dcp_mounts_load(NULL, &pages_mounts);
+	if (pages_mounts_err < 0)
 		pages_mounts = NULL;
 }
 
@@ -651,6 +654,97 @@ static int judge_mount(uint64_t mnt_id, void *arg)
 }
 
 /*
+ * The f_type (statfs(2)) of the pseudo filesystems (DCP_FS_PSEUDO_TYPES:
+ * files the kernel makes up, where reading may have effects or reveal
+ * what it should not) and of those where an open or a read may wait on a
+ * daemon or a server (dcp_pages_fstype_opens_safely()).  Spelled out: old
+ * headers lack some of them.
+ */
+static bool magic_refused(unsigned long type)
+{
+	static const unsigned long refused[] = {
+		0x9fa0,	    /* proc */
+		0x62656572, /* sysfs */
+		0x27e0eb,   /* cgroup */
+		0x63677270, /* cgroup2 */
+		0x64626720, /* debugfs */
+		0x74726163, /* tracefs */
+		0x73636673, /* securityfs */
+		0x6165676c, /* pstore */
+		0xcafe4a11, /* bpf */
+		0x62656570, /* configfs */
+		0x65735543, /* fusectl */
+		0x42494e4d, /* binfmt_misc */
+		0xde5e81e4, /* efivarfs */
+		0xf97cff8c, /* selinuxfs */
+		0x43415d53, /* smackfs */
+		0x19800202, /* mqueue */
+		0x1cd1,	    /* devpts */
+		0x0187,	    /* autofs */
+		0x67596969, /* rpc_pipefs */
+		0x6e736673, /* nsfs */
+		0x958458f6, /* hugetlbfs */
+		0x6e667364, /* nfsd */
+		0x65735546, /* fuse, fuseblk, virtiofs */
+		0x6969,	    /* nfs */
+		0xff534d42, /* cifs */
+		0xfe534d42, /* smb2 */
+		0x517b,	    /* smbfs */
+		0x01021997, /* 9p */
+		0x00c36400, /* ceph */
+		0x5346414f, /* afs */
+		0x6b414653, /* kafs */
+		0x73757245, /* coda */
+		0x01161970, /* gfs2 */
+		0x7461636f, /* ocfs2 */
+		0x0bd00bd0, /* lustre */
+	};
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if ((type & 0xffffffffUL) == refused[i])
+			return true;
+	return false;
+}
+
+/*
+ * A manifest's file (a manifest is input anyone may have written): may
+ * the object that the O_PATH descriptor PFD holds (its statx in STX) be
+ * opened for reading?  Decided before anything is opened, from PFD alone:
+ *   - it is the file recorded, ID (device, inode, size, mtime): -ESTALE;
+ *   - its mount (by its mount ID, in the table: no I/O) is one where an
+ *     open does not wait (not FUSE, NFS...) and not a mount the table
+ *     lacks: -EREMOTE; nor a pseudo filesystem (proc, sysfs...):
+ *     -EOPNOTSUPP (no table at all: why, -ENOMEM...);
+ *   - its own superblock says the same (fstatfs of PFD, asked only now
+ *     that the mount is known not to ask a daemon): -EOPNOTSUPP.
+ */
+static int manifest_may_open(int pfd, const struct statx *stx, const struct dcp_pages_identity *id)
+{
+	struct dcp_mount mt;
+	struct statfs sfs;
+
+	if (!(stx->stx_mask & STATX_MNT_ID))
+		return -EREMOTE;
+	pthread_once(&pages_mounts_once, pages_mounts_load);
+	if (!pages_mounts)
+		return pages_mounts_err < 0 ? pages_mounts_err : -EIO; /* not "FUSE": an error */
+	if (dcp_mounts_by_id(pages_mounts, stx->stx_mnt_id, &mt) < 0 ||
+	    !dcp_pages_fstype_opens_safely(mt.fstype))
+		return -EREMOTE;
+	if (dcp_fs_is_pseudo(mt.fstype))
+		return -EOPNOTSUPP;
+	if ((uint64_t)makedev(stx->stx_dev_major, stx->stx_dev_minor) != id->dev ||
+	    stx->stx_ino != id->ino || stx->stx_size != id->size ||
+	    (int64_t)stx->stx_mtime.tv_sec * 1000000000 + stx->stx_mtime.tv_nsec != id->mtime_ns)
+		return -ESTALE;
+	if (fstatfs(pfd, &sfs) < 0)
+		return -errno;
+	if (magic_refused((unsigned long)sfs.f_type))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/*
  * Open NAME for reading only if it is a regular file, without a race: look
  * it up once, O_PATH (which opens nothing), check the type on that
  * descriptor, and open *that descriptor* again through /proc/self/fd.  A
@@ -658,21 +752,24 @@ static int judge_mount(uint64_t mnt_id, void *arg)
  * the file) cannot change what is opened: the name is never looked up
  * twice.  CACHED: the lookup uses RESOLVE_CACHED (no I/O).  The type comes
  * from statx without syncing, so a network or FUSE filesystem is not asked.
+ * ID: a manifest's file, checked by manifest_may_open() before the reopen.
  * Returns the descriptor (its fstat in *AFTER), -ENODEV when it is not a
- * regular file, -EREMOTE when its mount may wait (CACHED only), -ENOMEDIUM
+ * regular file, -EREMOTE when its mount may wait (CACHED or ID only),
+ * -ESTALE or -EOPNOTSUPP (ID only), -ENOMEDIUM
  * when it cannot be reopened (no /proc: unknown, never opened by name), or
  * -errno.
  */
 static int open_checked_how(int dirfd, const char *name, unsigned flags, bool cached,
-			    unsigned long long more, struct stat *after)
+			    unsigned long long more, const struct dcp_pages_identity *id,
+			    struct stat *after)
 {
 	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
 	unsigned long long resolve = (cached ? RESOLVE_CACHED : 0) | more;
 	char num[16];
 	struct statx stx;
-	int pfd, fd, dir;
+	int pfd, fd, dir, ret;
 
-	if ((flags & DCP_PAGES_ISREG) && (flags & DCP_PAGES_DIR_PRIVATE) && !more) {
+	if ((flags & DCP_PAGES_ISREG) && (flags & DCP_PAGES_DIR_PRIVATE) && !more && !id) {
 		/* Nobody else renames here: the name getdents64 typed is the file. */
 		fd = dcp_openat2(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow,
 				 0, resolve);
@@ -699,10 +796,10 @@ static int open_checked_how(int dirfd, const char *name, unsigned flags, bool ca
 	}
 	if (pfd < 0)
 		return pfd;
-	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO | STATX_MNT_ID,
+	if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_INO | STATX_MNT_ID | (id ? STATX_SIZE | STATX_MTIME : 0),
 		  &stx) < 0) {
-		int ret = -errno;
-
+		ret = -errno;
 		close(pfd);
 		return ret;
 	}
@@ -711,9 +808,11 @@ static int open_checked_how(int dirfd, const char *name, unsigned flags, bool ca
 		return -ENODEV; /* a FIFO, a device, a link not followed... */
 	}
 	/* A measurement never waits: the mount reached, not the one named. */
-	if (cached && !reached_opens_safely(&stx)) {
+	ret = id ? manifest_may_open(pfd, &stx, id) :
+	      cached && !reached_opens_safely(&stx) ? -EREMOTE : 0;
+	if (ret < 0) {
 		close(pfd);
-		return -EREMOTE;
+		return ret;
 	}
 	snprintf(num, sizeof(num), "%d", pfd);
 	fd = dir < 0 ? -ENOMEDIUM : openat(dir, num, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -734,7 +833,7 @@ static int open_checked_how(int dirfd, const char *name, unsigned flags, bool ca
 static int open_checked(int dirfd, const char *name, unsigned flags, bool cached,
 			struct stat *after)
 {
-	return open_checked_how(dirfd, name, flags, cached, 0, after);
+	return open_checked_how(dirfd, name, flags, cached, 0, NULL, after);
 }
 
 bool dcp_pages_dir_private(uid_t uid, mode_t mode)
@@ -1798,9 +1897,12 @@ int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 {
 	uint64_t s, e;
 	struct stat st;
-	int fd = open_at(dirfd, name, flags, &st), m, ret = 0;
+	/* Checked to be ID, on a filesystem that may be read, before the open. */
+	int fd = open_checked_how(dirfd, name, flags, true, 0, id, &st), m, ret = 0;
 
 	*out = (struct dcp_pages){ 0 };
+	if (fd == -EOPNOTSUPP)
+		return -EREMOTE; /* a pseudo filesystem: not measured, "filesystem" */
 	if (fd < 0)
 		return fd == -ENODEV ? -ESTALE : fd; /* not even a regular file now */
 	m = dcp_pages_support();
@@ -1860,7 +1962,7 @@ int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identi
 	p->missing.n = 0;
 	p->missing.failed = 0;
 	/* The regular file checked, reached without leaving DIRFD's mount. */
-	fd = open_checked_how(dirfd, name, 0, false, RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS, &st);
+	fd = open_checked_how(dirfd, name, 0, false, RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS, id, &st);
 	if (fd < 0)
 		return fd;
 	if (!identity_is(&st, id)) {

@@ -576,5 +576,92 @@ test_warm_pages_reads_only_what_is_missing() {
 	assertContains "$ERR" "0 left out by limits"
 }
 
+# A manifest is input anyone may write (issue 36): whatever its records
+# name, a restore and a check open for reading only a regular file on a
+# filesystem that stores files, and only once its O_PATH descriptor showed
+# the identity recorded; never the name looked up twice.  Hand-written
+# records: /proc/self/environ, sysfs files with their true identity (any
+# user may stat them: root used to read /sys/bus/pci/devices/*/config),
+# /etc/shadow with a wrong one (it used to be opened before the identity
+# was found not to match), a FIFO, a device node, a POSIX message queue (a
+# pseudo file whose lookup is cached, so the check reaches its open), and
+# one good file, which is restored.  As root and as nobody, under strace:
+# no open of any of them but O_PATH.
+test_manifest_opens_no_pseudo_device_or_changed_file() {
+	local h=$MNT/h m=$MDIR/hostile.jsonl log=$MDIR/hostile.strace mq=$MDIR/mq
+	local who cmd l p sys=() real=()
+	rm -rf "$h"
+	mkdir -p "$h" "$mq"
+	head -c $((4 * PS)) /dev/urandom >"$h/good"
+	mkfifo "$h/fifo"
+	mknod "$h/null" c 1 3
+	mountpoint -q "$mq" || mount -t mqueue none "$mq" || fail "mount mqueue"
+	touch "$mq/q"
+	for p in /sys/kernel/uevent_seqnum /sys/bus/pci/devices/*/config; do
+		[ -f "$p" ] && sys+=("$p") && real+=("$(readlink -f "$p")")
+		[ ${#sys[@]} -lt 3 ] || break
+	done
+	assertTrue "a sysfs file to name" "[ ${#sys[@]} -gt 0 ]"
+	{
+		mpy record "$h/good"
+		mpy record /proc/self/environ "[[0,$PS]]"
+		for p in "${sys[@]}"; do mpy record "$p" "[[0,$PS]]"; done
+		mpy record /etc/shadow "[[0,$PS]]" 1
+		mpy record "$h/fifo" "[[0,$PS]]"
+		mpy record "$h/null" "[[0,$PS]]"
+		mpy record "$mq/q" "[[0,$PS]]"
+	} >"$m"
+	chmod 0644 "$m"
+	assertEquals "the message queue's lookup is cached (the check reaches its open)" \
+		"cached $mq/q" "$("$OPROBE" "$mq/q")"
+	for who in root nobody; do
+		# warm on a cold fixture, then dcache-probe (which opens a file
+		# only when its lookup is cached: the restore left them so).
+		mcold || fail "remount"
+		for cmd in warm dcache-probe; do
+			pre=()
+			[ $who = nobody ] && pre=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --)
+			ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run timeout 60 \
+				strace -f -y -qq -e trace=openat,openat2 -o "$log" "${pre[@]}" "$DCP_BIN/$cmd" --json --manifest="$m"
+			assertEquals "$who, $cmd: returns, exit 2 ($ERR)" 2 "$RC"
+			l=$(strace_joined "$log")
+			# Every reopen of a checked descriptor (/proc/PID/fd/N) is
+			# the good file's: it is the only object opened for reading.
+			assertEquals "$who, $cmd: the good file reopened, nothing else" "<$h/good>" \
+				"$(grep -E '</proc/[0-9]+/fd>, "[0-9]+"' <<<"$l" | sed 's/.*) *= [0-9-]* *//' | sort -u)"
+			assertEquals "$who, $cmd: nothing named opened but O_PATH" "" \
+				"$(grep -E "environ|shadow|<$h/(fifo|null)>|<$mq/q>|\"[^\"]*(/fifo|/null|$mq/q|/q)\"" <<<"$l" |
+				   grep -v O_PATH | head -3)"
+			for p in "${sys[@]}" "${real[@]}"; do
+				assertEquals "$who, $cmd: $p not opened" "" \
+					"$(grep -F -e "<$p>" -e "\"$p\"" -e "\"${p#/}\"" <<<"$l" | grep -v O_PATH | head -2)"
+			done
+		done
+	done
+	# What each says of them (as root, without strace).
+	mcold || fail "remount"
+	run warm --manifest="$m"
+	assertEquals "warm: exit 2 ($ERR)" 2 "$RC"
+	for p in /proc/self/environ "${sys[@]}" "$mq/q"; do
+		assertContains "$ERR" "warm: '$p': on a pseudo filesystem (proc, sysfs...), not restored"
+	done
+	assertContains "$ERR" "warm: '/etc/shadow': changed since the manifest, not restored"
+	assertContains "$ERR" "warm: '$h/fifo': not a regular file now, not restored"
+	assertContains "$ERR" "warm: '$h/null': not a regular file now, not restored"
+	assertNotContains "$ERR" "'$h/good'"
+	assertEquals "the good file restored" 4 "$(read_pages "$h/good")"
+	run warm --manifest="$m" --json
+	assertEquals "--json: the errno of each" "$(printf '%s\n' "/etc/shadow ESTALE" \
+		"/proc/self/environ EOPNOTSUPP" "$h/fifo ENODEV" "$h/null ENODEV" "$mq/q EOPNOTSUPP" | sort)" \
+		"$(json_get '"\n".join(sorted("%s %s" % (o["path"], o["errno"]) for o in objs if o["type"] == "path" and not o["path"].startswith("/sys/")))' <<<"$OUT")"
+	run dcache-probe --manifest="$m" --json
+	assertEquals "dcache-probe: the message queue is not measured: a filesystem not read" \
+		"unknown filesystem" \
+		"$(json_get '" ".join("%s %s" % (o["data"], o["data_reason"]) for o in objs if o["type"] == "entry" and o["path"] == "'"$mq/q"'")' <<<"$OUT")"
+	assertEquals "dcache-probe: /etc/shadow changed" "error ESTALE" \
+		"$(json_get '" ".join("%s %s" % (o["data"], o["data_errno"]) for o in objs if o["type"] == "entry" and o["path"] == "/etc/shadow")' <<<"$OUT")"
+	umount "$mq"
+}
+
 # shellcheck disable=SC1090
 . "$SHUNIT2"

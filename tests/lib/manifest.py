@@ -57,6 +57,12 @@ reads dcache-probe's JSON Lines with Python's own parser.
       resident, the summary's counts and data totals; one line per
       difference, then "expect paths=... cached=... negative=... miss=...
       pages=... resident=...".
+  manifest.py record PATH [RANGES [WRONG [PAD]]]
+      a hand-written entry record of PATH, as dcache-probe writes one: state
+      cached, its identity from lstat(2) (anyone may stat a file in a
+      directory they can search), RANGES (JSON; default the whole file in
+      pages); WRONG=1: a size one byte off, the identity of no file there;
+      PAD: a member of that many bytes more ("pad"), a record that long.
 """
 import collections
 import ctypes
@@ -466,6 +472,19 @@ def main(argv):
         evicted(*args)
     elif cmd == "verify":
         verify(*args)
+    elif cmd == "record":
+        st = os.lstat(args[0])
+        rec = {"type": "entry", "path": args[0], "state": "cached", "kind": "file", "depth": 0,
+               "identity": {"dev": "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)),
+                            "ino": st.st_ino,
+                            "size": st.st_size + (len(args) > 2 and args[2] == "1"),
+                            "mtime_ns": st.st_mtime_ns},
+               "ranges": json.loads(args[1]) if len(args) > 1 and args[1] else
+               ([[0, -(-st.st_size // PS) * PS]] if st.st_size else [])}
+        line = json.dumps(rec, separators=(",", ":"))
+        if len(args) > 3:
+            line = line[:-1] + ',"pad":"' + "x" * int(args[3]) + '"}'
+        sys.stdout.write(line + "\n")
     else:
         sys.exit("manifest.py: unknown command " + cmd)
 
