@@ -52,7 +52,21 @@ struct dcp_manifest {
 	size_t n, cap;
 	char **roots;		     /* the roots' paths, in the order first seen */
 	size_t nroots;
+	size_t lines;		     /* lines read; after a read error, the one that
+				      * could not be read */
 };
+
+/*
+ * The longest record read, in bytes: a longer line is refused as malformed
+ * without being held in memory.  The longest record dcache-probe writes is
+ * a file's entry: its path (below PATH_MAX, 4096 bytes, each byte at most
+ * 6 in JSON, a control character's escape: 24,570), its identity and
+ * counts (under 1 KiB) and at most DCP_PAGES_MAX_RANGES ranges of at most
+ * 42 bytes each ("[OFFSET,LENGTH]," with 19 digits each: 2,752,512): under
+ * 2.8 MB, so 4 MiB refuses no record dcache-probe wrote.
+ */
+#define DCP_MANIFEST_MAX_RECORD (4u << 20)
+#define DCP_MANIFEST_MAX_RECORD_TEXT "4 MiB"
 
 /*
  * dcp_manifest_read - read the manifest in FILE ("-": standard input) into
@@ -61,8 +75,11 @@ struct dcp_manifest {
  * identity or a range that is not a pair of non-negative integers within
  * 2^63, ranges without an identity...), is handed to BAD with its record
  * number and a sentence, and skipped.  So is a path with a ".." component:
- * what it names depends on the symlinks along it.  Returns 0 or the -errno of reading
- * FILE (what was read before stays in M).
+ * what it names depends on the symlinks along it.  So is a record longer
+ * than DCP_MANIFEST_MAX_RECORD, which is never held in memory whole.
+ * Returns 0, or the -errno of reading FILE or of the memory (-ENOMEM): an
+ * error, never the end of the manifest; M->lines is then the line that
+ * could not be read, and what was read before stays in M.
  */
 int dcp_manifest_read(const char *file, struct dcp_manifest *m,
 		      void (*bad)(size_t record, const char *what, void *arg), void *arg);

@@ -162,6 +162,16 @@ int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *
  * coalesced, ascending (a residency manifest's snapshot).  Owned by the
  * caller, reused from file to file.
  */
+/*
+ * The most ranges kept of one file: where more pages lie apart, the ranges
+ * closest to each other are joined (the gaps of one page first, then of
+ * two, four...) until no more remain than this, so that the ranges are a
+ * superset of the resident pages and a manifest's record stays bounded
+ * (DCP_MANIFEST_MAX_RECORD).  Only a file of more than half a GiB with
+ * every other page resident comes near it.
+ */
+#define DCP_PAGES_MAX_RANGES 65536
+
 struct dcp_pages_ranges {
 	uint64_t (*v)[2];
 	size_t n, cap;

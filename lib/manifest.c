@@ -32,8 +32,6 @@
 #define RESOLVE_NO_SYMLINKS 0x04
 #endif
 
-/* A record longer than this is refused, not read into memory. */
-#define MAX_RECORD (256u << 20)
 /* Values nested deeper than this are refused (an edited file's stack). */
 #define MAX_NEST 32
 
@@ -43,6 +41,7 @@ struct js {
 	const char *p, *end;
 	const char *err; /* the first error's sentence */
 	int nest;
+	bool oom;	 /* out of memory: an error of the reading, not of the record */
 };
 
 static void js_fail(struct js *j, const char *what)
@@ -50,6 +49,12 @@ static void js_fail(struct js *j, const char *what)
 	if (!j->err)
 		j->err = what;
 	j->p = j->end;
+}
+
+static void js_oom(struct js *j)
+{
+	j->oom = true;
+	js_fail(j, "out of memory");
 }
 
 static void js_ws(struct js *j)
@@ -183,7 +188,7 @@ static bool js_string(struct js *j, struct dcp_buf *out)
 	}
 	j->p++;
 	if (out && out->oom) {
-		js_fail(j, "out of memory");
+		js_oom(j);
 		return false;
 	}
 	return true;
@@ -443,7 +448,7 @@ static bool js_ranges(struct js *j, struct dcp_manifest_entry *e)
 			uint64_t (*v)[2] = realloc(e->ranges, (cap ? 2 * cap : 8) * sizeof(*v));
 
 			if (!v) {
-				js_fail(j, "out of memory");
+				js_oom(j);
 				return false;
 			}
 			e->ranges = v;
@@ -534,7 +539,7 @@ static bool parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry
 			}
 			dcp_buf_putc(&b->key, '\0');
 			if (b->key.oom) {
-				js_fail(j, "out of memory");
+				js_oom(j);
 				break;
 			}
 			if (!strcmp(b->key.data, "type")) {
@@ -605,7 +610,7 @@ static bool parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry
 	coalesce(e);
 	e->path = strndup(b->path.data, b->path.len);
 	if (!e->path) {
-		js_fail(j, "out of memory");
+		js_oom(j);
 		return false;
 	}
 	e->len = b->path.len;
@@ -722,33 +727,98 @@ int dcp_manifest_read(const char *file, struct dcp_manifest *m,
 	return ret;
 }
 
+/* A manifest's lines, read from F in blocks (memchr finds each line's end). */
+struct lines {
+	FILE *f;
+	char *buf;
+	size_t pos, len;
+};
+
+#define LINES_BLOCK (64u << 10)
+
+/*
+ * The next line into LINE, without its newline, keeping at most MAX bytes:
+ * a longer line is read to its end and dropped, never held in memory.
+ * Returns 1 (a line), 0 (the end of the file, nothing read), -E2BIG (a
+ * line longer than MAX), or -errno of the reading or of the memory
+ * (-ENOMEM): never an end of input.
+ */
+static int read_line(struct lines *r, struct dcp_buf *line, size_t max)
+{
+	bool any = false, over = false;
+
+	dcp_buf_reset(line);
+	for (;;) {
+		const char *s, *nl;
+		size_t n;
+
+		if (r->pos == r->len) {
+			errno = 0;
+			r->len = fread(r->buf, 1, LINES_BLOCK, r->f);
+			r->pos = 0;
+			if (!r->len && ferror(r->f))
+				return -(errno ? errno : EIO);
+			if (!r->len)
+				break;
+		}
+		s = r->buf + r->pos;
+		nl = memchr(s, '\n', r->len - r->pos);
+		n = nl ? (size_t)(nl - s) : r->len - r->pos;
+		any = true;
+		if (over || n > max - line->len)
+			over = true;
+		else
+			dcp_buf_add(line, s, n);
+		if (line->oom)
+			return -ENOMEM;
+		r->pos += n + (nl != NULL);
+		if (nl)
+			break;
+	}
+	return !any ? 0 : over ? -E2BIG : 1;
+}
+
 int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
 		       void (*bad)(size_t record, const char *what, void *arg), void *arg)
 {
 	struct bufs b = { DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT };
-	char *line = NULL;
-	size_t cap = 0, record = 0;
-	ssize_t n;
-	int ret = 0;
+	struct dcp_buf line = DCP_BUF_INIT;
+	struct lines r = { f, malloc(LINES_BLOCK), 0, 0 };
+	size_t record = 0;
+	int ret, roots;
 
-	while ((n = getline(&line, &cap, f)) >= 0) {
+	if (!r.buf) {
+		m->lines = 1; /* the first line could not be read */
+		ret = -ENOMEM;
+		goto out;
+	}
+	while ((ret = read_line(&r, &line, DCP_MANIFEST_MAX_RECORD)) != 0) {
 		struct dcp_manifest_entry e;
-		struct js j = { line, line + n, NULL, 0 };
+		struct js j;
 
-		record++;
+		m->lines = ++record;
+		if (ret == -E2BIG) {
+			bad(record, "the record is longer than " DCP_MANIFEST_MAX_RECORD_TEXT, arg);
+			continue;
+		}
+		if (ret < 0)
+			break; /* the line that could not be read: m->lines */
+		if (!line.len)
+			continue; /* an empty line (no buffer yet, maybe) */
+		j = (struct js){ line.data, line.data + line.len, NULL, 0, false };
 		js_ws(&j);
 		if (j.p == j.end)
 			continue; /* an empty line holds no record */
-		if ((size_t)n > MAX_RECORD) {
-			bad(record, "the record is longer than 256 MiB", arg);
-			continue;
-		}
-		if (memchr(line, '\0', (size_t)n)) {
+		if (memchr(line.data, '\0', line.len)) {
 			bad(record, "the record contains a NUL byte", arg);
 			continue;
 		}
 		if (!parse_record(&j, &b, &e)) {
 			free(e.ranges);
+			if (j.oom || b.key.oom || b.val.oom || b.tmp.oom || b.path.oom) {
+				ret = -ENOMEM;
+				break;
+			}
 			if (j.err)
 				bad(record, j.err, arg);
 			continue;
@@ -769,16 +839,16 @@ int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
 		}
 		m->v[m->n++] = e;
 	}
-	if (!ret && ferror(f))
-		ret = -(errno ? errno : EIO);
-	free(line);
+out:
+	free(r.buf);
+	dcp_buf_free(&line);
 	dcp_buf_free(&b.key);
 	dcp_buf_free(&b.val);
 	dcp_buf_free(&b.tmp);
 	dcp_buf_free(&b.path);
-	if (!ret)
-		ret = assign_roots(m);
-	return ret;
+	/* What was read before an error is kept, each entry with its root. */
+	roots = assign_roots(m);
+	return ret ? ret : roots;
 }
 
 void dcp_manifest_free(struct dcp_manifest *m)

@@ -356,6 +356,32 @@ static int pages_of(int fd, const struct stat *stp, struct dcp_pages *out)
 }
 
 /*
+ * Join RG's ranges closest to each other until at most DCP_PAGES_MAX_RANGES
+ * remain: gaps of one page first, then of two, four...  The ranges then
+ * hold every resident page and some that are not (what a restore reads of
+ * the file grows by the gaps), and a manifest's record stays bounded.
+ */
+static void ranges_cap(struct dcp_pages_ranges *rg)
+{
+	for (uint64_t gap = (uint64_t)page_size(); rg->n > DCP_PAGES_MAX_RANGES; gap *= 2) {
+		size_t k = 0;
+
+		for (size_t i = 1; i < rg->n; i++) {
+			uint64_t end = rg->v[k][0] + rg->v[k][1];
+
+			if (rg->v[i][0] - end <= gap) {
+				rg->v[k][1] = rg->v[i][0] + rg->v[i][1] - rg->v[k][0];
+			} else {
+				k++;
+				rg->v[k][0] = rg->v[i][0];
+				rg->v[k][1] = rg->v[i][1];
+			}
+		}
+		rg->n = k + 1;
+	}
+}
+
+/*
  * The resident ranges of FD (fstat ST), by mincore: asks nothing of the
  * disk.  Only after pages_of() measured FD: the caller may see its residency.
  */
@@ -374,6 +400,7 @@ static int ranges_of(int fd, const struct stat *st, struct dcp_pages_ranges *rg)
 		rg->failed = ret < 0 ? ret : rg->failed;
 		rg->n = 0;
 	}
+	ranges_cap(rg);
 	return rg->failed;
 }
 

@@ -746,8 +746,9 @@ static void probe_manifest(void)
 	static struct dcp_manifest m; /* static: reachable until exit */
 	int ret = dcp_manifest_read(o->manifest, &m, manifest_bad, NULL);
 
+	/* A read error (ENOMEM too) names its line; what came before is checked. */
 	if (ret < 0)
-		dcp_opts_input_error(o, &run.input_errors, o->manifest, 0, -ret, NULL);
+		dcp_opts_input_error(o, &run.input_errors, o->manifest, m.lines, -ret, NULL);
 	for (size_t i = 0; i < m.nroots; i++)
 		if (dcp_root_table_push(&run.roots, m.roots[i]) < 0)
 			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--manifest");

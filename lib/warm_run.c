@@ -229,8 +229,9 @@ static void run_manifest(struct dcp_warm_stats *st, struct dcp_buf *b)
 	unsigned long long bad = 0;
 	int ret = dcp_manifest_read(o->manifest, &m, manifest_bad, &bad);
 
+	/* A read error (ENOMEM too) names its line; what came before is restored. */
 	if (ret < 0)
-		dcp_opts_input_error(o, &bad, o->manifest, 0, -ret, NULL);
+		dcp_opts_input_error(o, &bad, o->manifest, m.lines, -ret, NULL);
 	ret = dcp_manifest_restore(&m, &ro, &rs);
 	if (ret < 0) {
 		struct dcp_buf q = DCP_BUF_INIT;

@@ -663,5 +663,127 @@ test_manifest_opens_no_pseudo_device_or_changed_file() {
 	umount "$mq"
 }
 
+# sanitized - an ASan/UBSan or TSan build: no small ulimit -v (the
+# sanitizers reserve terabytes of address space).
+sanitized() { grep -Eq '^DCP_SANITIZE:[A-Z]+=(ON|address|thread)$' "${DCP_BUILD:-$DCP_BIN/..}/CMakeCache.txt" 2>/dev/null; }
+
+# maxrss CMD... - the peak resident set of CMD in KiB (its exit status in RC).
+maxrss() {
+	python3 -c '
+import resource, subprocess, sys
+rc = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+}
+
+# A manifest is read one bounded record at a time (issue 36): a record
+# longer than 4 MiB is refused by its number without being held in memory,
+# and the records after it are still used.  The issue's case: three
+# records, the second 150 MB, under ulimit -v 100000: warm restored one
+# entry and exited 0, and dcache-probe's --min-resident gate passed on the
+# one path it checked.  A 300 MB record cost 296 MB of memory.
+test_a_record_over_the_bound_is_refused_unread() {
+	local b=$MNT/big m=$MDIR/big.jsonl f cmd out rc rss
+	rm -rf "$b"
+	mkdir -p "$b"
+	for f in a b c; do head -c $((4 * PS)) /dev/urandom >"$b/$f"; done
+	{ mpy record "$b/a"; mpy record "$b/b" "" 0 $((150 << 20)); mpy record "$b/c"; } >"$m"
+	if ! sanitized; then
+		mcold || fail "remount"
+		run bash -c 'ulimit -v 100000 && exec "$@"' - warm --manifest="$m"
+		assertEquals "warm under ulimit -v 100000: exit 2 ($ERR)" 2 "$RC"
+		assertContains "$ERR" "warm: '$m': record 2: the record is longer than 4 MiB"
+		assertEquals "a, before the long record, restored" 4 "$(read_pages "$b/a")"
+		assertEquals "c, after it, restored" 4 "$(read_pages "$b/c")"
+		assertEquals "b not read" 0 "$(read_pages "$b/b")"
+		run bash -c 'ulimit -v 100000 && exec "$@"' - dcache-probe -q --manifest="$m" --min-resident 99
+		assertEquals "dcache-probe --min-resident under ulimit -v 100000: exit 2 ($ERR)" 2 "$RC"
+		assertContains "$ERR" "dcache-probe: '$m': record 2: the record is longer than 4 MiB"
+	fi
+	run dcache-probe --json --manifest="$m"
+	assertEquals "dcache-probe: the two other paths checked" "2 2" \
+		"$(json_get '"%d %d" % ([o for o in objs if o["type"] == "summary"][0]["paths"], sum(1 for o in objs if o["type"] == "entry"))' <<<"$OUT")"
+	assertEquals "--json: an input_error record for record 2" "2 the record is longer than 4 MiB" \
+		"$(json_get '" ".join("%d %s" % (o["record"], o["message"]) for o in objs if o["type"] == "input_error")' <<<"$OUT")"
+	# 300 MB: the memory a run takes stays far below the record's length.
+	{ mpy record "$b/a"; mpy record "$b/b" "" 0 $((300 << 20)); mpy record "$b/c"; } >"$m"
+	for cmd in warm dcache-probe; do
+		out=$(maxrss "$DCP_BIN/$cmd" --manifest="$m")
+		rc=${out% *} rss=${out#* }
+		assertEquals "$cmd, a 300 MB record: exit 2" 2 "$rc"
+		assertTrue "$cmd, a 300 MB record: peak RSS $rss KiB < 96 MiB" "[ $rss -lt $((96 << 10)) ]"
+	done
+	rm -f "$m"
+}
+
+# Any error reading a manifest, ENOMEM included, is an error naming the
+# manifest and the line (exit 2), never its end: a manifest of three
+# records, the second 4 MiB less a little (under the bound), run under a
+# ulimit -v from 4 to 48 MiB in steps of 1 MiB.  Each run reads all three
+# records or says why not; the step where the second record does not fit
+# names it (glibc's getline fails with ENOMEM without an error on the
+# stream: read as the end, one record of three).  Plain build only.
+test_out_of_memory_is_an_error_not_the_end() {
+	local b=$MNT/oom m=$MDIR/oom.jsonl cmd kb named n
+	sanitized && { echo "  (skipped under sanitizers: no small ulimit -v)"; return 0; }
+	rm -rf "$b"
+	mkdir -p "$b"
+	for f in a b c; do head -c $((4 * PS)) /dev/urandom >"$b/$f"; done
+	{ mpy record "$b/a"; mpy record "$b/b" "" 0 $(((4 << 20) - 1024)); mpy record "$b/c"; } >"$m"
+	for cmd in warm dcache-probe; do
+		named=0
+		for ((kb = 4096; kb <= 49152; kb += 1024)); do
+			run bash -c "ulimit -v $kb && exec \"\$@\"" - "$DCP_BIN/$cmd" --json --manifest="$m"
+			case $RC in
+			0 | 1)
+				n=$(json_get '[o for o in objs if o["type"] == "summary"][0]["'"$([ $cmd = warm ] && echo entries || echo paths)"'"]' <<<"$OUT")
+				assertEquals "$cmd, ulimit -v $kb: exit $RC: all three records read ($ERR)" 3 "$n" ;;
+			2)
+				assertNotEquals "$cmd, ulimit -v $kb: exit 2 says why" "" "$ERR$OUT"
+				grep -q "'$m': record 2: Cannot allocate memory" <<<"$ERR" && named=$((named + 1)) ;;
+			127) grep -q "error while loading shared libraries" <<<"$ERR" ||
+				fail "$cmd, ulimit -v $kb: exit 127: $ERR" ;;
+			*) fail "$cmd, ulimit -v $kb: exit $RC: $ERR" ;;
+			esac
+		done
+		assertTrue "$cmd: a step where record 2 did not fit names it" "[ $named -gt 0 ]"
+	done
+	rm -f "$m"
+}
+
+# A snapshot keeps at most 65,536 ranges of a file (the closest joined, a
+# superset of the resident pages), so that its record stays below the
+# reader's bound: a tmpfs file with every other page resident over 65,542
+# pages (main: 65,542 ranges, 1.1 MB).
+test_snapshot_bounds_the_ranges_of_a_file() {
+	local t=$MDIR/tm m=$MDIR/alt.jsonl
+	mkdir -p "$t"
+	mountpoint -q "$t" || mount -t tmpfs -o size=600m none "$t" || fail "mount tmpfs"
+	python3 - "$t/alt" "$PS" <<'PY'
+import os, sys
+ps = int(sys.argv[2])
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.ftruncate(fd, 2 * 65542 * ps)
+for i in range(65542):
+    os.pwrite(fd, b"x" * ps, 2 * i * ps)
+os.close(fd)
+PY
+	dcache-probe --ranges --json "$t/alt" >"$m"
+	json_log dcache-probe "$m"
+	assertEquals "at most 65536 ranges, covering every resident page" "ok" "$(python3 - "$m" "$t/alt" "$PS" <<'PY'
+import json, sys
+ps = int(sys.argv[3])
+e = [json.loads(l) for l in open(sys.argv[1]) if '"entry"' in l][0]
+r = e["ranges"]
+covered = lambda p: any(o <= p * ps < o + n for o, n in r)
+missing = [i for i in range(0, 2 * 65542, 2) if not covered(i)]
+print("ok" if len(r) <= 65536 and not missing else "%d ranges, %d resident pages not covered" % (len(r), len(missing)))
+PY
+)"
+	run warm --manifest="$m"
+	assertEquals "the record is read back: exit 0 ($ERR)" 0 "$RC"
+	rm -f "$t/alt"
+	umount "$t"
+}
+
 # shellcheck disable=SC1090
 . "$SHUNIT2"

@@ -9,7 +9,9 @@
  * negative... state in range, ranges of positive length that end within
  * 2^63 - 1 and only with an identity, a root that exists and is its path
  * or a prefix of it by components; bad records are reported in ascending
- * order, each at most once, never past the last line.
+ * order, each at most once, never past the last line; every line is read
+ * (a line holding NUL bytes, one without its newline, the last one), and
+ * the reader's count of lines is the input's.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -50,6 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ASSERT(f);
 	ASSERT(dcp_manifest_fread(f, &m, bad, &s) == 0);
 	fclose(f);
+	ASSERT(m.lines == s.lines);
 	for (size_t i = 0; i < m.n; i++) {
 		const struct dcp_manifest_entry *e = &m.v[i];
 		const char *root;

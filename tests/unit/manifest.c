@@ -161,6 +161,65 @@ static void ranges_joined(void)
 	dcp_manifest_free(&m);
 }
 
+/*
+ * A record longer than DCP_MANIFEST_MAX_RECORD is refused by its number and
+ * never held whole: the records around it are read, and so is every line.
+ */
+static void over_the_bound(void)
+{
+	static const char rec[] = "{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\"}\n";
+	size_t long_len = DCP_MANIFEST_MAX_RECORD + 1, n = 2 * strlen(rec) + long_len + 1;
+	char *in = malloc(n + 1), *p = in;
+	struct dcp_manifest m = { 0 };
+	struct bad b = { 0 };
+
+	CHECK(in != NULL);
+	if (!in)
+		return;
+	p = stpcpy(p, rec);
+	memset(p, ' ', long_len); /* blanks: a record of nothing, but too long */
+	p[0] = '{';
+	p += long_len;
+	*p++ = '\n';
+	p = stpcpy(p, rec);
+	CHECK_INT(read_str(in, &m, &b), 0);
+	CHECK_INT(b.n, 1);
+	CHECK_INT(b.rec[0], 2);
+	CHECK(b.n == 1 && strstr(b.what[0], "longer than " DCP_MANIFEST_MAX_RECORD_TEXT) != NULL);
+	CHECK_INT(m.n, 2);
+	CHECK_INT(m.lines, 3);
+	CHECK(m.n == 2 && m.v[1].record == 3);
+	dcp_manifest_free(&m);
+	/* Exactly the bound is a record like any other (here malformed JSON). */
+	memset(in, ' ', DCP_MANIFEST_MAX_RECORD);
+	in[0] = '{';
+	in[DCP_MANIFEST_MAX_RECORD] = '\0';
+	b.n = 0;
+	CHECK_INT(read_str(in, &m, &b), 0);
+	CHECK(b.n == 1 && strstr(b.what[0], "longer than") == NULL);
+	dcp_manifest_free(&m);
+	free(in);
+}
+
+/* A read error is an error (never the end of the manifest), at its line. */
+static void read_error(void)
+{
+	struct dcp_manifest m = { 0 };
+	struct bad b = { 0 };
+	FILE *f = fopen("/", "r"); /* a directory: read(2) fails with EISDIR */
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_INT(dcp_manifest_fread(f, &m, bad, &b), -EISDIR);
+	CHECK_INT(m.lines, 1);
+	CHECK_INT(b.n, 0);
+	fclose(f);
+	dcp_manifest_free(&m);
+	CHECK_INT(dcp_manifest_read("/nonexistent/manifest", &m, bad, &b), -ENOENT);
+	CHECK_INT(m.lines, 0);
+}
+
 static void lexical(void)
 {
 	char *p;
@@ -187,6 +246,8 @@ int main(void)
 	good();
 	malformed();
 	ranges_joined();
+	over_the_bound();
+	read_error();
 	lexical();
 	return CHECK_DONE();
 }
