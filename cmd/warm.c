@@ -34,12 +34,13 @@ static const char doc[] =
 "With --manifest, what a residency manifest recorded (a snapshot that\n"
 "dcache-probe takes, see dcprobe(7)) is put back: each path's dentry and\n"
 "exactly the file ranges that were resident, reading only what is not\n"
-"resident now; a file that changed since is skipped and reported.\n"
+"resident now; a file that changed since is skipped and reported, and so is\n"
+"one whose data a limit (--max-bytes, --max-file-size) left out.\n"
 "\n"
-"Exit status: 0 done, 1 (--check) some entries still miss the cache,\n"
-"2 some path or directory failed (missing, unreadable, out of descriptors, a\n"
-"manifest's file changed) or output failed, 3 (--check) this kernel cannot\n"
-"probe, 64 usage error.\n"
+"Exit status: 0 done, 1 (--check) some entries still miss the cache, or\n"
+"(--manifest) a limit left some data out, 2 some path or directory failed\n"
+"(missing, unreadable, out of descriptors, a manifest's file changed) or\n"
+"output failed, 3 (--check) this kernel cannot probe, 64 usage error.\n"
 "\n"
 "EXAMPLES:\n"
 "  warm -r /usr/lib/python3            # warm a whole tree\n"
@@ -61,8 +62,8 @@ static const struct argp_option options[] = {
 	  "Also read regular files' data into the page cache, many files at once",
 	  DCP_OPTS_GROUP_INPUT },
 	{ "max-bytes", OPT_MAX_BYTES, "SIZE", 0,
-	  "--pages: read at most SIZE bytes in all (K, M, G, T suffixes; default: half the "
-	  "available memory); implies --pages", DCP_OPTS_GROUP_INPUT },
+	  "--pages: read at most SIZE bytes in all, in whole pages (K, M, G, T suffixes; "
+	  "default: half the available memory); implies --pages", DCP_OPTS_GROUP_INPUT },
 	{ "max-file-size", OPT_MAX_FILE_SIZE, "SIZE", 0,
 	  "--pages: leave out every file larger than SIZE; implies --pages", DCP_OPTS_GROUP_INPUT },
 	{ "pages-method", OPT_PAGES_METHOD, "METHOD", 0,

@@ -104,16 +104,20 @@ struct dcp_manifest_event {
 			    * NFS...), EOPNOTSUPP on a pseudo filesystem (proc,
 			    * sysfs...), EXDEV reached through another mount,
 			    * EINVAL a path with "..", or what the lookup or a read
-			    * failed with */
-	const char *what;  /* a sentence for ERR, or NULL for strerror's */
+			    * failed with; 0 for LEFT_OUT */
+	const char *what;  /* a sentence for ERR or LEFT_OUT, or NULL for strerror's */
+	/* Not an error (ERR 0): the entry was looked up, and a limit of the
+	 * budget left some or all of its recorded data out. */
+	enum dcp_pages_limit left_out;
 };
 
 struct dcp_manifest_restore_opts {
 	unsigned threads;		  /* lookups and reads in flight; 0: warm's default */
 	struct dcp_pages_budget *pages;	  /* limits and counts of the data read */
 	const struct dcp_mounts *mounts;  /* the mount table (dcp_mounts_load()) */
-	/* report - called for every entry that was not restored, one call at
-	 * a time (from any thread).  Optional. */
+	/* report - called for every entry that was not restored (an error, or
+	 * data a limit left out), one call at a time (from any thread).
+	 * Optional. */
 	void (*report)(const struct dcp_manifest_event *ev, void *arg);
 	void *arg;
 };
@@ -130,6 +134,8 @@ struct dcp_manifest_restore_stats {
 	uint64_t files;	      /* files whose recorded ranges were checked */
 	uint64_t elapsed_ns;
 	unsigned jobs;	      /* threads used */
+	uint64_t left_out;    /* files whose recorded data a limit left out, in whole
+			       * or in part (reported; looked up, not errors) */
 };
 
 /*
@@ -140,10 +146,15 @@ struct dcp_manifest_restore_stats {
  * lies on the device (FIEMAP).  A lookup starts at the root of the mount
  * that is its path's longest mount-point prefix and never leaves it
  * (RESOLVE_NO_XDEV), so a symlink cannot lead it into another mount; a
- * path on (or below) FUSE, NFS... is not looked up; a file is opened only
- * as the regular file that was checked, and only when it is still the one
- * recorded.  Returns 0 or -errno (-ENOMEM, -EINVAL for bad options); what
- * it did is in *ST.
+ * path on (or below) FUSE, NFS..., or on a pseudo filesystem (proc,
+ * sysfs...), is not looked up; a file is opened for reading only as the
+ * regular file that was checked on its O_PATH descriptor, and only when
+ * that descriptor shows the file recorded (device, inode, size, mtime) on
+ * a filesystem that may be read (dcp_pages_plan_at()): a FIFO, a device,
+ * another file or a pseudo file is never opened.  A file whose data a
+ * limit (max_bytes, max_file_size) left out is reported, not an error.
+ * Returns 0 or -errno (-ENOMEM, -EINVAL for bad options); what it did is
+ * in *ST.
  */
 int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest_restore_opts *opts,
 			 struct dcp_manifest_restore_stats *st);

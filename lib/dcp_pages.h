@@ -432,10 +432,13 @@ enum dcp_pages_warm_method {
  * dcp_pages_budget_read() while a run may still be going.
  */
 struct dcp_pages_budget {
-	uint64_t max_bytes;	/* total bytes to bring in; 0 = no limit */
+	uint64_t max_bytes;	/* total bytes to bring in, charged in whole pages (a
+				 * read brings a page in whole); 0 = no limit */
 	uint64_t max_file_size; /* files larger than this are skipped; 0 = no limit */
 	enum dcp_pages_warm_method method;
-	uint64_t used;		/* bytes asked for so far */
+	uint64_t used;		/* bytes asked for so far (whole pages) */
+	/* BYTES: read, counted as the budget is charged: pages brought in
+	 * times the page size (a 101-byte file read costs a page). */
 	uint64_t files, skipped, bytes, errors;
 	/* DCP_PAGES_CHECK: pages spanned by the files, resident before and after */
 	uint64_t pages, resident_before, resident_after;
@@ -510,6 +513,8 @@ int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 struct dcp_pages_plan {
 	int fd;			/* the checked file while reads are pending, else -1 */
 	uint64_t bytes;		/* bytes of MISSING */
+	uint64_t data;		/* what the file holds (its size, or a sparse file's
+				 * allocated bytes): what max_file_size judges */
 	uint64_t physical;	/* where MISSING begins on the device (FIEMAP), or
 				 * UINT64_MAX: reads are issued in this order */
 	bool unmeasured;	/* residency not the caller's to see: all recorded */
@@ -529,10 +534,18 @@ struct dcp_pages_plan {
 int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identity *id,
 		      const uint64_t (*r)[2], size_t n, struct dcp_pages_plan *p);
 
+/* Which limit of a dcp_pages_budget left a file's data out. */
+enum dcp_pages_limit {
+	DCP_PAGES_LIMIT_NONE = 0,
+	DCP_PAGES_LIMIT_BYTES = 1,     /* max_bytes ran out: read in part, or not at all */
+	DCP_PAGES_LIMIT_FILE_SIZE = 2, /* it holds more than max_file_size: not read */
+};
+
 /*
  * dcp_pages_plan_read - read P's missing pages exactly (no read-ahead past
- * them) within BUDGET, counting there, and close P->fd.  Returns 0, 1 when
- * the budget cut it, or -errno.
+ * them) within BUDGET, counting there, and close P->fd.  Returns 0,
+ * DCP_PAGES_LIMIT_BYTES or DCP_PAGES_LIMIT_FILE_SIZE when a limit left
+ * some or all of them out, or -errno.
  */
 int dcp_pages_plan_read(struct dcp_pages_plan *p, struct dcp_pages_budget *budget);
 

@@ -928,6 +928,7 @@ struct mroot {
 struct item {
 	size_t entry;
 	int err;
+	enum dcp_pages_limit left_out; /* a limit left some of its data out */
 	struct dcp_pages_plan plan;
 };
 
@@ -946,7 +947,7 @@ struct restore {
 	unsigned gen, running;
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
-	_Atomic uint64_t entries, errors, changed, files;
+	_Atomic uint64_t entries, errors, changed, files, left_out;
 };
 
 /*
@@ -1022,7 +1023,8 @@ static int mount_root(struct restore *r, const char *path, size_t *tlen)
 	return fd;
 }
 
-static void report(struct restore *r, size_t entry, int err)
+/* Say what befell ENTRY: an error ERR, or with ERR 0 a limit LEFT_OUT. */
+static void report(struct restore *r, size_t entry, int err, enum dcp_pages_limit left_out)
 {
 	const char *what = err == ESTALE ? DCP_PAGES_MSG_CHANGED ", not restored" :
 			   err == ENODEV ? "not a regular file now, not restored" :
@@ -1030,12 +1032,19 @@ static void report(struct restore *r, size_t entry, int err)
 					    "not restored" :
 			   err == EOPNOTSUPP ? "on a pseudo filesystem (proc, sysfs...), not restored" :
 			   err == EXDEV ? "reached through another mount, not restored" :
-			   err == EINVAL ? "a path with '..' is not restored" : NULL;
-	struct dcp_manifest_event ev = { &r->m->v[entry], err, what };
+			   err == EINVAL ? "a path with '..' is not restored" :
+			   left_out == DCP_PAGES_LIMIT_BYTES ? "left out by --max-bytes, not restored" :
+			   left_out == DCP_PAGES_LIMIT_FILE_SIZE ?
+				   "larger than --max-file-size, not restored" : NULL;
+	struct dcp_manifest_event ev = { &r->m->v[entry], err, what, err ? 0 : left_out };
 
-	atomic_fetch_add(&r->errors, 1);
-	if (err == ESTALE)
-		atomic_fetch_add(&r->changed, 1);
+	if (!err) {
+		atomic_fetch_add(&r->left_out, 1);
+	} else {
+		atomic_fetch_add(&r->errors, 1);
+		if (err == ESTALE)
+			atomic_fetch_add(&r->changed, 1);
+	}
 	if (!r->o->report)
 		return;
 	pthread_mutex_lock(&r->lock);
@@ -1053,6 +1062,7 @@ static void plan_one(struct restore *r, struct item *it)
 	int root, fd;
 
 	it->err = 0;
+	it->left_out = DCP_PAGES_LIMIT_NONE;
 	it->plan.fd = -1;
 	if (!abs) {
 		it->err = errno;
@@ -1114,6 +1124,8 @@ static void *worker(void *arg)
 
 				if (ret < 0)
 					it->err = -ret;
+				else
+					it->left_out = (enum dcp_pages_limit)ret;
 			} else {
 				break;
 			}
@@ -1228,7 +1240,7 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 			struct item *it = &r.items[i];
 
 			if (it->err)
-				report(&r, it->entry, it->err);
+				report(&r, it->entry, it->err, DCP_PAGES_LIMIT_NONE);
 			else
 				atomic_fetch_add(&r.entries, 1);
 			if (it->plan.fd >= 0)
@@ -1241,8 +1253,11 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 			struct item *it = &r.items[r.order[i]];
 
 			if (it->err) {
-				report(&r, it->entry, it->err);
+				report(&r, it->entry, it->err, DCP_PAGES_LIMIT_NONE);
 				atomic_fetch_sub(&r.entries, 1);
+			} else if (it->left_out) {
+				/* Looked up, its data not all back: named, not an error. */
+				report(&r, it->entry, 0, it->left_out);
 			}
 		}
 	}
@@ -1264,6 +1279,7 @@ out:
 	st->errors = atomic_load(&r.errors);
 	st->changed = atomic_load(&r.changed);
 	st->files = atomic_load(&r.files);
+	st->left_out = atomic_load(&r.left_out);
 	st->jobs = threads;
 	st->elapsed_ns = dcp_now_ns() - t0;
 	return ret;

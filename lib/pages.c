@@ -1569,20 +1569,44 @@ int dcp_pages_warm_method_parse(const char *name)
 	return -EINVAL;
 }
 
-/* Take LEN bytes from the run's budget; returns how many may be read. */
+/*
+ * Take LEN bytes (whole pages) from the run's budget; returns how many may
+ * be read, in whole pages too: a read brings a page in whole however few
+ * of its bytes it asks for, so the budget is charged what is brought in,
+ * never more than its limit.
+ */
 static uint64_t budget_take(struct dcp_pages_budget *bu, uint64_t len)
 {
-	uint64_t used = __atomic_load_n(&bu->used, __ATOMIC_SEQ_CST), grant;
+	uint64_t ps = (uint64_t)page_size(), used = __atomic_load_n(&bu->used, __ATOMIC_SEQ_CST);
+	uint64_t grant;
 
 	if (!bu->max_bytes)
 		return len;
 	do {
 		if (used >= bu->max_bytes)
 			return 0;
-		grant = bu->max_bytes - used < len ? bu->max_bytes - used : len;
+		grant = (bu->max_bytes - used) / ps * ps;
+		if (grant > len)
+			grant = len;
+		if (!grant)
+			return 0;
 	} while (!__atomic_compare_exchange_n(&bu->used, &used, used + grant, true,
-						      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+					      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
 	return grant;
+}
+
+/*
+ * Count in BU's bytes read the pages brought in when a read from a page
+ * boundary has got from DONE to DONE + GOT bytes: the unit the budget is
+ * charged in (a file's last page counts whole, as it is read whole).
+ */
+static void count_read(struct dcp_pages_budget *bu, uint64_t done, uint64_t got)
+{
+	uint64_t ps = (uint64_t)page_size();
+	uint64_t a = (done + ps - 1) / ps, b = (done + got + ps - 1) / ps;
+
+	if (b > a)
+		__atomic_fetch_add(&bu->bytes, (b - a) * ps, __ATOMIC_SEQ_CST);
 }
 
 /* Plain reads of FD's bytes [START, START + LEN); they wait for read-ahead I/O. */
@@ -1599,8 +1623,8 @@ static int pread_all(int fd, uint64_t start, uint64_t len, char *buf,
 			return -errno;
 		if (got == 0)
 			break; /* truncated meanwhile */
+		count_read(bu, off, (uint64_t)got);
 		off += (uint64_t)got;
-		__atomic_fetch_add(&bu->bytes, (uint64_t)got, __ATOMIC_SEQ_CST);
 	}
 	return 0;
 }
@@ -1627,7 +1651,7 @@ static int read_in(int fd, uint64_t off, uint64_t len, bool exact, struct dcp_pa
 		int64_t got = uring_read_all(fd, off, len, buf);
 
 		if (got >= 0)
-			__atomic_fetch_add(&bu->bytes, (uint64_t)got, __ATOMIC_SEQ_CST);
+			count_read(bu, 0, (uint64_t)got);
 		if (got != -ENOSYS)
 			return got < 0 ? (int)got : 0;
 		/* no io_uring here: plain reads */
@@ -1985,6 +2009,7 @@ int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identi
 
 	p->fd = -1;
 	p->bytes = 0;
+	p->data = 0;
 	p->physical = UINT64_MAX;
 	p->missing.n = 0;
 	p->missing.failed = 0;
@@ -2010,6 +2035,7 @@ int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identi
 		return ret;
 	}
 	p->bytes = ranges_bytes(&p->missing);
+	p->data = file_bytes(&st);
 	p->physical = physical_of(fd, p->missing.v[0][0]);
 	fcntl(fd, F_SETFL, 0); /* reads of a regular file may wait */
 	p->fd = fd;
@@ -2023,6 +2049,13 @@ int dcp_pages_plan_read(struct dcp_pages_plan *p, struct dcp_pages_budget *bu)
 
 	if (p->fd < 0)
 		return 0;
+	/* --max-file-size judges what the file holds, as dcp_pages_warm_at(). */
+	if (bu->max_file_size && p->data > bu->max_file_size) {
+		__atomic_fetch_add(&bu->skipped, 1, __ATOMIC_SEQ_CST);
+		close(p->fd);
+		p->fd = -1;
+		return DCP_PAGES_LIMIT_FILE_SIZE;
+	}
 	len = budget_take(bu, p->bytes);
 	if (len < p->bytes)
 		__atomic_fetch_add(&bu->skipped, 1, __ATOMIC_SEQ_CST);
@@ -2037,7 +2070,7 @@ int dcp_pages_plan_read(struct dcp_pages_plan *p, struct dcp_pages_budget *bu)
 	}
 	if (len)
 		__atomic_fetch_add(&bu->files, 1, __ATOMIC_SEQ_CST);
-	return len < p->bytes ? 1 : 0;
+	return len < p->bytes ? DCP_PAGES_LIMIT_BYTES : 0;
 }
 
 void dcp_pages_plan_free(struct dcp_pages_plan *p)

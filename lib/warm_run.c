@@ -191,7 +191,11 @@ static void tick(void *arg)
 static struct dcp_mounts *mounts; /* static: reachable until exit */
 static struct dcp_manifest_restore_stats restored; /* what the restore did */
 
-/* An entry not restored: said as a failed path is (one call at a time). */
+/*
+ * An entry not restored: said as a failed path is (one call at a time); a
+ * file whose data a limit left out the same way, its JSON record saying
+ * which limit ("left_out") instead of an errno and its message.
+ */
 static void manifest_report(const struct dcp_manifest_event *ev, void *arg)
 {
 	const struct dcp_manifest_entry *e = ev->entry;
@@ -204,9 +208,14 @@ static void manifest_report(const struct dcp_manifest_event *ev, void *arg)
 	}
 	dcp_buf_puts(b, "{\"type\":\"path\",\"path\":");
 	dcp_buf_json_str(b, e->path, e->len);
-	dcp_buf_printf(b, ",\"warmed\":false,\"record\":%zu,\"errno\":\"%s\",\"message\":",
-		       e->record, dcp_errno_name(ev->err));
-	dcp_buf_json_str(b, msg, strlen(msg));
+	dcp_buf_printf(b, ",\"warmed\":false,\"record\":%zu", e->record);
+	if (ev->err) {
+		dcp_buf_printf(b, ",\"errno\":\"%s\",\"message\":", dcp_errno_name(ev->err));
+		dcp_buf_json_str(b, msg, strlen(msg));
+	} else {
+		dcp_buf_printf(b, ",\"left_out\":\"%s\"", ev->left_out == DCP_PAGES_LIMIT_FILE_SIZE ?
+			       "max_file_size" : "max_bytes");
+	}
 	dcp_buf_puts(b, "}\n");
 	if (b->len > 65536)
 		flush_out(b);
@@ -494,8 +503,8 @@ int dcp_warm_run(const struct dcp_opts *shared, const struct dcp_warm_run_config
 	rate = secs > 0 ? (double)st.entries / secs : 0;
 	if (st.errors || ret < 0)
 		status = DCP_EXIT_ERROR;
-	else if (st.still_miss)
-		status = DCP_EXIT_COLD;
+	else if (st.still_miss || restored.left_out)
+		status = DCP_EXIT_COLD; /* not all of it warm: a restore cut short too */
 	else
 		status = DCP_EXIT_OK;
 

@@ -110,6 +110,7 @@ uring-open	{"type":"bench","mode":"async","direct":false,"depth":8,"opens":3,"in
 cachedopen	{"type":"open","path":"/a","state":"miss","fd":-1,"errno":"EAGAIN","message":"x","first_miss":"/a","reason":"pseudo"}	{"type":"open","path":"/a","state":"miss","fd":-1,"errno":"EAGAIN","message":"x","first_miss":"/a","reason":"cold"}
 dcache-probe	{"type":"entry","path":"/a/l/f","state":"miss","kind":"file","depth":2,"first_miss":"/a/l","reason":"symlink","link":"/a/l","link_reason":"not-cached"}	{"type":"entry","path":"/a/l/f","state":"miss","kind":"file","depth":2,"first_miss":"/a/l","reason":"symlink","link":"/a/l"}
 warm	{"type":"root","path":"/a","entries":3,"errors":0}	{"type":"root","path":"/a","entries":3}
+warm	{"type":"path","path":"/a","warmed":false,"record":2,"left_out":"max_bytes"}	{"type":"path","path":"/a","warmed":false,"record":2,"left_out":"max_pages"}
 warm	{"type":"path","path":"/a","warmed":false,"record":2,"errno":"EOPNOTSUPP","message":"on a pseudo filesystem (proc, sysfs...), not restored"}	{"type":"path","path":"/a","warmed":false,"record":2}
 EOF_RECORDS
 	# A log with one bad line among good ones fails as a whole, and says which.
