@@ -1097,6 +1097,28 @@ static void plan_one(struct restore *r, struct item *it)
 	it->err = fd < 0 ? -fd : 0;
 }
 
+/* Take items of PHASE (1 look up and plan, 2 read) until none is left. */
+static void work(struct restore *r, int phase)
+{
+	for (;;) {
+		size_t i = atomic_fetch_add(&r->next, 1);
+
+		if (phase == 1 && i < r->nitems) {
+			plan_one(r, &r->items[i]);
+		} else if (phase == 2 && i < r->norder) {
+			struct item *it = &r->items[r->order[i]];
+			int ret = dcp_pages_plan_read(&it->plan, r->o->pages);
+
+			if (ret < 0)
+				it->err = -ret;
+			else
+				it->left_out = (enum dcp_pages_limit)ret;
+		} else {
+			return;
+		}
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct restore *r = arg;
@@ -1113,23 +1135,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&r->mu);
 		if (phase == 3)
 			return NULL;
-		for (;;) {
-			size_t i = atomic_fetch_add(&r->next, 1);
-
-			if (phase == 1 && i < r->nitems) {
-				plan_one(r, &r->items[i]);
-			} else if (phase == 2 && i < r->norder) {
-				struct item *it = &r->items[r->order[i]];
-				int ret = dcp_pages_plan_read(&it->plan, r->o->pages);
-
-				if (ret < 0)
-					it->err = -ret;
-				else
-					it->left_out = (enum dcp_pages_limit)ret;
-			} else {
-				break;
-			}
-		}
+		work(r, phase);
 		pthread_mutex_lock(&r->mu);
 		if (--r->running == 0)
 			pthread_cond_signal(&r->done);
@@ -1137,9 +1143,18 @@ static void *worker(void *arg)
 	}
 }
 
-/* Run PHASE on every thread and wait for all of them. */
+/*
+ * Run PHASE on every thread and wait for all of them; with no thread (none
+ * could be made), on the calling one.
+ */
 static void run_phase(struct restore *r, unsigned threads, int phase)
 {
+	if (!threads) {
+		atomic_store(&r->next, 0);
+		if (phase != 3)
+			work(r, phase);
+		return;
+	}
 	pthread_mutex_lock(&r->mu);
 	atomic_store(&r->next, 0);
 	r->phase = phase;
@@ -1215,14 +1230,13 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 	}
 	for (size_t i = 0; i < batch; i++)
 		r.items[i].plan.fd = -1;
-	/* Fewer threads when the system refuses that many (a task limit). */
+	/*
+	 * Fewer threads when the system refuses that many (a task limit, the
+	 * address space): with none, the calling thread does the work.
+	 */
 	for (; threads < want; threads++) {
 		if (pthread_create(&tids[threads], NULL, worker, &r))
 			break;
-	}
-	if (!threads) {
-		ret = -EAGAIN;
-		goto out;
 	}
 	while (pos < m->n) {
 		r.nitems = 0;
@@ -1280,7 +1294,7 @@ out:
 	st->changed = atomic_load(&r.changed);
 	st->files = atomic_load(&r.files);
 	st->left_out = atomic_load(&r.left_out);
-	st->jobs = threads;
+	st->jobs = threads ? threads : 1;
 	st->elapsed_ns = dcp_now_ns() - t0;
 	return ret;
 }

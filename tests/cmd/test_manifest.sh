@@ -815,6 +815,40 @@ left_out() {
 	return 0
 }
 
+# A restore that may make no thread (a task limit) does its work on the
+# calling thread: every entry restored, "jobs":1 (was: "cannot restore
+# 'M': Resource temporarily unavailable", exit 2, and a summary with
+# "jobs":0, which the schema refuses).  RLIMIT_NPROC counts all the
+# threads of a user: uid 65530, which nothing else on the machine runs as;
+# the first limit under which warm starts at all (a sanitizer's own
+# threads count too) leaves the restore none.
+test_restore_with_no_thread_to_spare() {
+	local t=$MNT/nothread m=$MDIR/nothread.jsonl u started=
+	local ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	export ASAN_OPTIONS
+	rm -rf "$t"
+	mkdir -p "$t"
+	head -c $((4 * PS)) /dev/urandom >"$t/a"
+	head -c $((4 * PS)) /dev/urandom >"$t/b"
+	chmod -R a+rX "$t"
+	{ mpy record "$t/a"; mpy record "$t/b"; } >"$m"
+	chmod 0644 "$m"
+	mcold || fail "remount"
+	for u in 1 2 3 4 5 6; do
+		run setpriv --reuid=65530 --regid=65530 --clear-groups --inh-caps=-all -- \
+			bash -c 'ulimit -u "$1" && exec "$2" --json --manifest="$3"' - "$u" "$DCP_BIN/warm" "$m"
+		grep -q "cannot start" <<<"$ERR" && continue
+		started=$u
+		break
+	done
+	assertNotEquals "warm started under some ulimit -u" "" "$started"
+	assertEquals "ulimit -u $started: exit 0 ($ERR)" 0 "$RC"
+	assertEquals "ulimit -u $started: both restored, on one thread" "2 1" \
+		"$(json_get '"%d %d" % ([o for o in objs if o["type"] == "summary"][0]["entries"], [o for o in objs if o["type"] == "summary"][0]["jobs"])' <<<"$OUT")"
+	assertEquals "a: 4 pages back" 4 "$(read_pages "$t/a")"
+	assertEquals "b: 4 pages back" 4 "$(read_pages "$t/b")"
+}
+
 # A snapshot keeps at most 65,536 ranges of a file (the closest joined, a
 # superset of the resident pages), so that its record stays below the
 # reader's bound: a tmpfs file with every other page resident over 65,542
