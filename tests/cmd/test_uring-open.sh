@@ -5,7 +5,7 @@
 fixture_require
 
 TRACEFS=/sys/kernel/tracing
-DISABLED=/proc/sys/kernel/io_uring_disabled
+FI=$DCP_BUILD/tests/faultinject
 
 oneTimeSetUp() {
 	MNT=$(fixture_new 32) || fail "cannot make fixture"
@@ -25,7 +25,6 @@ oneTimeSetUp() {
 }
 
 oneTimeTearDown() {
-	[ -n "$SAVED_DISABLED" ] && echo "$SAVED_DISABLED" >"$DISABLED"
 	[ -n "$OWN_INSTANCE" ] && rmdir "$OWN_INSTANCE" 2>/dev/null
 	fixture_cleanup
 }
@@ -316,30 +315,46 @@ test_no_defer() {
 	assertEquals "False inline" "$(json_get '"%s %s" % (objs[-1]["exact"], objs[0]["verdict"])' <<<"$OUT")"
 }
 
-# io_uring switched off: one sentence, exit 3.  ENOSYS from a seccomp
-# filter goes through the same mapping (see dcp_uring_unsupported_reason).
+# io_uring switched off: one sentence, exit 3.  kernel.io_uring_disabled
+# is the machine's: set, it takes io_uring from every program on the
+# machine while the test runs (another run's uring-open exits 3 then).  So
+# the kernel's refusal comes from a seccomp filter (faultinject
+# io_uring_setup=EPERM, as io_uring_setup(2) answers a disabled ring), and
+# the sysctl the command reads from a file of the test's, bind-mounted
+# over it in a mount namespace of its own (disabled_as).
 test_io_uring_disabled() {
-	[ -w "$DISABLED" ] || startSkipping
-	SAVED_DISABLED=$(cat "$DISABLED")
-	trap 'echo "$SAVED_DISABLED" >"$DISABLED"; fixture_cleanup' EXIT
-	echo 2 >"$DISABLED"
-	run uring-open /
+	run disabled_as 2 "$FI" io_uring_setup=EPERM -- uring-open /
 	assertEquals 3 "$RC"
 	assertEquals "" "$OUT"
 	assertEquals "uring-open: io_uring is disabled on this system (sysctl kernel.io_uring_disabled = 2)" "$ERR"
-	run uring-open --bench --from=/dev/null
+	run disabled_as 2 "$FI" io_uring_setup=EPERM -- uring-open --bench --from=/dev/null
 	assertEquals 3 "$RC"
-	echo 1 >"$DISABLED"
-	run uring-open /
-	assertEquals "root may still use io_uring" 0 "$RC"
-	run as_nobody "$DCP_BIN/uring-open" /
+	run disabled_as 1 "$FI" io_uring_setup=EPERM -- uring-open /
 	assertEquals 3 "$RC"
 	assertContains "$ERR" "kernel.io_uring_disabled = 1"
-	echo "$SAVED_DISABLED" >"$DISABLED"
-	SAVED_DISABLED=
-	trap fixture_cleanup EXIT
-	run uring-open /
-	assertEquals "restored" 0 "$RC"
+	run disabled_as 1 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- \
+		"$FI" io_uring_setup=EPERM -- uring-open /
+	assertEquals "as nobody" 3 "$RC"
+	assertContains "as nobody" "$ERR" "kernel.io_uring_disabled = 1"
+	run disabled_as 0 "$FI" io_uring_setup=EPERM -- uring-open /
+	assertEquals 3 "$RC"
+	assertContains "not the sysctl: a filter" "$ERR" "a seccomp filter"
+	# Controls: the file changes nothing by itself, and the machine's
+	# sysctl is as it was.
+	run disabled_as 2 uring-open /
+	assertEquals "the kernel's io_uring, whatever the file says" 0 "$RC"
+	assertEquals "the machine's sysctl untouched" "$(cat /proc/sys/kernel/io_uring_disabled)" \
+		"$(fixture_outside cat /proc/sys/kernel/io_uring_disabled)"
+}
+
+# disabled_as VALUE CMD... - CMD in a mount namespace where
+# /proc/sys/kernel/io_uring_disabled reads VALUE.
+disabled_as() {
+	local f=$SHUNIT_TMPDIR/io_uring_disabled.$1
+	echo "$1" >"$f"
+	shift
+	unshare --mount --propagation private -- \
+		sh -c 'mount --bind "$0" /proc/sys/kernel/io_uring_disabled && exec "$@"' "$f" "$@"
 }
 
 # Killed while a request blocks (a FIFO opened without nonblock): the
