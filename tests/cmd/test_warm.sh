@@ -44,8 +44,10 @@ oneTimeTearDown() {
 	umount -l "$MNT/sub" 2>/dev/null || true
 }
 
-# retry CMD... - a few tries: another program walking /tmp on this shared
-# machine can keep a fixture busy for a moment.
+# retry CMD... - a few tries: io_uring releases a finished command's
+# descriptors asynchronously, so umount may briefly be EBUSY (as in
+# fixture_cold_busy).  No other program can keep a fixture busy: it is in
+# the suite's own mount namespace (fixture.sh).
 retry() {
 	local i
 	for i in 1 2 3 4 5; do
@@ -666,11 +668,12 @@ test_large_directory_is_read_ahead() {
 	chmod -R a+rX "$m"
 	# Listed now, so that the prober below never walks the tree itself.
 	find "$m" >"$t.list"
-	dev=$(basename "$(findmnt -n -o SOURCE "$m")")
 	blocks=$(($(stat -c %s "$m/big") / 4096))
 	assertTrue "the directory is large ($blocks blocks)" "[ $blocks -ge 32 ]"
 
+	# The device after each remount: it may be another one each time.
 	fixture_cold_busy "$m" && sync -f "$m"
+	dev=$(fixture_dev "$m")
 	read -r r0 s0 <<<"$(dev_reads "$dev")"
 	run as_nobody warm -r -s "$m"
 	read -r r1 s1 <<<"$(dev_reads "$dev")"
@@ -679,6 +682,7 @@ test_large_directory_is_read_ahead() {
 	assertEquals "as nobody: every name cached (the independent prober)" "" \
 		"$("$OPROBE" - <"$t.list" | grep -v '^cached ' | head -3)"
 	fixture_cold_busy "$m" && sync -f "$m"
+	dev=$(fixture_dev "$m")
 	read -r r2 s2 <<<"$(dev_reads "$dev")"
 	run warm -r -s "$m"
 	read -r r3 s3 <<<"$(dev_reads "$dev")"
@@ -695,6 +699,7 @@ test_large_directory_is_read_ahead() {
 
 	# What it reads ahead, and through what.
 	fixture_cold_busy "$m"
+	dev=$(fixture_dev "$m")
 	trace_ra "$t" warm -r -q "$m" ||
 		fail "warm under strace"
 	assertEquals "the device opened once, read-only" \
@@ -730,6 +735,7 @@ PY
 			python3 "$SHUNIT_TMPDIR/extents.py" "$m/big")"
 
 	fixture_cold_busy "$m"
+	dev=$(fixture_dev "$m")
 	trace_ra "$t" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- warm -r -q "$m"
 	assertEquals "as nobody: one refused open, nothing read ahead" "1 0" \

@@ -187,6 +187,13 @@ fixture_cold() {
 	mount -o "$FIXTURE_MOUNT_OPTS" "$dir.img" "$dir" || return 1
 }
 
+# fixture_dev MNT - the name of the loop device MNT is mounted from now
+# (loop3).  Ask again after every fixture_cold: the old device is freed at
+# the unmount, and when programs elsewhere on the machine attach loop
+# devices meanwhile, the mount takes another one (seen with three suites
+# remounting at once: loop2, loop3, loop0, loop6 for one fixture).
+fixture_dev() { basename "$(findmnt -n -o SOURCE "$1")"; }
+
 # fixture_cold_busy MNT - fixture_cold, retried: io_uring releases direct
 # descriptors asynchronously after a command exits, so umount may briefly be
 # EBUSY; a fixture left unmounted by a failed try is mounted again.
