@@ -159,6 +159,16 @@ fixture_pgrep() { pgrep --ns $$ --nslist mnt -f "$1"; }
 # counting the device's reads after a remount would see at random.
 FIXTURE_MOUNT_OPTS=loop,no_prefetch_block_bitmaps
 
+# fixture_settle - wait until udev, where it runs, has handled the events of
+# the loop devices just attached: its blkid reads the first sectors of each
+# (60-persistent-storage.rules), at a moment of its own, which a test
+# counting the device's reads after a mount would see at random.  A no-op
+# without udev.
+fixture_settle() {
+	[ -S /run/udev/control ] && command -v udevadm >/dev/null || return 0
+	udevadm settle --timeout=30 || echo "fixture: udevadm settle: still busy after 30 s" >&2
+}
+
 # fixture_new [SIZE_MB [MKFS_ARGS...]] - make, mount and print a fixture's mount point.
 fixture_new() {
 	local size=${1:-32}
@@ -175,6 +185,7 @@ fixture_new() {
 	# No lazy init: no kernel thread writes the image behind the test's back.
 	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$@" "$img" >/dev/null || return 1
 	mount -o "$FIXTURE_MOUNT_OPTS" "$img" "$dir" || return 1
+	fixture_settle
 	chmod 0755 "$dir"
 	printf '%s\n' "$dir"
 }
@@ -185,6 +196,7 @@ fixture_cold() {
 	sync -f "$dir" 2>/dev/null
 	umount "$dir" || return 1
 	mount -o "$FIXTURE_MOUNT_OPTS" "$dir.img" "$dir" || return 1
+	fixture_settle
 }
 
 # fixture_dev MNT - the name of the loop device MNT is mounted from now
