@@ -2,6 +2,7 @@
 /* batch.c - RESOLVE_CACHED probes batched through io_uring direct opens. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <liburing.h>
 #include <stdlib.h>
@@ -81,11 +82,35 @@ bool dcp_batch_uses_uring(const struct dcp_batch *b)
 	return b->uring;
 }
 
+/*
+ * Ask every miss of RESULTS again (unless openat2 itself is missing, as under
+ * valgrind).  True when one of them was not a miss after all: the mount
+ * table was changing meanwhile (dcp_probe_again()).
+ */
+static bool ask_again(int dirfd, const char *const *names, const unsigned *flags,
+		      size_t n, int *results)
+{
+	bool spurious = false;
+
+	for (size_t i = 0; i < n; i++) {
+		int again;
+
+		if (results[i] != -EAGAIN)
+			continue;
+		again = dcp_probe_again(dirfd, names[i], flags ? flags[i] : 0);
+		if (dcp_errno_unsupported(again))
+			continue;
+		spurious |= again != -EAGAIN;
+		results[i] = again;
+	}
+	return spurious;
+}
+
 static void probe_sync(int dirfd, const char *const *names,
 		       const unsigned *flags, size_t n, int *results)
 {
 	for (size_t i = 0; i < n; i++)
-		results[i] = dcp_probe_at(dirfd, names[i], flags ? flags[i] : 0);
+		results[i] = dcp_probe_at(dirfd, names[i], (flags ? flags[i] : 0) | DCP_ONCE);
 }
 
 /* One batch of at most BATCH probes; false if io_uring failed us. */
@@ -136,21 +161,8 @@ void dcp_batch_probe(struct dcp_batch *b, int dirfd, const char *const *names,
 		const unsigned *f = flags ? flags + off : NULL;
 
 		if (b->uring &&
-		    probe_ring(b, dirfd, names + off, f, m, results + off)) {
-			/* Ask a miss again, as dcp_probe_at() does (unless
-			 * openat2 itself is missing, as under valgrind). */
-			for (size_t i = off; i < off + m; i++) {
-				int again;
-
-				if (results[i] != -EAGAIN)
-					continue;
-				again = dcp_probe_at(dirfd, names[i],
-						     (flags ? flags[i] : 0) | DCP_ONCE);
-				if (!dcp_errno_unsupported(again))
-					results[i] = again;
-			}
+		    probe_ring(b, dirfd, names + off, f, m, results + off))
 			continue;
-		}
 		if (b->uring) {
 			/* The ring failed us once: do not trust it again. */
 			io_uring_queue_exit(&b->ring);
@@ -158,4 +170,32 @@ void dcp_batch_probe(struct dcp_batch *b, int dirfd, const char *const *names,
 		}
 		probe_sync(dirfd, names + off, f, m, results + off);
 	}
+	/*
+	 * Every miss is asked again, as by dcp_probe_at(), but after all the
+	 * others: a mount namespace made or torn down somewhere changes the
+	 * mount table for tens of microseconds, which the probes of the
+	 * other names outlast, where a probe asked again at once can miss
+	 * again.  While namespaces come and go, two probes of a cached name
+	 * can still both meet a change, one after the other: a few misses
+	 * among many cached names (at most one in 16) are asked a third
+	 * time, which costs little.  When any of these answers was cached
+	 * after all, the mount table was changing meanwhile: every miss left
+	 * is asked once more, once it has been still (dcp_probe_again()
+	 * waits).  A real miss in a cold directory is asked twice, as by
+	 * dcp_probe_at(), and never waits on a machine whose mount table is
+	 * still.
+	 */
+	bool spurious = ask_again(dirfd, names, flags, n, results);
+
+	if (!spurious) {
+		size_t left = 0;
+
+		for (size_t i = 0; i < n; i++)
+			left += results[i] == -EAGAIN;
+		if (!left || left * 16 > n)
+			return;
+		spurious = ask_again(dirfd, names, flags, n, results);
+	}
+	if (spurious)
+		ask_again(dirfd, names, flags, n, results);
 }

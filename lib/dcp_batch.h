@@ -43,7 +43,11 @@ bool dcp_batch_uses_uring(const struct dcp_batch *b);
  * dcp_batch_probe - probe N names relative to DIRFD.  FLAGS[i] takes
  * the dcp_probe_at() flags for NAMES[i] (DCP_FOLLOW, DCP_NOTDIR), or FLAGS
  * is NULL for none.  RESULTS[i] receives what dcp_probe_at() would
- * return: 0 for cached, or -errno.
+ * return: 0 for cached, or -errno.  A miss is asked again after all the
+ * names were probed once (dcp_probe_again()), which outlasts the changes
+ * a mount namespace made or torn down brings to the mount table; when one
+ * of them was not a miss after all, every miss left once more, after the
+ * table has been still.
  */
 void dcp_batch_probe(struct dcp_batch *b, int dirfd, const char *const *names,
 		     const unsigned *flags, size_t n, int *results);

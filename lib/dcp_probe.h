@@ -49,7 +49,11 @@ enum {
 	/*
 	 * dcp_probe_at(): do not ask again after EAGAIN.  By default a miss
 	 * is probed a second time, because a concurrent mount, unmount or
-	 * rename anywhere fails a cached RCU walk with EAGAIN too.
+	 * rename anywhere fails a cached RCU walk with EAGAIN too; and when
+	 * the thread has just seen a miss the next probe did not repeat (a
+	 * mount namespace made or torn down changes the mount table for up
+	 * to milliseconds), once more after the table has been still for
+	 * two milliseconds.
 	 */
 	DCP_ONCE = 1 << 3,
 };
@@ -129,6 +133,16 @@ bool dcp_probe_refused(int err);
  * dcp_state_of_errno(-ret) gives the state.
  */
 int dcp_probe_at(int dirfd, const char *path, unsigned flags);
+
+/*
+ * dcp_probe_again - what dcp_probe_at() does after its first probe of PATH
+ * missed, for a caller that made that first probe itself (through
+ * io_uring, dcp_batch_probe()): ask again at once and, if this thread has
+ * just seen the machine's mount table change, once more after it has been
+ * still for two milliseconds (see dcp_probe_at() in dcp_probe(3)).  The
+ * same flags and return value as dcp_probe_at().
+ */
+int dcp_probe_again(int dirfd, const char *path, unsigned flags);
 
 /*
  * dcp_open_cached - a real read-only open of PATH with RESOLVE_CACHED, as

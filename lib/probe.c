@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dcp_probe.h"
+#include "dcp_util.h"
 
 /* Old userspace headers: the ABI values are fixed by the kernel. */
 #ifndef SYS_openat2
@@ -137,18 +140,57 @@ static int probe_once(int dirfd, const char *path, unsigned flags)
 	return 0;
 }
 
+/*
+ * A mount or unmount anywhere on the machine (in any mount namespace), or a
+ * rename, fails an RCU walk that runs at that moment with EAGAIN although
+ * everything is cached: the kernel's mount_lock (or rename_lock) sequence
+ * count changed under it, and it would simply walk again.  So do we: a lone
+ * mount is over before a second probe.  But a mount namespace made or torn
+ * down (a container started or stopped, unshare -m) changes the mount
+ * table once per mount it holds, a few microseconds apart, for tens of
+ * microseconds to milliseconds, and a probe asked again at once then misses
+ * again about one time in three.  So a miss that repeats is asked twice
+ * more, once the table has been still for SETTLE_NS, when this thread has
+ * seen it change less than SETTLE_NS ago: a miss that the next probe did
+ * not repeat.  A real miss costs no I/O any time, and no wait on a machine
+ * whose mount table is still.
+ */
+enum { SETTLE_NS = 2000000 };
+
+/* When this thread last saw a miss that the next probe did not repeat. */
+static __thread uint64_t spurious_ns;
+
+static int probe_next(int dirfd, const char *path, unsigned flags)
+{
+	int ret = probe_once(dirfd, path, flags);
+
+	if (ret != -EAGAIN)
+		spurious_ns = dcp_now_ns();
+	return ret;
+}
+
+int dcp_probe_again(int dirfd, const char *path, unsigned flags)
+{
+	int ret = probe_next(dirfd, path, flags);
+	uint64_t now, until = spurious_ns + SETTLE_NS;
+	struct timespec ts;
+
+	if (ret != -EAGAIN || !spurious_ns || (now = dcp_now_ns()) >= until)
+		return ret;
+	ts.tv_sec = (time_t)((until - now) / 1000000000u);
+	ts.tv_nsec = (long)((until - now) % 1000000000u);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	ret = probe_next(dirfd, path, flags);
+	return ret == -EAGAIN ? probe_next(dirfd, path, flags) : ret;
+}
+
 int dcp_probe_at(int dirfd, const char *path, unsigned flags)
 {
 	int ret = probe_once(dirfd, path, flags);
 
-	/*
-	 * A mount or unmount anywhere on the machine, or a rename, fails an
-	 * RCU walk that runs at that moment with EAGAIN although everything
-	 * is cached; the kernel would simply walk again.  So do we, once: a
-	 * real miss costs no I/O either time.
-	 */
 	if (ret == -EAGAIN && !(flags & DCP_ONCE))
-		ret = probe_once(dirfd, path, flags);
+		ret = dcp_probe_again(dirfd, path, flags);
 	return ret;
 }
 
