@@ -233,7 +233,7 @@ test_unit_private_devices_turns_the_read_ahead_off() {
 	for pd in yes no; do
 		fixture_cold_busy "$m" || fail "cannot remount"
 		# Each mount may take another loop device.
-		dev[$pd]=$(basename "$(findmnt -n -o SOURCE "$m")")
+		dev[$pd]=$(fixture_dev "$m")
 		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 			strace -f -qq -e trace=openat,fadvise64 -e signal=none -o "$t.$pd" \
 			bash -c "$(declare -f sandbox); TF='$TF' sandbox $pd '$cmd'" >/dev/null 2>"$t.err"
