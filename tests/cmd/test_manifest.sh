@@ -102,6 +102,26 @@ lookup_bytes() {
 # Pages of MANIFEST's ranges and of the loop device's cache evicted now.
 evicted() { mpy evicted "$1" "$LOOP"; }
 
+# pin_start MANIFEST / pin_stop - hold what is resident of MANIFEST's
+# ranges and of the loop device's cache locked in memory meanwhile
+# (manifest.py pin): the machine's DAMON pageout may reclaim an idle page
+# at any moment, also after evicted() counted and before the command
+# measured looked, and that command would then rightly read it.  Pinned,
+# the pages evicted before the command are the only ones it may read.
+pin_start() {
+	local line
+	coproc PIN { mpy pin "$1" "$LOOP"; }
+	read -r line <&"${PIN[0]}"
+	[[ $line == pinned\ * ]] || { echo "pin_start: $line" >&2; return 1; }
+	echo "  ${line#pinned } pages pinned" >&2
+}
+pin_stop() {
+	local in=${PIN[1]} out=${PIN[0]} pid=$PIN_PID
+	[ -n "$pid" ] || return 0
+	exec {in}>&- {out}<&-
+	wait "$pid"
+}
+
 # read_pages FILE - pages of FILE read in since the remount: resident per
 # fincore, plus those reclaimed since (cachestat's evicted count).
 read_pages() {
@@ -227,6 +247,7 @@ test_round_trip() {
 		"[ $((bytes * 10)) -le $((REC * 11 + meta * 10)) ]"
 	assertTrue "read at least the recorded data that is not a hole" "[ $bytes -gt $((REC / 2)) ]"
 	# Again, the manifest from standard input: everything is resident.
+	pin_start "$M" || fail "pin"
 	ev=$(evicted "$M")
 	s0=$(sectors)
 	run warm --manifest=- <"$M"
@@ -240,6 +261,7 @@ test_round_trip() {
 	assertEquals "third run: exit status ($ERR)" 0 "$RC"
 	assertTrue "--json: $(bytes_read "$OUT") bytes read, $ev pages evicted since" \
 		"[ $(bytes_read "$OUT") -le $((ev * PS)) ]"
+	pin_stop
 }
 
 # POSIX_FADV_RANDOM: with the device's read-ahead on, a restore still

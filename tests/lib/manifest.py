@@ -45,6 +45,14 @@ reads dcache-probe's JSON Lines with Python's own parser.
   manifest.py evicted MANIFEST [BLOCKDEV]
       pages of the recorded ranges evicted now (shadow entries), plus
       those of the block device's own cache (metadata)
+  manifest.py pin MANIFEST [BLOCKDEV]
+      holds the pages resident now of the recorded ranges (and of the
+      block device's own cache) locked in memory (mlock of a shared
+      mapping, resident pages only: nothing is read) until its standard
+      input closes; prints "pinned N" once they are.  The machine's DAMON
+      pageout cannot then reclaim one while a command is measured, so a
+      check of "reads nothing" has no window to lose (cachestat's evicted
+      count, taken after the pin, is exact for the run).
   manifest.py rangeres MANIFEST OPROBE_OUT
       pages resident now within the recorded ranges of the files the
       prober found cached (each opened only then: a lookup of a cached
@@ -423,6 +431,69 @@ def verify(manifest, vjson, oprobe_out):
           % (n, count["cached"], count["negative"], count["miss"], pages, resident))
 
 
+def pin(manifest, bdev=None):
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    libc.mlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    PROT_READ, MAP_SHARED = 1, 1
+
+    def resident(fd, first, count, out):
+        """Append to OUT the resident pages of [first, first + count), as
+        cachestat(2) tells (mincore(2) does not see a block device's
+        metadata pages: their folios are not marked up to date)."""
+        res = cachestat(fd, first * PS, count * PS)[0]
+        if res == count:
+            out.extend(range(first, first + count))
+        elif res and count > 1:
+            half = count // 2
+            resident(fd, first, half, out)
+            resident(fd, first + half, count - half, out)
+
+    def lock_resident(fd, first, count):
+        """mlock the resident pages of FD's pages [first, first + count)."""
+        if count <= 0:
+            return 0
+        pages = []
+        resident(fd, first, count, pages)
+        if not pages:
+            return 0
+        addr = libc.mmap(None, count * PS, PROT_READ, MAP_SHARED, fd, first * PS)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            raise OSError(ctypes.get_errno(), "mmap")
+        present = bytearray(count)
+        for p in pages:
+            present[p - first] = 1
+        n, i = 0, 0
+        while i < count:
+            if not present[i]:
+                i += 1
+                continue
+            j = i
+            while j < count and present[j]:
+                j += 1
+            if libc.mlock(ctypes.c_void_p(addr + i * PS), (j - i) * PS) != 0:
+                raise OSError(ctypes.get_errno(), "mlock")
+            n += j - i
+            i = j
+        return n  # the mapping stays until the process ends
+
+    n, fds = 0, []
+    for e in file_entries(manifest):
+        size = e["identity"]["size"]
+        fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
+        fds.append(fd)
+        for off, ln in e["ranges"]:
+            a, b = pages_of(off, ln, size)
+            n += lock_resident(fd, a, b - a)
+    if bdev:
+        fd = os.open(bdev, os.O_RDONLY)
+        fds.append(fd)
+        n += lock_resident(fd, 0, -(-os.lseek(fd, 0, os.SEEK_END) // PS))
+    print("pinned %d" % n, flush=True)
+    sys.stdin.read()
+
+
 def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "make":
@@ -470,6 +541,8 @@ def main(argv):
         print(n)
     elif cmd == "evicted":
         evicted(*args)
+    elif cmd == "pin":
+        pin(*args)
     elif cmd == "verify":
         verify(*args)
     elif cmd == "record":
