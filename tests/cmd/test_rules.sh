@@ -316,9 +316,10 @@ await() {
 # command wrote them (tree="app", beside the scrape's job and instance);
 # the control, a file written with --label=job=app, arrives as
 # exported_job="app", job="node".  Once the cron line's file is removed,
-# DcprobeTreeAbsent becomes active, "pending" (its for: is 10 minutes;
-# the rules' unit tests show it firing after them), and it was not active
-# before.
+# DcprobeTreeAbsent becomes active, "pending", then "firing", and it was
+# not active before.  (Prometheus loads the shipped rules with one line
+# changed, checked below: the absent rule's for: of 10 minutes made 3 s;
+# the rules' unit tests show it firing after the real 10 minutes.)
 test_prometheus_scrapes_the_cron_line() {
 	local ne=prometheus-node-exporter tf="$SHUNIT_TMPDIR/prom-textfile" work="$SHUNIT_TMPDIR/prometheus"
 	local line cmd ne_port ne_pid prom_pid out version i
@@ -350,8 +351,14 @@ test_prometheus_scrapes_the_cron_line() {
 		$ne --web.listen-address="127.0.0.1:$ne_port" --collector.disable-defaults \
 		--collector.textfile --collector.textfile.directory="$tf" || { fail "node_exporter"; return; }
 	ne_pid=$SERVED
+	sed '/alert: DcprobeTreeAbsent$/,/^        for: / s/^        for: 10m$/        for: 3s/' \
+		"$RULES" >"$work/rules.yml"
+	assertEquals "the rules Prometheus loads: the shipped ones, the absent rule's for: 3s" \
+		"<         for: 10m
+---
+>         for: 3s" "$(diff "$RULES" "$work/rules.yml" | grep -v '^[0-9]')"
 	printf '%s\n' "global:" "  scrape_interval: 1s" "  evaluation_interval: 1s" \
-		"rule_files:" "  - $RULES" "scrape_configs:" "  - job_name: node" "    static_configs:" \
+		"rule_files:" "  - $work/rules.yml" "scrape_configs:" "  - job_name: node" "    static_configs:" \
 		"      - targets: ['127.0.0.1:$ne_port']" >"$work/prometheus.yml"
 	PROM_PORT=$(free_port)
 	serve prometheus "$work/prometheus.log" "http://127.0.0.1:$PROM_PORT/-/ready" \
@@ -387,6 +394,9 @@ command=dcache-probe,instance=127.0.0.1:$ne_port,job=node,tree=app $rc_tree" "$o
 	out=$(await 'ALERTS{alertname="DcprobeTreeAbsent"}' 'alertstate=pending')
 	assertEquals "the file removed: DcprobeTreeAbsent pending" \
 		"alertname=DcprobeTreeAbsent,alertstate=pending,command=dcache-probe,severity=warning,tree=app 1" "$out"
+	out=$(await 'ALERTS{alertname="DcprobeTreeAbsent"}' 'alertstate=firing')
+	assertEquals "3 s later: DcprobeTreeAbsent firing" \
+		"alertname=DcprobeTreeAbsent,alertstate=firing,command=dcache-probe,severity=warning,tree=app 1" "$out"
 	kill $prom_pid $ne_pid
 	wait $prom_pid $ne_pid 2>/dev/null
 	assertFalse "Prometheus logged no error: $(grep -i 'level=error' "$work/prometheus.log" | head -3)" \
