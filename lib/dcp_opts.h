@@ -37,13 +37,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dcp_filter.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct dcp_buf;
-struct dcp_entry;
-struct dcp_mounts;
 
 /* Which shared options a command takes; -q, --json and --output are always there. */
 enum {
@@ -109,14 +109,12 @@ struct dcp_opts {
 	bool no_headings;	/* --no-headings */
 	enum dcp_follow follow;
 	int max_depth;		/* -1: no limit */
-	int min_depth;		/* 0: from the roots */
 	unsigned jobs;		/* 0: the command's default */
-	unsigned types;		/* --type: bit (1 << DT_*) per type; 0 all */
 	const char **excludes;	/* --exclude: NULL-terminated, or NULL */
 	size_t nexcludes;
-	const char **names;	/* --name: NULL-terminated, or NULL */
-	size_t nnames;
-	char **fstypes;		/* --exclude-fstype: NULL-terminated */
+	/* --type, --name, --mindepth, --exclude-fstype (default: the pseudo
+	 * filesystems, dcprobe(7)): its lists live until exit */
+	struct dcp_filter filter;
 	bool fstypes_given;	/* --exclude-fstype was used */
 	struct dcp_input *inputs;
 	size_t ninputs;
@@ -191,32 +189,6 @@ void dcp_opts_input_error(const struct dcp_opts *o, unsigned long long *errors, 
  * by dcp_opts_each_path() under --json (before the summary), and forget them.
  */
 void dcp_opts_input_records(struct dcp_buf *out);
-
-/*
- * dcp_opts_match - whether entry E passes --type, --name and --mindepth:
- * whether it is counted and reported.  Filters never stop the walk from
- * going down.  An entry of unknown type (DT_UNKNOWN) whose lookup was not
- * cached matches every --type: finding out would be a lookup.
- */
-bool dcp_opts_match(const struct dcp_opts *o, const struct dcp_entry *e);
-
-/* dcp_opts_filtering - whether any of --type, --name, --mindepth was given. */
-bool dcp_opts_filtering(const struct dcp_opts *o);
-
-/*
- * dcp_opts_skip_mount - whether a walk must not go into the mount with ID
- * (a directory on another mount than its parent): its type is in
- * --exclude-fstype (default: the pseudo filesystems, see dcprobe(7)), or
- * an open there may wait on a daemon or a server (FUSE, NFS...:
- * dcp_pages_fstype_opens_safely()), or it is not in MOUNTS, the mount
- * table read at the start (made since: not known).  Returns what a
- * walker's skip_mount() answers: DCP_WALK_MOUNT_EXCLUDE for a type in the
- * list, DCP_WALK_MOUNT_UNSAFE for the others, else DCP_WALK_MOUNT_ENTER.
- * A root on such a mount is walked: only going into one from another is
- * refused.
- */
-int dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mounts,
-			uint64_t mnt_id);
 
 /*
  * dcp_opts_can_probe - whether this kernel has what the run needs:

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 struct dcp_warm;
-struct dcp_opts;
+struct dcp_filter;
 struct dcp_mounts;
 
 /* dcp_warm_opts.flags */
@@ -83,12 +83,11 @@ struct dcp_warm_opts {
 	int max_depth;	  /* -r: deepest depth warmed, -1 unlimited */
 	const char *const *excludes; /* -r: fnmatch(3) globs, as dcp_walk_opts */
 	/*
-	 * -r: --type, --name and --mindepth say which entries are warmed (a
-	 * directory the walk goes through is looked up all the same), and
-	 * --exclude-fstype which mounts are not gone into, by MOUNTS.  Both
-	 * optional.
+	 * -r: which entries are warmed (dcp_filter_match(): a directory the
+	 * walk goes through is looked up all the same), and which mounts are
+	 * not gone into (dcp_filter_skip_mount(), by MOUNTS).  Both optional.
 	 */
-	const struct dcp_opts *filter;
+	const struct dcp_filter *filter;
 	const struct dcp_mounts *mounts;
 	/*
 	 * report - called on the worker threads, concurrently (ev->worker tells

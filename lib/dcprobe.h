@@ -27,6 +27,7 @@
 #include "dcp_probe.h"	      /* one path: states, probes, exit statuses */
 #include "dcp_batch.h"	      /* many names of one directory, via io_uring */
 #include "dcp_walk.h"	      /* the parallel tree walker */
+#include "dcp_filter.h"	      /* which entries count, which mounts are entered */
 #include "dcp_probe_run.h"    /* a dcache-probe run: each entry's journey */
 #include "dcp_tally.h"	      /* its tables: per root, per directory */
 #include "dcp_warm.h"	      /* the stat priming engine behind warm */

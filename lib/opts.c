@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +169,10 @@ static struct argp_option options[NROWS + 1];
 static struct dcp_opts *opts;
 static bool r_given; /* -r itself, not implied */
 static char *default_fstypes; /* what the default --exclude-fstype list points into */
+/* The lists of o->filter, as parsed (NULL-terminated; they live until exit). */
+static const char **names;    /* --name */
+static size_t nnames;
+static char **fstypes;	      /* --exclude-fstype */
 static struct dcp_buf qbuf;   /* an argument quoted for a message */
 static uint64_t started;      /* when the parse began: the run's duration */
 static bool parsed;	      /* the command line was read whole */
@@ -248,19 +251,20 @@ static void parse_fstypes(struct argp_state *state, struct dcp_opts *o, const ch
 	if (!copy)
 		argp_failure(state, DCP_EXIT_ERROR, ENOMEM, "options");
 	if (replace) {
-		free(o->fstypes);
-		o->fstypes = NULL;
+		free(fstypes);
+		fstypes = NULL;
 	} else {
-		while (o->fstypes && o->fstypes[n])
+		while (fstypes && fstypes[n])
 			n++;
 	}
 	if (strcmp(arg, "none") == 0 || !*arg) {
 		free(copy);
-		return;
+	} else {
+		/* The list points into COPY: both live until exit. */
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			fstypes = push(state, fstypes, &n, sizeof(char *), &t);
 	}
-	/* The list points into COPY: both live until exit. */
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-		o->fstypes = push(state, o->fstypes, &n, sizeof(char *), &t);
+	o->filter.fstypes = (const char *const *)fstypes;
 }
 
 static void add_input(struct argp_state *state, struct dcp_opts *o, const char *file, bool nul)
@@ -374,7 +378,7 @@ static void check(struct argp_state *state, struct dcp_opts *o)
 {
 	if (o->manifest) {
 		/* The manifest says which paths: nothing to walk or to add. */
-		if (o->npaths || o->ninputs || r_given || o->max_depth >= 0 || o->min_depth > 0)
+		if (o->npaths || o->ninputs || r_given || o->max_depth >= 0 || o->filter.min_depth > 0)
 			argp_error(state, "--manifest excludes %s", r_given ? "-r" :
 				   o->npaths ? "PATH arguments" : o->ninputs ? "--from and --files0-from" :
 				   o->max_depth >= 0 ? "--max-depth" : "--mindepth");
@@ -403,7 +407,7 @@ static void check(struct argp_state *state, struct dcp_opts *o)
 		o->recursive = true;
 	if (!o->recursive && (o->set & DCP_OPTS_WALK)) {
 		const char *which = o->xdev ? "-x" : o->nexcludes ? "--exclude" :
-				    o->nnames ? "--name" : o->types ? "--type" :
+				    nnames ? "--name" : o->filter.types ? "--type" :
 				    o->fstypes_given ? "--exclude-fstype" : NULL;
 
 		if (which)
@@ -490,17 +494,18 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case OPT_NAME:
 		if (!*arg)
 			argp_error(state, "an empty --name GLOB matches nothing");
-		o->names = push(state, o->names, &o->nnames, sizeof(char *), &arg);
+		names = push(state, names, &nnames, sizeof(char *), &arg);
+		o->filter.names = names;
 		break;
 	case OPT_TYPE:
-		o->types |= parse_types(state, arg);
+		o->filter.types |= parse_types(state, arg);
 		break;
 	case OPT_MAX_DEPTH:
 		o->max_depth = dcp_opts_number(state, "--max-depth", arg, 0, INT_MAX);
 		o->recursive = true;
 		break;
 	case OPT_MIN_DEPTH:
-		o->min_depth = dcp_opts_number(state, "--mindepth", arg, 0, INT_MAX);
+		o->filter.min_depth = dcp_opts_number(state, "--mindepth", arg, 0, INT_MAX);
 		o->recursive = true;
 		break;
 	case OPT_EXCLUDE_FSTYPE:
@@ -710,14 +715,15 @@ const struct argp *dcp_opts_argp(struct dcp_opts *o, const char *command, unsign
 		default_fstypes = strdup(DEFAULT_EXCLUDE_FSTYPE);
 		for (char *t = default_fstypes ? strtok_r(default_fstypes, ",", &save) : NULL; t;
 		     t = strtok_r(NULL, ",", &save)) {
-			char **v = realloc(o->fstypes, (k + 2) * sizeof(*v));
+			char **v = realloc(fstypes, (k + 2) * sizeof(*v));
 
 			if (!v)
 				break;
-			o->fstypes = v;
+			fstypes = v;
 			v[k++] = t;
 			v[k] = NULL;
 		}
+		o->filter.fstypes = (const char *const *)fstypes;
 	}
 	for (size_t i = 0; i < NROWS; i++) {
 		const struct row *r = &table[i];
@@ -829,64 +835,6 @@ void dcp_opts_input_records(struct dcp_buf *out)
 {
 	dcp_buf_add(out, input_records.data, input_records.len);
 	dcp_buf_free(&input_records);
-}
-
-/* ---- filters ---- */
-
-bool dcp_opts_filtering(const struct dcp_opts *o)
-{
-	return o->types || o->nnames || o->min_depth > 0;
-}
-
-bool dcp_opts_match(const struct dcp_opts *o, const struct dcp_entry *e)
-{
-	if (e->depth < o->min_depth)
-		return false;
-	if (o->types) {
-		unsigned char type = e->type;
-
-		/* A cached entry's inode is in memory: fstatat does no I/O. */
-		if (type == DT_UNKNOWN && e->probe == 0) {
-			struct stat st;
-
-			if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-				type = (unsigned char)IFTODT(st.st_mode);
-		}
-		if (type != DT_UNKNOWN && !(o->types & (1u << type)))
-			return false;
-	}
-	if (o->nnames) {
-		const char *name = e->depth ? e->name : strrchr(e->path, '/');
-		size_t i;
-
-		name = !name ? e->path : e->depth ? name : name[1] ? name + 1 : name;
-		for (i = 0; i < o->nnames; i++)
-			if (fnmatch(o->names[i], name, 0) == 0)
-				break;
-		if (i == o->nnames)
-			return false;
-	}
-	return true;
-}
-
-int dcp_opts_skip_mount(const struct dcp_opts *o, const struct dcp_mounts *mounts,
-			uint64_t mnt_id)
-{
-	struct dcp_mount mt;
-
-	if (!mounts || !mnt_id)
-		return DCP_WALK_MOUNT_ENTER;
-	/* Made after the table was read: what it is, and whether an open
-	 * there may wait, is not known. */
-	if (dcp_mounts_by_id(mounts, mnt_id, &mt) < 0)
-		return DCP_WALK_MOUNT_UNSAFE;
-	for (char **t = o->fstypes; t && *t; t++)
-		if (strcmp(*t, mt.fstype) == 0)
-			return DCP_WALK_MOUNT_EXCLUDE;
-	/* FUSE, NFS...: an open may wait on a daemon whoever mounted it can stop. */
-	if (!dcp_pages_fstype_opens_safely(mt.fstype))
-		return DCP_WALK_MOUNT_UNSAFE;
-	return DCP_WALK_MOUNT_ENTER;
 }
 
 /* ---- progress ---- */

@@ -470,7 +470,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 		if (xr < 0)
 			why = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
 	}
-	if (filtered && !dcp_opts_match(o, e))
+	if (filtered && !dcp_filter_match(&o->filter, e))
 		goto walk_on; /* --type, --name, --mindepth: not counted */
 	mrow = env.per_mount && !e->again ? dcp_mount_table_row(&w->mount_rows, mnt) : NULL;
 	if (env.pages) {
@@ -819,7 +819,7 @@ static void start_progress(void)
 static int skip_mount(uint64_t mnt_id, void *arg)
 {
 	(void)arg;
-	return dcp_opts_skip_mount(o, run.mounts, mnt_id);
+	return dcp_filter_skip_mount(&o->filter, run.mounts, mnt_id);
 }
 
 /* A directory on a mount where an open may wait: not listed, unvisited. */
@@ -1154,7 +1154,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 	ret = dcp_opts_can_probe(true, env.pages);
 	if (ret != DCP_EXIT_OK)
 		return ret;
-	filtered = dcp_opts_filtering(o);
+	filtered = dcp_filter_active(&o->filter);
 	rooted = o->recursive || o->manifest;
 	if (env.per_mount || env.pages || o->recursive) {
 		ret = dcp_mounts_load(NULL, &run.mounts);

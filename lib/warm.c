@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dcp_opts.h"
+#include "dcp_filter.h"
 #include "dcp_pages.h"
 #include "dcp_probe.h"
 #include "dcp_probe_report.h"
@@ -582,7 +582,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	if (atomic_load_explicit(&w->cancelled, memory_order_relaxed))
 		return DCP_WALK_ABORT;
 	/* Filtered out: not warmed, but the walk goes on through directories. */
-	if (w->filtering && !dcp_opts_match(w->opts.filter, e))
+	if (w->filtering && !dcp_filter_match(w->opts.filter, e))
 		return e->type == DT_DIR || e->type == DT_UNKNOWN || (follow && e->type == DT_LNK)
 			       ? DCP_WALK_DESCEND : DCP_WALK_PRUNE;
 	/*
@@ -626,7 +626,7 @@ static int skip_mount(uint64_t mnt_id, void *arg)
 {
 	struct dcp_warm *w = arg;
 
-	return w->opts.filter ? dcp_opts_skip_mount(w->opts.filter, w->opts.mounts, mnt_id) :
+	return w->opts.filter ? dcp_filter_skip_mount(w->opts.filter, w->opts.mounts, mnt_id) :
 				DCP_WALK_MOUNT_ENTER;
 }
 
@@ -802,7 +802,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		return -ENOMEM;
 	w->opts = *opts;
 	pthread_mutex_init(&w->late_mu, NULL);
-	w->filtering = opts->filter && dcp_opts_filtering(opts->filter);
+	w->filtering = opts->filter && dcp_filter_active(opts->filter);
 	w->nthreads = threads;
 	w->t0 = dcp_now_ns();
 	if ((opts->flags & DCP_WARM_ROOT_STATS) && (opts->flags & DCP_WARM_RECURSIVE)) {

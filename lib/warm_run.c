@@ -457,7 +457,7 @@ int dcp_warm_run(const struct dcp_opts *shared, const struct dcp_warm_run_config
 		.threads = o->manifest ? 1 : o->jobs, /* a manifest has its own */
 		.max_depth = o->max_depth,
 		.excludes = o->excludes,
-		.filter = o,
+		.filter = &o->filter,
 		.mounts = mounts,
 		.report = report,
 		.pages = &env.pages,
