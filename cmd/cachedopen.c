@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
-static struct dcp_opts o; /* the shared options (lib/opts.c) */
+static struct dcp_opts o; /* the shared options (lib/cmdrt/opts.c) */
 
 static struct env {
 	bool retry;
@@ -56,7 +56,7 @@ static const char args_doc[] = "PATH...";
 
 enum { OPT_RETRY = 0x100, OPT_PATH, OPT_PAGES };
 
-/* Its own options; the shared ones (-L, -P, -q, --json...) come from lib/opts.c. */
+/* Its own options; the shared ones (-L, -P, -q, --json...) come from lib/cmdrt/opts.c. */
 static const struct argp_option options[] = {
 	{ "path", OPT_PATH, NULL, 0,
 	  "Probe with an O_PATH descriptor: resolve the path, do not open the object itself",

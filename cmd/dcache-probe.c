@@ -3,7 +3,7 @@
  * dcache-probe - report which paths resolve from the kernel's dentry cache,
  * for single paths or whole trees, without warming what it measures.
  *
- * Its options, then one run of the engine (lib/probe_run.c), which takes
+ * Its options, then one run of the engine (lib/cmdrt/probe_run.c), which takes
  * every entry from the walker's probe to its line, its tallies and the exit
  * status.
  */
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
-static struct dcp_opts o; /* the shared options (lib/opts.c) */
+static struct dcp_opts o; /* the shared options (lib/cmdrt/opts.c) */
 
 static struct dcp_probe_run_config env = {
 	.per_dir = -1,
@@ -81,7 +81,7 @@ enum {
 	OPT_RANGES,
 };
 
-/* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/opts.c. */
+/* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/cmdrt/opts.c. */
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "What to probe:", DCP_OPTS_GROUP_INPUT },
 	{ "no-perturb", OPT_NO_PERTURB, NULL, 0,

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 #define DEFAULT_FLAGS DCP_URING_RUN_DEFAULT_FLAGS
 
@@ -20,7 +20,7 @@ static struct dcp_uring_run_config env = {
 	.how = { .dirfd = AT_FDCWD, .flags = DEFAULT_FLAGS, .mode = 0666 },
 };
 
-static struct dcp_opts o; /* the shared options (lib/opts.c) */
+static struct dcp_opts o; /* the shared options (lib/cmdrt/opts.c) */
 static struct dcp_buf qbuf; /* a name quoted for a message */
 
 const char *argp_program_version = "uring-open (dcprobe) " DCP_VERSION;

@@ -2,16 +2,16 @@
 /*
  * warm - prime paths and trees into the dentry cache, as fast as the storage
  * allows, so that later lookups (and RESOLVE_CACHED probes) hit the cache.
- * Its options, then one run (lib/warm_run.c over the engine of lib/warm.c).
+ * Its options, then one run (lib/cmdrt/warm_run.c over the engine of lib/warm.c).
  */
 #define _GNU_SOURCE
 #include <argp.h>
 #include <stdbool.h>
 #include <string.h>
 
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
-static struct dcp_opts o; /* the shared options (lib/opts.c) */
+static struct dcp_opts o; /* the shared options (lib/cmdrt/opts.c) */
 
 static struct dcp_warm_run_config env;
 
@@ -55,7 +55,7 @@ static const char args_doc[] = "[PATH...]";
 
 enum { OPT_CHECK = 0x100, OPT_PAGES, OPT_MAX_BYTES, OPT_MAX_FILE_SIZE, OPT_PAGES_METHOD };
 
-/* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/opts.c. */
+/* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/cmdrt/opts.c. */
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "What to warm:", DCP_OPTS_GROUP_INPUT },
 	{ "pages", OPT_PAGES, NULL, 0,

@@ -69,7 +69,7 @@ struct dcp_manifest {
 #define DCP_MANIFEST_MAX_RECORD_TEXT "4 MiB"
 
 /*
- * dcp_manifest_read - read the manifest in FILE ("-": standard input) into
+ * dcp_manifest_read - read the manifest in file FILE into
  * M (zeroed by the caller).  A record that is no JSON object, or an entry
  * record that is malformed (no path or state, a path with a NUL byte, an
  * identity or a range that is not a pair of non-negative integers within

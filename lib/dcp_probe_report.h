@@ -123,13 +123,6 @@ static inline bool dcp_pr_complete(const struct dcp_pr_counts *c)
 void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		       size_t len, int err);
 
-/*
- * dcp_pr_format_of - the format of a command's path lines: JSON, or with -0
- * NUL-ended raw paths (quoted, still NUL-ended, when stdout is a terminal:
- * -0 is for a program), else quoted lines.
- */
-enum dcp_pr_format dcp_pr_format_of(bool json, bool nul);
-
 /* dcp_pr_path - PATH as a line in text format FMT (not JSON). */
 void dcp_pr_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len);
 
@@ -164,14 +157,6 @@ void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
  */
 void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mount *mt,
 		  dev_t dev, const struct dcp_pr_counts *c);
-
-/*
- * dcp_pr_progress - a progress line for a terminal of WIDTH columns:
- * "\r\e[K" (return, clear line), "N paths, R/s: PATH", PATH quoted and cut
- * at the front to fit ("...end/of/path").
- */
-void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
-		     const char *path, unsigned width);
 
 /*
  * dcp_pr_summary_text - "N paths: C cached, G negative, M miss, E error;

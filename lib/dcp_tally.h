@@ -2,9 +2,9 @@
 /*
  * dcp_tally.h - the tallies of a run: per root, per directory, per mount.
  *
- * dcache-probe (probe_run.c) and warm (warm.c) keep their roots in the same
- * table, each with its own counts per root: which root is reported, and
- * with whose figures, is decided here once for both.
+ * dcache-probe (lib/cmdrt/probe_run.c) and warm (warm.c) keep their roots
+ * in the same table, each with its own counts per root: which root is
+ * reported, and with whose figures, is decided here once for both.
  *
  * An entry's probe result is counted once for the run and once in each
  * table it belongs to: its root's tally (-s, -c, the per-root metrics), the

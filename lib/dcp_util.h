@@ -38,13 +38,10 @@ int dcp_parse_duration_ns(const char *s, uint64_t *out);
 const char *dcp_errno_name(int err);
 
 /*
- * The sentences every command gives for a path that names nothing: an
- * empty argument or record, and a path list without a single path.
+ * The sentence for a path that names nothing (an empty argument, list
+ * record or manifest path), the same from the library and the commands.
  */
 #define DCP_MSG_EMPTY_PATH "an empty PATH names nothing"
-
-/* dcp_args_have_empty - true when one of the N strings of V is empty. */
-bool dcp_args_have_empty(char *const *v, int n);
 
 /* dcp_version - the library's version string ("0.1.0"). */
 const char *dcp_version(void);

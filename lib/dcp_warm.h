@@ -209,24 +209,6 @@ int dcp_warm_finish(struct dcp_warm *w, struct dcp_warm_stats *st);
 int dcp_warm_prometheus(struct dcp_prom *m, const struct dcp_warm *w,
 			const struct dcp_warm_stats *total, int status);
 
-/* ---- a warm run, the command's whole work (warm_run.c) ---- */
-
-struct dcp_opts;
-
-/* warm's own choices; the shared ones are in struct dcp_opts. */
-struct dcp_warm_run_config {
-	unsigned flags;		       /* DCP_WARM_CHECK, DCP_WARM_PAGES */
-	struct dcp_pages_budget pages; /* --pages: limits, method, counts */
-};
-
-/*
- * dcp_warm_run - warm every path of O (arguments, then lists), walking
- * trees under -r, and write the lines, the -s/-c table, the summary and the
- * metrics that O asks for.  Returns the exit status (DCP_EXIT_*), the
- * output published (dcp_opts_finish()).  One run per process.
- */
-int dcp_warm_run(const struct dcp_opts *o, const struct dcp_warm_run_config *cfg);
-
 #ifdef __cplusplus
 }
 #endif

@@ -716,14 +716,13 @@ static int assign_roots(struct dcp_manifest *m)
 int dcp_manifest_read(const char *file, struct dcp_manifest *m,
 		      void (*bad)(size_t record, const char *what, void *arg), void *arg)
 {
-	FILE *f = strcmp(file, "-") ? fopen(file, "re") : stdin;
+	FILE *f = fopen(file, "re");
 	int ret;
 
 	if (!f)
 		return -errno;
 	ret = dcp_manifest_fread(f, m, bad, arg);
-	if (f != stdin)
-		fclose(f);
+	fclose(f);
 	return ret;
 }
 

@@ -190,15 +190,6 @@ void dcp_pr_heading(struct dcp_buf *b, enum dcp_pr_table t, bool why, bool pages
 	dcp_buf_puts(b, t == DCP_PR_TABLE_MOUNT ? "MOUNTPOINT\n" : "PATH\n");
 }
 
-enum dcp_pr_format dcp_pr_format_of(bool json, bool nul)
-{
-	if (json)
-		return DCP_PR_JSON;
-	if (nul)
-		return isatty(STDOUT_FILENO) ? DCP_PR_NUL_TTY : DCP_PR_NUL;
-	return DCP_PR_TEXT;
-}
-
 void dcp_pr_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len)
 {
 	text_path(b, fmt, path, len);
@@ -317,37 +308,6 @@ void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,
 	if (min_cached >= 0)
 		dcp_buf_printf(b, ",\"min_cached\":%g", min_cached);
 	dcp_buf_printf(b, ",\"elapsed_s\":%.6f,\"status\":%d}\n", elapsed_s, status);
-}
-
-/* ---- progress ---- */
-
-void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
-		     const char *path, unsigned width)
-{
-	struct dcp_buf q = DCP_BUF_INIT;
-	size_t start, head, keep;
-
-	dcp_buf_puts(b, "\r\033[K");
-	start = b->len;
-	dcp_buf_count(b, seen, "path", "paths");
-	dcp_buf_printf(b, ", %.0f/s: ", rate);
-	head = b->len - start;
-	dcp_buf_quote(&q, path, strlen(path));
-	keep = width > head + 1 ? width - head - 1 : 0; /* never the last column */
-	if (q.oom) {
-		/* nothing */
-	} else if (q.len <= keep) {
-		dcp_buf_add(b, q.data, q.len);
-	} else if (keep > 3) {
-		/* The end of a long path says where the walk is. */
-		size_t from = q.len - (keep - 3);
-
-		while (from < q.len && ((unsigned char)q.data[from] & 0xc0) == 0x80)
-			from++;
-		dcp_buf_puts(b, "...");
-		dcp_buf_add(b, q.data + from, q.len - from);
-	}
-	dcp_buf_free(&q);
 }
 
 /* ---- Prometheus text exposition format (dcp_prom.h) ---- */

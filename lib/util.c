@@ -122,14 +122,6 @@ const char *dcp_errno_name(int err)
 	return unknown;
 }
 
-bool dcp_args_have_empty(char *const *v, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (!v[i][0])
-			return true;
-	return false;
-}
-
 const char *dcp_version(void)
 {
 	return DCP_VERSION;

@@ -6,7 +6,8 @@
 #   dcprobe         the commands, man pages (1, 7), bash and zsh completions,
 #                   the examples and the JSON Schema: components commands,
 #                   completions, examples, deb-dcprobe
-#   libdcprobe0     libdcprobe.so.0: component library, deb-libdcprobe0
+#   libdcprobe1     libdcprobe.so.1: component library, deb-libdcprobe1
+#                   (the number is the SONAME's, DCP_SOVERSION)
 #   libdcprobe-dev  headers, libdcprobe.a, libdcprobe.so, dcprobe.pc, man
 #                   pages (3): components devel, deb-libdcprobe-dev
 #
@@ -19,7 +20,10 @@
 set(DCP_DEB_MAINTAINER "dcprobe developers <maintainers@users.noreply.a-seed-fb8ad67b.example>")
 set(DCP_DEB_RELEASE 1)
 set(DCP_DEB_VERSION "${PROJECT_VERSION}-${DCP_DEB_RELEASE}")
-set(DCP_DEB_PACKAGES dcprobe libdcprobe0 libdcprobe-dev)
+# The shared library's package is named after its SONAME (policy 8.1).
+set(DCP_DEB_LIB libdcprobe${DCP_SOVERSION})
+string(TOUPPER ${DCP_DEB_LIB} _dcp_deb_lib)
+set(DCP_DEB_PACKAGES dcprobe ${DCP_DEB_LIB} libdcprobe-dev)
 
 # Compressed as Debian policy asks (12.3, 12.7): gzip -9n, no name or time
 # stamp, so the same sources always give the same bytes.
@@ -83,13 +87,13 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_GROUPING ONE_PER_GROUP)
 set(CPACK_COMPONENTS_ALL commands completions examples deb-dcprobe
-  library deb-libdcprobe0 devel deb-libdcprobe-dev)
+  library deb-${DCP_DEB_LIB} devel deb-libdcprobe-dev)
 foreach(_dcp_comp commands completions examples deb-dcprobe)
   string(TOUPPER ${_dcp_comp} _dcp_up)
   set(CPACK_COMPONENT_${_dcp_up}_GROUP dcprobe)
 endforeach()
-set(CPACK_COMPONENT_LIBRARY_GROUP libdcprobe0)
-set(CPACK_COMPONENT_DEB-LIBDCPROBE0_GROUP libdcprobe0)
+set(CPACK_COMPONENT_LIBRARY_GROUP ${DCP_DEB_LIB})
+set(CPACK_COMPONENT_DEB-${_dcp_deb_lib}_GROUP ${DCP_DEB_LIB})
 set(CPACK_COMPONENT_DEVEL_GROUP libdcprobe-dev)
 set(CPACK_COMPONENT_DEB-LIBDCPROBE-DEV_GROUP libdcprobe-dev)
 
@@ -135,12 +139,12 @@ The probes do no I/O, so they never warm what they measure. Output is
 text, JSON Lines or node_exporter textfile metrics; a systemd unit, a cron
 file and Prometheus alerting rules are included as examples.")
 
-set(CPACK_DEBIAN_LIBDCPROBE0_PACKAGE_NAME libdcprobe0)
-set(CPACK_DEBIAN_LIBDCPROBE0_PACKAGE_SECTION libs)
-set(CPACK_DEBIAN_LIBDCPROBE0_PACKAGE_DEPENDS "libmount1")
+set(CPACK_DEBIAN_${_dcp_deb_lib}_PACKAGE_NAME ${DCP_DEB_LIB})
+set(CPACK_DEBIAN_${_dcp_deb_lib}_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_${_dcp_deb_lib}_PACKAGE_DEPENDS "libmount1")
 # The loader's cache is updated by libc's ldconfig trigger (policy 8.1.1).
-set(CPACK_DEBIAN_LIBDCPROBE0_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/libdcprobe0/triggers)
-set(CPACK_DEBIAN_LIBDCPROBE0_DESCRIPTION "dentry cache probing library
+set(CPACK_DEBIAN_${_dcp_deb_lib}_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/${DCP_DEB_LIB}/triggers)
+set(CPACK_DEBIAN_${_dcp_deb_lib}_DESCRIPTION "dentry cache probing library
 libdcprobe answers whether resolving a path would block on I/O or is
 served from the kernel's dentry cache (openat2 with RESOLVE_CACHED), walks
 trees probing every entry, measures how much of a file's data is in the
@@ -150,7 +154,7 @@ This package contains the shared library.")
 
 set(CPACK_DEBIAN_LIBDCPROBE-DEV_PACKAGE_NAME libdcprobe-dev)
 set(CPACK_DEBIAN_LIBDCPROBE-DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_LIBDCPROBE-DEV_PACKAGE_DEPENDS "libdcprobe0 (= ${DCP_DEB_VERSION}), liburing-dev")
+set(CPACK_DEBIAN_LIBDCPROBE-DEV_PACKAGE_DEPENDS "${DCP_DEB_LIB} (= ${DCP_DEB_VERSION}), liburing-dev")
 set(CPACK_DEBIAN_LIBDCPROBE-DEV_DESCRIPTION "dentry cache probing library - development files
 libdcprobe answers whether resolving a path would block on I/O or is
 served from the kernel's dentry cache (openat2 with RESOLVE_CACHED), walks

@@ -73,7 +73,7 @@ test_shared_options_have_the_same_help_text() {
 	for cmd in "${ALL[@]}"; do
 		"$cmd" --help | help_entries >"$d/$cmd"
 	done
-	# Only the shared options: those that come from lib/opts.c.
+	# Only the shared options: those that come from lib/cmdrt/opts.c.
 	local shared='^(-h|--si|-q|--json|-r|-x|--exclude|--name|--type|--max-depth|--mindepth|--exclude-fstype|-L|-H|-P|-j|--from|--files0-from|-s|-c|-v|-0|--prometheus|--progress|--no-progress)([,= '$'\t'']|$)'
 	for cmd in "${ALL[@]}"; do
 		grep -E "$shared" "$d/$cmd" >"$d/$cmd.shared"

@@ -43,6 +43,10 @@ oneTimeSetUp() {
 	DESTDIR=$DEST cmake --install "$DCP_BUILD" >"$WORK/install.log" 2>&1 ||
 		fail "cmake --install failed: $(cat "$WORK/install.log")"
 	VERSION=$(sed -n 's/^project(dcprobe VERSION \([0-9.]*\).*/\1/p' "$DCP_SRC/CMakeLists.txt")
+	# The shared library's SONAME number and file version (CMakeLists.txt).
+	SOVERSION=$(sed -n 's/^set(DCP_SOVERSION \([0-9]*\))$/\1/p' "$DCP_SRC/CMakeLists.txt")
+	LIBVERSION=$(sed -n 's/^set(DCP_LIB_VERSION \(.*\))$/\1/p' "$DCP_SRC/CMakeLists.txt")
+	LIBVERSION=${LIBVERSION//'${DCP_SOVERSION}'/$SOVERSION}
 	# Only the commands this build has: each must then be complete.
 	BUILT=()
 	local c p
@@ -484,7 +488,7 @@ test_pkg_config_builds_a_program() {
 	assertNotContains "no liburing, libmount or -pthread for the shared library" "$flags" "-l"uring
 	cc -std=c11 -Wall -Wextra -Werror $(sanitizer_flags) "$DCP_SRC/tests/example/example.c" $flags -o "$bin" ||
 		fail "the example does not build against the installed library"
-	assertContains "linked with the shared library" " $(needed "$bin") " " libdcprobe.so.0 "
+	assertContains "linked with the shared library" " $(needed "$bin") " " libdcprobe.so.$SOVERSION "
 	run_example "$bin"
 }
 
@@ -502,23 +506,35 @@ test_pkg_config_static_builds_a_program() {
 	run_example "$bin"
 }
 
-# libdcprobe.so.0: its SONAME, the files a packager expects, and exactly the
+# libdcprobe.so.N: its SONAME, the files a packager expects, and exactly the
 # functions the installed headers declare (nm -D against the headers as the
-# compiler sees them, static inline functions left out), versioned DCPROBE_0.
+# compiler sees them, static inline functions left out), versioned
+# DCPROBE_N; none of the commands' runtime (options, messages, output,
+# progress, the run engines), whose headers and pages are not installed.
 test_shared_library_exports_the_documented_api() {
-	local so="$ROOT/$LIBDIR/libdcprobe.so.0" exported declared
-	assertEquals "libdcprobe.so -> .so.0" libdcprobe.so.0 "$(readlink "$ROOT/$LIBDIR/libdcprobe.so")"
-	assertEquals "libdcprobe.so.0 -> .so.$VERSION" "libdcprobe.so.$VERSION" "$(readlink "$so")"
-	assertEquals "SONAME" "Library soname: [libdcprobe.so.0]" \
+	local so="$ROOT/$LIBDIR/libdcprobe.so.$SOVERSION" exported declared h
+	assertNotNull "DCP_SOVERSION" "$SOVERSION"
+	assertEquals "libdcprobe.so -> .so.$SOVERSION" "libdcprobe.so.$SOVERSION" \
+		"$(readlink "$ROOT/$LIBDIR/libdcprobe.so")"
+	assertEquals "libdcprobe.so.$SOVERSION -> .so.$LIBVERSION" "libdcprobe.so.$LIBVERSION" "$(readlink "$so")"
+	assertEquals "SONAME" "Library soname: [libdcprobe.so.$SOVERSION]" \
 		"$(readelf -d "$so" | grep -o 'Library soname: .*')"
 	exported=$(nm -D --defined-only "$so" | awk '$2 != "A" {print $3}' | sort)
 	assertNotNull "$exported"
-	assertEquals "every export is versioned DCPROBE_0" "" "$(grep -v '@@DCPROBE_0$' <<<"$exported")"
+	assertEquals "every export is versioned DCPROBE_$SOVERSION" "" \
+		"$(grep -v "@@DCPROBE_$SOVERSION\$" <<<"$exported")"
+	assertEquals "no engine, option, message, output, progress, trace, latency or list symbol" "" \
+		"$(grep -E '^dcp_(probe_run|warm_run|uring_run|opts_|warn|die|msg_|output_|progress_|trace_|latency_|percentile|pathlist_|args_have_empty|pr_format_of|pr_progress)' <<<"$exported")"
+	for h in dcp_cmd dcp_opts dcp_msg dcp_output dcp_progress dcp_probe_run dcp_uring_run dcp_warm_run \
+		dcp_trace dcp_latency dcp_pathlist; do
+		assertFalse "$h.h is not installed" "[ -e '$ROOT/include/dcprobe/$h.h' ]"
+		assertFalse "$h.3 is not installed" "[ -e '$ROOT/share/man/man3/$h.3' ]"
+	done
 	assertEquals "nothing but functions" "T" "$(nm -D --defined-only "$so" | awk '$2 != "A" {print $2}' | sort -u | xargs)"
 	declared=$(declared_functions "$ROOT/include/dcprobe/dcprobe.h")
 	assertNotNull "$declared"
 	assertEquals "exports = functions of the headers (< only exported, > only declared)" "" \
-		"$(diff <(sed 's/@@DCPROBE_0$//' <<<"$exported") <(echo "$declared") | grep '^[<>]')"
+		"$(diff <(sed "s/@@DCPROBE_$SOVERSION\$//" <<<"$exported") <(echo "$declared") | grep '^[<>]')"
 	# The check can fail: the static library has a function the headers do
 	# not declare once one is added, and the same comparison sees it.
 	printf 'int dcp_not_in_a_header(void);\nint dcp_not_in_a_header(void) { return 0; }\n' >"$WORK/extra.c"
@@ -563,12 +579,12 @@ test_section_3_pages() {
 	assertContains "dcp_probe.h points at dcprobe(3)" "$(cat "$ROOT/include/dcprobe/dcp_probe.h")" "dcprobe(3)"
 }
 
-# Every function libdcprobe.so.0 exports has a page name: man -w 3 NAME,
+# Every function libdcprobe.so.N exports has a page name: man -w 3 NAME,
 # over the installed tree only (MANPATH), finds the page whose SYNOPSIS
 # shows it (NAME.3 is a link to it), and man renders it.  Control: a name
 # no page shows is not found.
 test_every_exported_function_has_a_page_name() {
-	local so="$ROOT/$LIBDIR/libdcprobe.so.0" man="$ROOT/share/man" f page want got n=0
+	local so="$ROOT/$LIBDIR/libdcprobe.so.$SOVERSION" man="$ROOT/share/man" f page want got n=0
 	declare -A where
 	for page in "$man"/man3/*.3; do
 		[ -L "$page" ] && continue
@@ -609,7 +625,7 @@ test_pkg_config_paths_are_clean() {
 }
 
 # The installed headers are C99 (-pedantic) and C++: tests/example/example.c
-# built both ways against them and libdcprobe.so.0, and run.
+# built both ways against them and libdcprobe.so.N, and run.
 test_example_is_c99_and_cxx_with_the_shared_library() {
 	local libs cflags
 	cflags=$(pc --cflags) && libs=$(pc --libs) || fail "pkg-config failed"
@@ -621,7 +637,7 @@ test_example_is_c99_and_cxx_with_the_shared_library() {
 	g++ -std=c++11 -pedantic -Wall -Wextra -Werror $(sanitizer_flags) $cflags -x c++ \
 		"$DCP_SRC/tests/example/example.c" $libs -o "$WORK/example-cxx" ||
 		fail "the example is not C++ against the installed headers"
-	assertContains "linked with the shared library" " $(needed "$WORK/example-cxx") " " libdcprobe.so.0 "
+	assertContains "linked with the shared library" " $(needed "$WORK/example-cxx") " " libdcprobe.so.$SOVERSION "
 	run_example "$WORK/example-cxx"
 	# Every installed header alone, both ways (a header may rely on no other
 	# header included before it).

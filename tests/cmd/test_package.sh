@@ -20,7 +20,10 @@
 fixture_require --namespace
 export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 SHUNIT2=${SHUNIT2:-$(command -v shunit2 || echo /usr/share/shunit2/shunit2)}
-PACKAGES=(dcprobe libdcprobe0 libdcprobe-dev)
+# The shared library's SONAME number (CMakeLists.txt), and its package.
+SOVERSION=$(sed -n 's/^set(DCP_SOVERSION \([0-9]*\))$/\1/p' "$DCP_SRC/CMakeLists.txt")
+LIBPKG=libdcprobe$SOVERSION
+PACKAGES=(dcprobe "$LIBPKG" libdcprobe-dev)
 COMMANDS=(cachedopen dcache-probe warm uring-open)
 # The lintian warnings that remain, each justified in man/debian/README.md;
 # any other warning (or any error) fails.
@@ -57,6 +60,8 @@ oneTimeSetUp() {
 	}
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/dcprobe-package.XXXXXX")
 	VERSION=$(sed -n 's/^project(dcprobe VERSION \([0-9.]*\).*/\1/p' "$DCP_SRC/CMakeLists.txt")
+	LIBVERSION=$(sed -n 's/^set(DCP_LIB_VERSION \(.*\))$/\1/p' "$DCP_SRC/CMakeLists.txt")
+	LIBVERSION=${LIBVERSION//'${DCP_SOVERSION}'/$SOVERSION}
 	DEBS=()
 	# Packages of a previous run of this suite would hide what these install.
 	purge_ours
@@ -107,7 +112,7 @@ test_three_packages_with_their_dependencies() {
 	done
 	[ -f "${DEBS[0]}" ] || return
 	assertEquals "dcprobe: section" utils "$(field "${DEBS[0]}" Section)"
-	assertEquals "libdcprobe0: section" libs "$(field "${DEBS[1]}" Section)"
+	assertEquals "$LIBPKG: section" libs "$(field "${DEBS[1]}" Section)"
 	assertEquals "libdcprobe-dev: section" libdevel "$(field "${DEBS[2]}" Section)"
 	# dpkg-shlibdeps found libc and liburing in the ELF files; libmount,
 	# loaded with dlopen, is named explicitly.  Commands linked with
@@ -126,10 +131,10 @@ test_three_packages_with_their_dependencies() {
 		assertContains "dcprobe: Depends (static-pie)" "$(field "${DEBS[0]}" Depends)" \
 			"libc6 (<< $(getconf GNU_LIBC_VERSION | awk '{ split($2, v, "."); print v[1] "." v[2] + 1 }'))"
 	fi
-	assertContains "libdcprobe-dev: Depends" "$(field "${DEBS[2]}" Depends)" "libdcprobe0 (= $VERSION-1)"
-	assertEquals "libdcprobe0: shlibs" "libdcprobe 0 libdcprobe0 (>= $VERSION-1)" \
+	assertContains "libdcprobe-dev: Depends" "$(field "${DEBS[2]}" Depends)" "$LIBPKG (= $VERSION-1)"
+	assertEquals "$LIBPKG: shlibs" "libdcprobe $SOVERSION $LIBPKG (>= $VERSION-1)" \
 		"$(dpkg-deb --ctrl-tarfile "${DEBS[1]}" | tar -xOf - ./shlibs)"
-	assertEquals "libdcprobe0: the ldconfig trigger" "activate-noawait ldconfig" \
+	assertEquals "$LIBPKG: the ldconfig trigger" "activate-noawait ldconfig" \
 		"$(dpkg-deb --ctrl-tarfile "${DEBS[1]}" | tar -xOf - ./triggers)"
 }
 
@@ -170,11 +175,11 @@ test_files_modes_and_md5sums() {
 			"$(contents "$deb" | awk '$1 ~ /^-/ { print substr($3, 2) }' | sort)" \
 			"$(dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./md5sums | awk '{ print $2 }' | sort)"
 	done
-	# The split: the shared object and its SONAME link in libdcprobe0, the
+	# The split: the shared object and its SONAME link in libdcprobeN, the
 	# link for -ldcprobe, the static library, headers, .pc and section 3 in
 	# -dev; commands, sections 1 and 7, completions and examples in dcprobe.
 	local lib=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
-	assertEquals "libdcprobe0" "$lib/libdcprobe.so.0 $lib/libdcprobe.so.$VERSION" \
+	assertEquals "$LIBPKG" "$lib/libdcprobe.so.$SOVERSION $lib/libdcprobe.so.$LIBVERSION" \
 		"$(contents "${DEBS[1]}" | awk '$1 !~ /^d/ && $3 ~ /\.so/ { print $3 }' | sort | xargs)"
 	local dev
 	dev=$(contents "${DEBS[2]}" | awk '{ print $3 }')
@@ -216,11 +221,11 @@ test_lintian_reports_no_errors() {
 	# Control: lintian does see a package without its copyright file.
 	local bad=$WORK/bad
 	dpkg-deb -R "${DEBS[1]}" "$bad"
-	rm "$bad/usr/share/doc/libdcprobe0/copyright"
+	rm "$bad/usr/share/doc/$LIBPKG/copyright"
 	sed -i '/copyright/d' "$bad/DEBIAN/md5sums"
 	dpkg-deb --root-owner-group -b "$bad" "$WORK/bad.deb" >/dev/null
 	assertContains "control: no copyright file is an error" "$(lintian --no-cfg "$WORK/bad.deb" 2>&1)" \
-		"E: libdcprobe0: no-copyright-file"
+		"E: $LIBPKG: no-copyright-file"
 }
 
 # What the packages put on the system, and which of those paths were there
@@ -320,8 +325,8 @@ test_install_use_and_purge() {
 	assertEquals "libdcprobe $VERSION
 cached /" "$out"
 	local lib=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
-	assertEquals "linked with the installed libdcprobe.so.0" "$lib/libdcprobe.so.$VERSION" \
-		"$(readlink -f "$(ldd "$WORK/example" | awk '$1 == "libdcprobe.so.0" { print $3 }')")"
+	assertEquals "linked with the installed libdcprobe.so.$SOVERSION" "$lib/libdcprobe.so.$LIBVERSION" \
+		"$(readlink -f "$(ldd "$WORK/example" | awk -v so="libdcprobe.so.$SOVERSION" '$1 == so { print $3 }')")"
 	flags=$(pkg-config --static --cflags --libs dcprobe) || fail "pkg-config --static dcprobe failed"
 	cc -std=c11 -Wall -Wextra -Werror "$DCP_SRC/tests/example/example.c" ${flags/-ldcprobe/-l:libdcprobe.a} \
 		-o "$WORK/example-static" || fail "the example does not build against the installed libdcprobe.a"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 #define ASSERT(c) do { if (!(c)) __builtin_trap(); } while (0)
 

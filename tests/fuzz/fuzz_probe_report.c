@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 #include "json_check.h"
 
 #define ASSERT(c) do { if (!(c)) __builtin_trap(); } while (0)

@@ -1,9 +1,9 @@
-/* Unit tests for lib/latency.c: nearest-rank quantiles of a latency set. */
+/* Unit tests for lib/cmdrt/latency.c: nearest-rank quantiles of a latency set. */
 #include <errno.h>
 #include <stdint.h>
 
 #include "check.h"
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 int main(void)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for lib/msg.c: every message whole on one line, from many threads. */
+/* Unit tests for lib/cmdrt/msg.c: every message whole on one line, from many threads. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 #define THREADS 16
 #define EACH 500

@@ -1,10 +1,10 @@
-/* Unit tests for lib/pathlist.c: newline and NUL records, bad input. */
+/* Unit tests for lib/cmdrt/pathlist.c: newline and NUL records, bad input. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 
 #include "check.h"
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 static FILE *mem(const char *s, size_t n)
 {

@@ -6,7 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include "check.h"
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 static const char *str(struct dcp_buf *b)
 {

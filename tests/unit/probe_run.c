@@ -1,5 +1,5 @@
 /*
- * Unit tests for lib/probe_run.c, the engine of dcache-probe, without the
+ * Unit tests for lib/cmdrt/probe_run.c, the engine of dcache-probe, without the
  * command: each run in a child process (one run per process), its standard
  * output in a file.  What is checked does not depend on what is cached
  * (the machine's cache is not this test's to control): the rows, their
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 static char root[PATH_MAX], outfile[PATH_MAX], text[65536];
 

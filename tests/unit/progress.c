@@ -1,9 +1,9 @@
-/* Unit tests for lib/progress.c: ticks come after the delay, stop waits. */
+/* Unit tests for lib/cmdrt/progress.c: ticks come after the delay, stop waits. */
 #define _GNU_SOURCE
 #include <time.h>
 
 #include "check.h"
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 static int ticks;
 

@@ -1,4 +1,4 @@
-/* Unit tests for lib/uring.c and lib/trace.c: flags, percentiles, rings, opens. */
+/* Unit tests for lib/uring.c and lib/cmdrt/trace.c: flags, percentiles, rings, opens. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 static void test_flags(void)
 {

@@ -38,12 +38,14 @@
 #include <stdint.h>
 
 #include "dcp_filter.h"
+#include "dcp_probe_report.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct dcp_buf;
+struct dcp_manifest;
 
 /* Which shared options a command takes; -q, --json and --output are always there. */
 enum {
@@ -197,6 +199,20 @@ void dcp_opts_input_records(struct dcp_buf *out);
  * command) and returns DCP_EXIT_UNSUPPORTED.
  */
 int dcp_opts_can_probe(bool probes, bool pages);
+
+/*
+ * dcp_opts_format - the format of the command's records: JSON, or with -0
+ * NUL-ended raw paths (quoted, still NUL-ended, when standard output is a
+ * terminal: -0 is for a program), else quoted lines.
+ */
+enum dcp_pr_format dcp_opts_format(const struct dcp_opts *o);
+
+/*
+ * dcp_opts_manifest_read - dcp_manifest_read() of --manifest=FILE, "-"
+ * being standard input.
+ */
+int dcp_opts_manifest_read(const struct dcp_opts *o, struct dcp_manifest *m,
+			   void (*bad)(size_t record, const char *what, void *arg), void *arg);
 
 /*
  * dcp_opts_headings - whether a table gets a heading line: text output to a

@@ -5,9 +5,11 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "dcp_progress.h"
+#include "dcp_report.h"
 
 struct dcp_progress {
 	pthread_t thread;
@@ -97,4 +99,35 @@ int dcp_progress_stop(struct dcp_progress *p)
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 	return ticked;
+}
+
+/* ---- the line ---- */
+
+void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
+		     const char *path, unsigned width)
+{
+	struct dcp_buf q = DCP_BUF_INIT;
+	size_t start, head, keep;
+
+	dcp_buf_puts(b, "\r\033[K");
+	start = b->len;
+	dcp_buf_count(b, seen, "path", "paths");
+	dcp_buf_printf(b, ", %.0f/s: ", rate);
+	head = b->len - start;
+	dcp_buf_quote(&q, path, strlen(path));
+	keep = width > head + 1 ? width - head - 1 : 0; /* never the last column */
+	if (q.oom) {
+		/* nothing */
+	} else if (q.len <= keep) {
+		dcp_buf_add(b, q.data, q.len);
+	} else if (keep > 3) {
+		/* The end of a long path says where the walk is. */
+		size_t from = q.len - (keep - 3);
+
+		while (from < q.len && ((unsigned char)q.data[from] & 0xc0) == 0x80)
+			from++;
+		dcp_buf_puts(b, "...");
+		dcp_buf_add(b, q.data + from, q.len - from);
+	}
+	dcp_buf_free(&q);
 }

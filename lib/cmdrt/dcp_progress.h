@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dcp_progress.h - a timer thread for progress lines.  The library only
- * calls TICK every interval; the command formats and writes (to stderr,
- * and only when stderr is a terminal).
+ * dcp_progress.h - a timer thread for progress lines, and the line: the
+ * timer calls TICK every interval; the command formats the line with
+ * dcp_pr_progress() and writes it (to stderr, and only when stderr is a
+ * terminal).
  */
 #ifndef DCP_PROGRESS_H
 #define DCP_PROGRESS_H
 
 #include <stdint.h>
+
+#include "dcp_report.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,6 +32,14 @@ int dcp_progress_start(void (*tick)(void *arg), void *arg, uint64_t delay_ns,
  * NULL is accepted and returns 0.
  */
 int dcp_progress_stop(struct dcp_progress *p);
+
+/*
+ * dcp_pr_progress - a progress line for a terminal of WIDTH columns:
+ * "\r\e[K" (return, clear line), "N paths, R/s: PATH", PATH quoted and cut
+ * at the front to fit ("...end/of/path").
+ */
+void dcp_pr_progress(struct dcp_buf *b, unsigned long long seen, double rate,
+		     const char *path, unsigned width);
 
 #ifdef __cplusplus
 }

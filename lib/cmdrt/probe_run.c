@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 static const struct dcp_opts *o;	    /* the shared options */
 static struct dcp_probe_run_config env; /* dcache-probe's own */
@@ -744,7 +744,7 @@ static void manifest_bad(size_t record, const char *what, void *arg)
 static void probe_manifest(void)
 {
 	static struct dcp_manifest m; /* static: reachable until exit */
-	int ret = dcp_manifest_read(o->manifest, &m, manifest_bad, NULL);
+	int ret = dcp_opts_manifest_read(o, &m, manifest_bad, NULL);
 
 	/* A read error (ENOMEM too) names its line; what came before is checked. */
 	if (ret < 0)
@@ -1162,7 +1162,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 			dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
 	}
 	/* -0 is for a program (xargs -0r); on a terminal, names are quoted. */
-	run.fmt = dcp_pr_format_of(o->json, o->nul);
+	run.fmt = dcp_opts_format(o);
 	run.records = dcp_probe_run_prints_paths(o, &env);
 
 	run.t0 = run.last_t = dcp_now_ns();

@@ -17,7 +17,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 static const struct dcp_opts *o;	    /* the shared options */
 static struct dcp_uring_run_config env; /* uring-open's own */

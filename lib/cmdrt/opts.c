@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcp_manifest.h"
 #include "dcp_mounts.h"
+#include "dcp_probe_report.h"
 #include "dcp_msg.h"
 #include "dcp_opts.h"
 #include "dcp_output.h"
@@ -178,6 +180,15 @@ static uint64_t started;      /* when the parse began: the run's duration */
 static bool parsed;	      /* the command line was read whole */
 static bool finished;	      /* dcp_opts_finish() was called */
 static struct dcp_output *outfile; /* --output's temporary file */
+
+/* True when one of the N strings of V is empty. */
+static bool args_have_empty(char *const *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!v[i][0])
+			return true;
+	return false;
+}
 
 static const char *quoted(const char *s)
 {
@@ -576,7 +587,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_ARGS:
 		o->paths = state->argv + state->next;
 		o->npaths = state->argc - state->next;
-		if (dcp_args_have_empty(o->paths, o->npaths))
+		if (args_have_empty(o->paths, o->npaths))
 			argp_error(state, DCP_MSG_EMPTY_PATH);
 		break;
 	case ARGP_KEY_END:
@@ -853,6 +864,23 @@ int dcp_opts_can_probe(bool probes, bool pages)
 		return DCP_EXIT_UNSUPPORTED;
 	}
 	return DCP_EXIT_OK;
+}
+
+enum dcp_pr_format dcp_opts_format(const struct dcp_opts *o)
+{
+	if (o->json)
+		return DCP_PR_JSON;
+	if (o->nul)
+		return isatty(STDOUT_FILENO) ? DCP_PR_NUL_TTY : DCP_PR_NUL;
+	return DCP_PR_TEXT;
+}
+
+int dcp_opts_manifest_read(const struct dcp_opts *o, struct dcp_manifest *m,
+			   void (*bad)(size_t record, const char *what, void *arg), void *arg)
+{
+	if (strcmp(o->manifest, "-") == 0)
+		return dcp_manifest_fread(stdin, m, bad, arg);
+	return dcp_manifest_read(o->manifest, m, bad, arg);
 }
 
 bool dcp_opts_headings(const struct dcp_opts *o)

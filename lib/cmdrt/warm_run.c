@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dcprobe.h"
+#include "dcp_cmd.h"
 
 static const struct dcp_opts *o;	   /* the shared options */
 static struct dcp_warm_run_config env; /* warm's own */
@@ -236,7 +236,7 @@ static void run_manifest(struct dcp_warm_stats *st, struct dcp_buf *b)
 	};
 	struct dcp_manifest_restore_stats rs;
 	unsigned long long bad = 0;
-	int ret = dcp_manifest_read(o->manifest, &m, manifest_bad, &bad);
+	int ret = dcp_opts_manifest_read(o, &m, manifest_bad, &bad);
 
 	/* A read error (ENOMEM too) names its line; what came before is restored. */
 	if (ret < 0)
@@ -429,7 +429,7 @@ int dcp_warm_run(const struct dcp_opts *shared, const struct dcp_warm_run_config
 
 	o = shared;
 	env = *cfg;
-	fmt = dcp_pr_format_of(o->json, o->nul);
+	fmt = dcp_opts_format(o);
 	env.flags |= (o->recursive ? DCP_WARM_RECURSIVE : 0) | (o->xdev ? DCP_WARM_XDEV : 0) |
 		     (o->follow == DCP_FOLLOW_ALL ? DCP_WARM_FOLLOW : 0) |
 		     (o->follow == DCP_FOLLOW_ROOTS ? DCP_WARM_FOLLOW_ROOTS : 0);
