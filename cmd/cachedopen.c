@@ -159,7 +159,7 @@ static void print_text(const char *path, const struct result *r)
 	if (env.pages) {
 		prefix(&out, path);
 		dcp_buf_puts(&out, "data: ");
-		dcp_pages_text(&out, r->pret, &r->pg);
+		dcp_pages_text(&out, r->pret, &r->pg, o.units);
 		out.len--; /* the columns' last space */
 		dcp_buf_putc(&out, '\n');
 	}

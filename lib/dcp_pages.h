@@ -317,22 +317,23 @@ bool dcp_pages_verdict(const struct dcp_pages_counts *c, double min);
 
 /*
  * dcp_pages_text - the residency columns of a per-path text line, each
- * followed by a space:
+ * followed by a space, byte counts in UNITS (dcp_buf_bytes()):
  *   measured: "pages=R/N bytes=B/S dirty=D writeback=W evicted=E "
  *             (E: recently evicted; dirty, writeback, evicted are "-" under mincore)
  *   unknown:  "pages=unknown "     failed: "pages=error:ENAME "
  *   skipped:  "pages=- "
  */
-void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p);
+void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p, enum dcp_units units);
 
 /*
  * dcp_pages_entry_text - a whole per-path text line with residency: the
  * probe's state (and errno name), the columns of dcp_pages_text(), the
  * quoted path: "cached pages=3/12 bytes=... PATH\n", "miss pages=unknown PATH\n".
- * RET is the dentry probe's result, PRET and P the measurement's.
+ * RET is the dentry probe's result, PRET and P the measurement's; byte
+ * counts in UNITS.
  */
 void dcp_pages_entry_text(struct dcp_buf *b, const char *path, size_t len, int ret,
-			  int pret, const struct dcp_pages *p);
+			  int pret, const struct dcp_pages *p, enum dcp_units units);
 
 /*
  * dcp_pages_json - the members for a JSON object, each preceded by a comma:
@@ -355,9 +356,10 @@ void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, 
 /*
  * dcp_pages_text_counts - "data: R/N pages resident (P%), B/S bytes; D
  * dirty, W writeback, E recently evicted; F files measured, U unknown
- * (not opened), X errors (METHOD)\n".
+ * (not opened), X errors (METHOD)\n", byte counts in UNITS.
  */
-void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c);
+void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c,
+			   enum dcp_units units);
 
 /*
  * dcp_pages_json_insert - insert TEXT (LEN bytes) before the closing brace

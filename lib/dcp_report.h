@@ -147,15 +147,12 @@ enum dcp_units {
 	DCP_UNITS_SI,	 /* 1.7G: powers of 1000 (--si) */
 };
 
-/* dcp_set_byte_units - the units of dcp_buf_bytes(), for the whole process. */
-void dcp_set_byte_units(enum dcp_units u);
-
 /*
- * dcp_buf_bytes - append byte count N in the chosen units: digits, or as
- * du -h and du --si print it (rounded up; one decimal below 10; "k" for
- * 1000, "K" for 1024).
+ * dcp_buf_bytes - append byte count N in UNITS: digits, or as du -h and
+ * du --si print it (rounded up; one decimal below 10; "k" for 1000, "K"
+ * for 1024).
  */
-void dcp_buf_bytes(struct dcp_buf *b, uint64_t n);
+void dcp_buf_bytes(struct dcp_buf *b, uint64_t n, enum dcp_units units);
 
 /* dcp_needs_quote - true when dcp_buf_quote() would change S. */
 bool dcp_needs_quote(const char *s, size_t n);

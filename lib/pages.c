@@ -1172,16 +1172,16 @@ static double pct1(const struct dcp_pages_counts *c)
 
 /* ---- output ---- */
 
-void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p)
+void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p, enum dcp_units units)
 {
 
 	switch (dcp_pages_state_of(ret)) {
 	case DCP_PAGES_MEASURED:
 		dcp_buf_printf(b, "pages=%llu/%llu bytes=", (unsigned long long)p->resident,
 			       (unsigned long long)p->pages);
-		dcp_buf_bytes(b, p->resident_bytes);
+		dcp_buf_bytes(b, p->resident_bytes, units);
 		dcp_buf_putc(b, '/');
-		dcp_buf_bytes(b, p->size);
+		dcp_buf_bytes(b, p->size, units);
 		dcp_buf_putc(b, ' ');
 		if (p->method == DCP_PAGES_CACHESTAT)
 			dcp_buf_printf(b, "dirty=%llu writeback=%llu evicted=%llu ",
@@ -1208,7 +1208,7 @@ void dcp_pages_text(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 }
 
 void dcp_pages_entry_text(struct dcp_buf *b, const char *path, size_t len, int ret,
-			  int pret, const struct dcp_pages *p)
+			  int pret, const struct dcp_pages *p, enum dcp_units units)
 {
 	enum dcp_state st = dcp_state_of_errno(ret);
 
@@ -1218,7 +1218,7 @@ void dcp_pages_entry_text(struct dcp_buf *b, const char *path, size_t len, int r
 		dcp_buf_puts(b, dcp_errno_name(-ret));
 		dcp_buf_putc(b, ' ');
 	}
-	dcp_pages_text(b, pret, p);
+	dcp_pages_text(b, pret, p, units);
 	dcp_buf_quote(b, path, len);
 	dcp_buf_putc(b, '\n');
 }
@@ -1290,16 +1290,17 @@ void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, 
 	dcp_buf_putc(b, '}');
 }
 
-void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c)
+void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c,
+			   enum dcp_units units)
 {
 	dcp_buf_printf(b, "data: %llu/%llu pages resident",
 		       (unsigned long long)c->resident, (unsigned long long)c->pages);
 	if (c->pages) /* no share of nothing */
 		dcp_buf_printf(b, " (%.1f%%)", pct1(c));
 	dcp_buf_puts(b, ", ");
-	dcp_buf_bytes(b, c->resident_bytes);
+	dcp_buf_bytes(b, c->resident_bytes, units);
 	dcp_buf_putc(b, '/');
-	dcp_buf_bytes(b, c->size);
+	dcp_buf_bytes(b, c->size, units);
 	dcp_buf_printf(b, " bytes; "
 		       "%llu dirty, %llu writeback, %llu recently evicted; %llu file%s measured, "
 		       "%llu unknown (not measured), %llu error%s (%s)\n",

@@ -482,21 +482,15 @@ void dcp_rows_free(struct dcp_rows *r)
 
 /* ---- byte counts ---- */
 
-static enum dcp_units byte_units;
-
-void dcp_set_byte_units(enum dcp_units u)
-{
-	byte_units = u;
-}
-
-void dcp_buf_bytes(struct dcp_buf *b, uint64_t n)
+void dcp_buf_bytes(struct dcp_buf *b, uint64_t n, enum dcp_units units)
 {
 	static const char iec[] = "KMGTPE", si[] = "kMGTPE";
-	unsigned base = byte_units == DCP_UNITS_SI ? 1000 : 1024;
+	const char *suffix = units == DCP_UNITS_SI ? si : iec;
+	unsigned base = units == DCP_UNITS_SI ? 1000 : 1024;
 	uint64_t whole = n, div = 1;
 	int k = -1;
 
-	if (byte_units == DCP_UNITS_BYTES || n < base) {
+	if (units == DCP_UNITS_BYTES || n < base) {
 		dcp_buf_printf(b, "%llu", (unsigned long long)n);
 		return;
 	}
@@ -511,16 +505,14 @@ void dcp_buf_bytes(struct dcp_buf *b, uint64_t n)
 
 		if (tenths < 100) {
 			dcp_buf_printf(b, "%llu.%llu%c", (unsigned long long)(tenths / 10),
-				       (unsigned long long)(tenths % 10),
-				       (byte_units == DCP_UNITS_SI ? si : iec)[k]);
+				       (unsigned long long)(tenths % 10), suffix[k]);
 			return;
 		}
 	}
 	whole = (uint64_t)(((unsigned __int128)n + div - 1) / div);
 	if (whole >= base && k < 5) { /* 1023.9K rounds up to 1.0M */
-		dcp_buf_printf(b, "1.0%c", (byte_units == DCP_UNITS_SI ? si : iec)[k + 1]);
+		dcp_buf_printf(b, "1.0%c", suffix[k + 1]);
 		return;
 	}
-	dcp_buf_printf(b, "%llu%c", (unsigned long long)whole,
-		       (byte_units == DCP_UNITS_SI ? si : iec)[k]);
+	dcp_buf_printf(b, "%llu%c", (unsigned long long)whole, suffix[k]);
 }

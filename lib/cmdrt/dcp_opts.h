@@ -109,6 +109,7 @@ struct dcp_opts {
 	bool explain;
 	int progress;		/* -1 never, 0 when it cannot mix (default), 1 always */
 	bool no_headings;	/* --no-headings */
+	enum dcp_units units;	/* byte counts in text: -h --human-readable, --si */
 	enum dcp_follow follow;
 	int max_depth;		/* -1: no limit */
 	unsigned jobs;		/* 0: the command's default */

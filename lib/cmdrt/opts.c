@@ -582,7 +582,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'h':
 	case OPT_SI:
-		dcp_set_byte_units(key == OPT_SI ? DCP_UNITS_SI : DCP_UNITS_IEC);
+		o->units = key == OPT_SI ? DCP_UNITS_SI : DCP_UNITS_IEC;
 		break;
 	case ARGP_KEY_ARGS:
 		o->paths = state->argv + state->next;

@@ -280,7 +280,7 @@ static void record(struct worker *w, size_t root, const char *path, size_t len, 
 		size_t at = w->out.len;
 
 		if (env.pages && run.fmt == DCP_PR_TEXT)
-			dcp_pages_entry_text(&w->out, path, len, ret, w->pret, &w->pg);
+			dcp_pages_entry_text(&w->out, path, len, ret, w->pret, &w->pg, o->units);
 		else
 			dcp_pr_entry(&w->out, run.fmt, path, len, ret, type, depth);
 		if (why)
@@ -1064,7 +1064,7 @@ static void pages_roots(struct dcp_buf *out, struct dcp_buf *err)
 			dcp_buf_printf(err, "%s: ", program_invocation_name);
 			dcp_buf_quote(err, rr->path, strlen(rr->path));
 			dcp_buf_puts(err, ": ");
-			dcp_pages_text_counts(err, &RC(rr)->pc);
+			dcp_pages_text_counts(err, &RC(rr)->pc, o->units);
 		}
 	}
 }
@@ -1106,7 +1106,7 @@ static void pages_total(struct dcp_buf *out, struct dcp_buf *err, struct dcp_pro
 		dcp_pages_prometheus(m, DCP_PAGES_PROM_DIR, pdirs.v, pdirs.n);
 	} else if (stderr_summary()) {
 		dcp_buf_printf(err, "%s: ", program_invocation_name);
-		dcp_pages_text_counts(err, pt);
+		dcp_pages_text_counts(err, pt, o->units);
 	}
 }
 
@@ -1126,9 +1126,9 @@ static void snapshot_text(struct dcp_buf *b, const struct dcp_pr_counts *tot,
 		       tot->n[DCP_MISS], tot->n[DCP_ERROR]);
 	dcp_buf_count(b, pt->files, "file", "files");
 	dcp_buf_puts(b, " (");
-	dcp_buf_bytes(b, pt->resident_bytes);
+	dcp_buf_bytes(b, pt->resident_bytes, o->units);
 	dcp_buf_puts(b, " of ");
-	dcp_buf_bytes(b, pt->size);
+	dcp_buf_bytes(b, pt->size, o->units);
 	dcp_buf_printf(b, " bytes) in %s\n", o->output ? dcp_quoted(&q, o->output) :
 		       "standard output");
 	dcp_buf_free(&q);

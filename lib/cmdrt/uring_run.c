@@ -237,7 +237,7 @@ static int print_pages(const char *path, const struct dcp_uring_result *r, struc
 		dcp_buf_free(&m);
 	} else if (!o->quiet) {
 		dcp_buf_puts(&out, "data: ");
-		dcp_pages_text(&out, pret, pg);
+		dcp_pages_text(&out, pret, pg, o->units);
 		out.len--; /* the columns' last space */
 		dcp_buf_putc(&out, '\n');
 	} else if (dcp_pages_state_of(pret) == DCP_PAGES_FAILED) {

@@ -318,7 +318,7 @@ static void restore_text(const struct dcp_warm_stats *st, double secs)
 	dcp_buf_puts(&b, ", ");
 	dcp_buf_count(&b, dcp_pages_budget_read(&p->files), "file", "files");
 	dcp_buf_puts(&b, ", ");
-	dcp_buf_bytes(&b, dcp_pages_budget_read(&p->bytes));
+	dcp_buf_bytes(&b, dcp_pages_budget_read(&p->bytes), o->units);
 	dcp_buf_printf(&b, " bytes read, %llu left out by limits in %.3f s; ",
 		       (unsigned long long)dcp_pages_budget_read(&p->skipped), secs);
 	dcp_buf_count(&b, misses, "recorded miss", "recorded misses");
@@ -344,7 +344,7 @@ static void pages_text(struct dcp_buf *b)
 	dcp_buf_printf(b, "%s: data: ", program_invocation_name);
 	dcp_buf_count(b, dcp_pages_budget_read(&p->files), "file", "files");
 	dcp_buf_puts(b, ", ");
-	dcp_buf_bytes(b, dcp_pages_budget_read(&p->bytes));
+	dcp_buf_bytes(b, dcp_pages_budget_read(&p->bytes), o->units);
 	dcp_buf_printf(b, " bytes read, %llu left out by limits",
 		       (unsigned long long)dcp_pages_budget_read(&p->skipped));
 	if ((env.flags & DCP_WARM_CHECK) && pages)

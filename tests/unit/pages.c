@@ -175,24 +175,24 @@ int main(void)
 
 	/* Output pieces. */
 	p.method = DCP_PAGES_CACHESTAT;
-	dcp_pages_text(&b, 0, &p);
+	dcp_pages_text(&b, 0, &p, DCP_UNITS_BYTES);
 	dcp_buf_putc(&b, '\0');
 	CHECK(b.data && strncmp(b.data, "pages=4/10 bytes=", 17) == 0);
 	CHECK(b.data && strstr(b.data, " dirty=1 writeback=0 evicted=0 ") != NULL);
 	dcp_buf_reset(&b);
-	dcp_pages_text(&b, -EAGAIN, NULL);
+	dcp_pages_text(&b, -EAGAIN, NULL, DCP_UNITS_BYTES);
 	dcp_buf_putc(&b, '\0');
 	CHECK_STR(b.data, "pages=unknown ");
 	dcp_buf_reset(&b);
-	dcp_pages_text(&b, -EPERM, NULL);
+	dcp_pages_text(&b, -EPERM, NULL, DCP_UNITS_BYTES);
 	dcp_buf_putc(&b, '\0');
 	CHECK_STR(b.data, "pages=unknown:permission ");
 	dcp_buf_reset(&b);
-	dcp_pages_text(&b, -EREMOTE, NULL);
+	dcp_pages_text(&b, -EREMOTE, NULL, DCP_UNITS_BYTES);
 	dcp_buf_putc(&b, '\0');
 	CHECK_STR(b.data, "pages=unknown:filesystem ");
 	dcp_buf_reset(&b);
-	dcp_pages_text(&b, -EIO, NULL);
+	dcp_pages_text(&b, -EIO, NULL, DCP_UNITS_BYTES);
 	dcp_buf_putc(&b, '\0');
 	CHECK_STR(b.data, "pages=error:EIO ");
 	dcp_buf_reset(&b);

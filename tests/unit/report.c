@@ -1,4 +1,5 @@
 /* Unit tests for lib/report.c: quoting, JSON strings, base64, labels. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -6,6 +7,36 @@
 
 #include "check.h"
 #include "dcprobe.h"
+
+/*
+ * Two callers with their own units, at once: each says its units once
+ * (a server's configuration) and writes 200,000 counts.  With units set
+ * for the whole process (dcp_set_byte_units(), before) the one that said
+ * its units first got the other's every time.
+ */
+struct units_job {
+	enum dcp_units u;
+	const char *want;
+	pthread_barrier_t *bar;
+	int wrong;
+};
+
+static void *units_thread(void *arg)
+{
+	struct units_job *j = arg;
+	struct dcp_buf b = DCP_BUF_INIT;
+
+	pthread_barrier_wait(j->bar);
+	for (int k = 0; k < 200000; k++) {
+		dcp_buf_reset(&b);
+		dcp_buf_bytes(&b, 1536, j->u);
+		dcp_buf_putc(&b, 0);
+		if (b.oom || strcmp(b.data, j->want) != 0)
+			j->wrong++;
+	}
+	dcp_buf_free(&b);
+	return NULL;
+}
 
 static const char *quote(const char *s, size_t n)
 {
@@ -279,16 +310,29 @@ int main(void)
 
 		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 			dcp_buf_reset(&b);
-			dcp_set_byte_units(t[i].u);
-			dcp_buf_bytes(&b, t[i].n);
+			dcp_buf_bytes(&b, t[i].n, t[i].u);
 			dcp_buf_putc(&b, 0);
 			if (strcmp(b.data, t[i].want) != 0)
 				fprintf(stderr, "bytes %llu: %s, want %s\n",
 					(unsigned long long)t[i].n, b.data, t[i].want);
 			CHECK(strcmp(b.data, t[i].want) == 0);
 		}
-		dcp_set_byte_units(DCP_UNITS_BYTES);
 		dcp_buf_reset(&b);
+	}
+	{
+		pthread_barrier_t bar;
+		struct units_job j[2] = { { DCP_UNITS_IEC, "1.5K", &bar, 0 },
+					  { DCP_UNITS_SI, "1.6k", &bar, 0 } };
+		pthread_t t[2];
+
+		pthread_barrier_init(&bar, NULL, 2);
+		for (int i = 0; i < 2; i++)
+			CHECK_INT(pthread_create(&t[i], NULL, units_thread, &j[i]), 0);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		pthread_barrier_destroy(&bar);
+		CHECK_INT(j[0].wrong, 0);
+		CHECK_INT(j[1].wrong, 0);
 	}
 
 	/* buffer growth and printf */
