@@ -242,6 +242,9 @@ struct dcp_pages_counts {
 	uint64_t failed;	   /* open or measurement failed */
 	uint64_t size, pages, resident, dirty, writeback, evicted, recently_evicted;
 	uint64_t resident_bytes;   /* never more than size (struct dcp_pages) */
+	enum dcp_pages_method method; /* how the files counted were measured:
+				       * mincore if any one was, cachestat if
+				       * all were, none for no file */
 };
 
 /*
@@ -348,7 +351,7 @@ void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p);
 /*
  * dcp_pages_json_counts - ,"data":{"files":N,"unknown":U,"errors":F,
  * "pages":N,"resident":R,"resident_bytes":B,"size":S,"dirty":D,
- * "writeback":W,"recently_evicted":RE,"resident_percent":P,"method":"..."}
+ * "writeback":W,"recently_evicted":RE,"resident_percent":P,"method":M}
  * and, with MIN >= 0, "min_resident":MIN inside it.
  */
 void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, double min);
@@ -356,7 +359,9 @@ void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, 
 /*
  * dcp_pages_text_counts - "data: R/N pages resident (P%), B/S bytes; D
  * dirty, W writeback, E recently evicted; F files measured, U unknown
- * (not opened), X errors (METHOD)\n", byte counts in UNITS.
+ * (not opened), X errors (METHOD)\n", byte counts in UNITS; METHOD and M
+ * are C's method ("cachestat", "mincore", or "none" when no file was
+ * measured).
  */
 void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c,
 			   enum dcp_units units);

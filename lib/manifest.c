@@ -1165,12 +1165,11 @@ static void run_phase(struct restore *r, unsigned threads, int phase)
 	pthread_mutex_unlock(&r->mu);
 }
 
-static struct item *sort_items;
-
-/* Device order: the physical offset where the reads begin, then the file. */
-static int cmp_order(const void *a, const void *b)
+/* Device order of ITEMS' indices: the physical offset where the reads begin, then the file. */
+static int cmp_order(const void *a, const void *b, void *items)
 {
-	const struct item *x = &sort_items[*(const size_t *)a], *y = &sort_items[*(const size_t *)b];
+	const struct item *x = (const struct item *)items + *(const size_t *)a;
+	const struct item *y = (const struct item *)items + *(const size_t *)b;
 
 	if (x->plan.physical != y->plan.physical)
 		return x->plan.physical < y->plan.physical ? -1 : 1;
@@ -1259,8 +1258,7 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 			if (it->plan.fd >= 0)
 				r.order[r.norder++] = i;
 		}
-		sort_items = r.items;
-		qsort(r.order, r.norder, sizeof(*r.order), cmp_order);
+		qsort_r(r.order, r.norder, sizeof(*r.order), cmp_order, r.items);
 		run_phase(&r, threads, 2);
 		for (size_t i = 0; i < r.norder; i++) {
 			struct item *it = &r.items[r.order[i]];

@@ -989,6 +989,19 @@ enum dcp_pages_state dcp_pages_state_of(int ret)
 
 /* ---- counts ---- */
 
+/*
+ * The method of a sum: mincore as soon as one file was measured by it (a
+ * fallback met in the middle of a run: those figures have no dirty,
+ * writeback or evictions), else cachestat when one file was, else none.
+ */
+static enum dcp_pages_method counts_method(enum dcp_pages_method a, enum dcp_pages_method b)
+{
+	if (a == DCP_PAGES_MINCORE || b == DCP_PAGES_MINCORE)
+		return DCP_PAGES_MINCORE;
+	return a == DCP_PAGES_CACHESTAT || b == DCP_PAGES_CACHESTAT ? DCP_PAGES_CACHESTAT :
+								     DCP_PAGES_NONE;
+}
+
 void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages *p)
 {
 	switch (dcp_pages_state_of(ret)) {
@@ -1004,6 +1017,7 @@ void dcp_pages_count(struct dcp_pages_counts *c, int ret, const struct dcp_pages
 		c->writeback += p->writeback;
 		c->evicted += p->evicted;
 		c->recently_evicted += p->recently_evicted;
+		c->method = counts_method(c->method, p->method);
 		break;
 	case DCP_PAGES_UNKNOWN:
 		c->unknown++;
@@ -1142,6 +1156,7 @@ void dcp_pages_counts_add(struct dcp_pages_counts *a, const struct dcp_pages_cou
 	a->writeback += b->writeback;
 	a->evicted += b->evicted;
 	a->recently_evicted += b->recently_evicted;
+	a->method = counts_method(a->method, b->method);
 }
 
 double dcp_pages_resident_pct(const struct dcp_pages_counts *c)
@@ -1262,11 +1277,6 @@ void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 	dcp_buf_printf(b, "\"method\":\"%s\"}", dcp_pages_method_name(p->method));
 }
 
-static const char *run_method(void)
-{
-	return dcp_pages_method_name(atomic_load(&method_found));
-}
-
 void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, double min)
 {
 	dcp_buf_printf(b, ",\"data\":{\"files\":%llu,\"unknown\":%llu,\"errors\":%llu,"
@@ -1284,7 +1294,7 @@ void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, 
 		dcp_buf_printf(b, "%.2f", dcp_pages_resident_pct(c));
 	else
 		dcp_buf_puts(b, "null"); /* no page measured: no share */
-	dcp_buf_printf(b, ",\"method\":\"%s\"", run_method());
+	dcp_buf_printf(b, ",\"method\":\"%s\"", dcp_pages_method_name(c->method));
 	if (min >= 0)
 		dcp_buf_printf(b, ",\"min_resident\":%g", min);
 	dcp_buf_putc(b, '}');
@@ -1308,7 +1318,7 @@ void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c,
 		       (unsigned long long)c->writeback, (unsigned long long)c->recently_evicted,
 		       (unsigned long long)c->files, c->files == 1 ? "" : "s",
 		       (unsigned long long)c->unknown, (unsigned long long)c->failed,
-		       c->failed == 1 ? "" : "s", run_method());
+		       c->failed == 1 ? "" : "s", dcp_pages_method_name(c->method));
 }
 
 int dcp_pages_json_insert(struct dcp_buf *b, const char *text, size_t len)

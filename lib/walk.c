@@ -263,6 +263,7 @@ struct dcp_walk {
 	unsigned nfds, fd_budget;
 	uint64_t next_id;	/* atomic */
 	struct node lru;	/* sentinel of the parked list */
+	struct node none;	/* needed_ancestor()'s shortcut to "no such ancestor" */
 	struct dcp_buf donepath; /* for dir_done, under lock */
 	unsigned nthreads;	/* workers running */
 	unsigned nworkers;	/* workers allocated (>= nthreads) */
@@ -600,20 +601,19 @@ static int open_kid(struct dcp_walk *w, int dirfd, const char *name, bool follow
  * listed node's pending count never grows again), so they keep a shortcut
  * to the answer, union-find style, and repeated climbs stay cheap.
  */
-static struct node *needed_ancestor(struct node *n)
+static struct node *needed_ancestor(struct dcp_walk *w, struct node *n)
 {
-	static struct node none; /* the shortcut to "no such ancestor" */
-	struct node *t = n->parent, *a = n->parent, *next;
+	struct node *none = &w->none, *t = n->parent, *a = n->parent, *next;
 
-	while (t && t != &none && t->fd < 0 && t->pending == 0)
+	while (t && t != none && t->fd < 0 && t->pending == 0)
 		t = t->up ? t->up : t->parent;
 	if (!t)
-		t = &none;
+		t = none;
 	for (; a && a != t; a = next) {
 		next = a->up ? a->up : a->parent;
 		a->up = t;
 	}
-	return t == &none ? NULL : t;
+	return t == none ? NULL : t;
 }
 
 /* Open the directory LEVELS levels above FD with O_PATH; -errno. */
@@ -651,7 +651,7 @@ static int open_up(int fd, size_t levels)
  */
 static void node_retire(struct dcp_walk *w, struct node *n)
 {
-	struct node *t = n->parent ? needed_ancestor(n) : NULL;
+	struct node *t = n->parent ? needed_ancestor(w, n) : NULL;
 	struct stat st;
 	int fd;
 

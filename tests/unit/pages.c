@@ -173,6 +173,36 @@ int main(void)
 		dcp_pages_links_free(&par);
 	}
 
+	/*
+	 * A sum says how its own files were measured (before, every sum said
+	 * the method the process had found last): none for no file, mincore
+	 * as soon as one file was measured by it.
+	 */
+	{
+		struct dcp_pages_counts none = { 0 }, cs = { 0 }, mix = { 0 };
+		struct dcp_pages q = { .size = 1, .pages = 1, .method = DCP_PAGES_CACHESTAT };
+
+		dcp_pages_count(&none, -EAGAIN, NULL);
+		CHECK_INT(none.method, DCP_PAGES_NONE);
+		dcp_buf_reset(&b);
+		dcp_pages_json_counts(&b, &none, -1);
+		dcp_buf_putc(&b, '\0');
+		CHECK(b.data && strstr(b.data, "\"method\":\"none\"") != NULL);
+		dcp_pages_count(&cs, 0, &q);
+		CHECK_INT(cs.method, DCP_PAGES_CACHESTAT);
+		q.method = DCP_PAGES_MINCORE;
+		dcp_pages_count(&mix, 0, &q);
+		dcp_pages_counts_add(&mix, &cs);
+		CHECK_INT(mix.method, DCP_PAGES_MINCORE);
+		dcp_pages_counts_add(&cs, &none);
+		CHECK_INT(cs.method, DCP_PAGES_CACHESTAT);
+		dcp_buf_reset(&b);
+		dcp_pages_text_counts(&b, &mix, DCP_UNITS_BYTES);
+		dcp_buf_putc(&b, '\0');
+		CHECK(b.data && strstr(b.data, "(mincore)\n") != NULL);
+		dcp_buf_reset(&b);
+	}
+
 	/* Output pieces. */
 	p.method = DCP_PAGES_CACHESTAT;
 	dcp_pages_text(&b, 0, &p, DCP_UNITS_BYTES);
