@@ -90,6 +90,14 @@ enum {
 	 * file with hard links is by several names (dcp_pages_claim_any()).
 	 */
 	DCP_PAGES_ONCE = 1 << 4,
+	/*
+	 * Measure without claiming (P->again stays false): a name the caller
+	 * counts in no run total, as a walk's repeat of a directory another
+	 * root listed (e->again).  Claimed, it could take the claim from the
+	 * name that counts, measured at the same time on another thread, and
+	 * the file would count nowhere.
+	 */
+	DCP_PAGES_NO_CLAIM = 1 << 5,
 };
 
 /*

@@ -913,7 +913,7 @@ int dcp_pages_at_ranges(int dirfd, const char *name, unsigned flags, struct dcp_
 		}
 	}
 	close_later(fd);
-	if (ret == 0)
+	if (ret == 0 && !(flags & DCP_PAGES_NO_CLAIM))
 		claim(out, flags & DCP_PAGES_ONCE);
 	return ret;
 }
@@ -1986,7 +1986,7 @@ int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 	if (out->resident_bytes > out->size)
 		out->resident_bytes = out->size;
 	close_later(fd);
-	if (ret == 0)
+	if (ret == 0 && !(flags & DCP_PAGES_NO_CLAIM))
 		claim(out, flags & DCP_PAGES_ONCE);
 	return ret;
 }

@@ -336,6 +336,17 @@ static unsigned pages_once(void)
 	return (walk_flags & DCP_WALK_FOLLOW) ? DCP_PAGES_ONCE : 0;
 }
 
+/*
+ * What a measurement claims: nothing for a repeat (an entry of a directory
+ * another root listed first), which counts in no run total; its claim
+ * could beat the first listing's, measured at the same time on another
+ * thread, and the file would count nowhere.
+ */
+static unsigned pages_claim(const struct dcp_entry *e)
+{
+	return e->again ? DCP_PAGES_NO_CLAIM : pages_once();
+}
+
 static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_state st,
 			 bool follow, struct dcp_pages *pg)
 {
@@ -352,7 +363,7 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 		if (st != DCP_CACHED)
 			return st == DCP_MISS ? -EAGAIN : e->probe;
 		return dcp_pages_at_manifest(e->dirfd, e->name,
-					     (follow ? DCP_PAGES_FOLLOW : 0) | pages_once(),
+					     (follow ? DCP_PAGES_FOLLOW : 0) | pages_claim(e),
 					     &cur_entry->identity,
 					     (const uint64_t (*)[2])cur_entry->ranges,
 					     cur_entry->nranges, pg);
@@ -364,7 +375,7 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 	if (!opens_safely(w, e))
 		return -EREMOTE;
 	return dcp_pages_at_ranges(e->dirfd, e->name,
-				   (follow ? DCP_PAGES_FOLLOW : 0) | pages_once() |
+				   (follow ? DCP_PAGES_FOLLOW : 0) | pages_claim(e) |
 				   (e->type == DT_REG ? DCP_PAGES_ISREG : 0) |
 				   (e->dir && dcp_pages_dir_private(e->dir->uid, e->dir->mode) ?
 					    DCP_PAGES_DIR_PRIVATE : 0), pg,
