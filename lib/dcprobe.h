@@ -14,7 +14,11 @@
  *    through a callback.
  *
  * The promise: the library never prints, never exits, installs no signal
- * handler and reads no environment variable.  The commands of the suite
+ * handler, changes no thread's signal mask and reads no environment
+ * variable; the threads it starts run with every asynchronous signal
+ * blocked, so a program's handlers run on the program's own threads
+ * (SIGPIPE and the fault signals, sent to the thread that caused them,
+ * act by the process's disposition).  The commands of the suite
  * are built on it; their options, messages, output files, progress lines
  * and run engines are the commands' own code (lib/cmdrt/ in the sources),
  * neither installed nor exported.

@@ -25,6 +25,7 @@
 #include "dcp_report.h"
 #include "dcp_util.h"
 #include "dcp_warm.h"
+#include "private/dcp_thread.h"
 
 #ifndef RESOLVE_NO_XDEV
 #define RESOLVE_NO_XDEV 0x01
@@ -1233,7 +1234,7 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 	 * address space): with none, the calling thread does the work.
 	 */
 	for (; threads < want; threads++) {
-		if (pthread_create(&tids[threads], NULL, worker, &r))
+		if (dcp_thread_create(&tids[threads], worker, &r))
 			break;
 	}
 	while (pos < m->n) {

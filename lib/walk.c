@@ -57,6 +57,7 @@
 #include "dcp_report.h"
 #include "dcp_util.h"
 #include "dcp_walk.h"
+#include "private/dcp_thread.h"
 
 #ifndef RESOLVE_CACHED
 #define RESOLVE_CACHED 0x20
@@ -2978,7 +2979,7 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 			ret = -ENOMEM;
 			break;
 		}
-		ret = -pthread_create(&wk->thread, NULL, worker_main, wk);
+		ret = -dcp_thread_create(&wk->thread, worker_main, wk);
 		if (ret == -EAGAIN && w->nthreads > 0) {
 			/* A task limit (ulimit -u, pids.max): walk with the
 			 * threads we have, as long as there is one. */

@@ -30,6 +30,7 @@
 #include "dcp_util.h"
 #include "dcp_walk.h"
 #include "dcp_warm.h"
+#include "private/dcp_thread.h"
 
 /*
  * A lookup that misses sleeps on the disk, so the best count is set by the
@@ -736,7 +737,7 @@ static int pool_start(struct dcp_warm *w, unsigned base, void *(*fn)(void *))
 		}
 		wa->w = w;
 		wa->index = i;
-		ret = -pthread_create(&w->tids[w->started], NULL, fn, wa);
+		ret = -dcp_thread_create(&w->tids[w->started], fn, wa);
 		if (ret == -EAGAIN && (w->started > 0 || base > 0)) {
 			/* A task limit: go on with the threads we have, as
 			 * the walker does (see dcp_walk_threads()); with no

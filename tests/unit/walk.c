@@ -10,6 +10,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -169,6 +171,33 @@ static struct multi run_multi(const char *const *roots, size_t n, unsigned threa
 	return m;
 }
 
+/*
+ * The signal mask a visit runs under: the walker's threads block every
+ * signal, whatever the caller's mask, so a program's handlers never run on
+ * them (and never interrupt their system calls).
+ */
+static pthread_t caller;
+static atomic_uint on_workers, sigint_open, sigterm_open, sigpipe_blocked;
+
+static int mask_visit(const struct dcp_entry *e, void *arg)
+{
+	sigset_t m;
+
+	(void)e, (void)arg;
+	if (pthread_equal(pthread_self(), caller))
+		return DCP_WALK_DESCEND;
+	atomic_fetch_add(&on_workers, 1);
+	pthread_sigmask(SIG_BLOCK, NULL, &m);
+	if (!sigismember(&m, SIGINT))
+		atomic_fetch_add(&sigint_open, 1);
+	if (!sigismember(&m, SIGTERM))
+		atomic_fetch_add(&sigterm_open, 1);
+	/* Sent to the thread that wrote to a closed pipe: as on any thread. */
+	if (sigismember(&m, SIGPIPE))
+		atomic_fetch_add(&sigpipe_blocked, 1);
+	return DCP_WALK_DESCEND;
+}
+
 /* dcp_walk_lookup's judge: /proc's mount is one where a lookup may wait. */
 static uint64_t proc_mnt;
 
@@ -260,6 +289,26 @@ int main(void)
 		CHECK_INT(m.aliases, 0);
 		CHECK_INT(m.visits - m.again, 12);
 		CHECK_INT(m.dirs_again, 3);
+	}
+	/* The walker's threads block every signal; the caller's mask is left as it was. */
+	{
+		struct dcp_walk_opts o = {
+			.flags = DCP_WALK_PROBE, .threads = 4, .max_depth = -1,
+			.visit = mask_visit,
+		};
+		const char *roots[] = { root };
+		sigset_t none, after;
+
+		sigemptyset(&none);
+		CHECK(pthread_sigmask(SIG_SETMASK, &none, NULL) == 0);
+		caller = pthread_self();
+		CHECK_INT(dcp_walk(roots, 1, &o), 0);
+		CHECK(atomic_load(&on_workers) > 0);
+		CHECK_INT(atomic_load(&sigint_open), 0);
+		CHECK_INT(atomic_load(&sigterm_open), 0);
+		CHECK_INT(atomic_load(&sigpipe_blocked), 0);
+		pthread_sigmask(SIG_BLOCK, NULL, &after);
+		CHECK(!sigismember(&after, SIGINT) && !sigismember(&after, SIGTERM));
 	}
 	/* Root given with a trailing slash: no double slash in paths. */
 	snprintf(sub, sizeof(sub), "%s/", root);
