@@ -224,6 +224,8 @@ static void print_json(const char *path, const struct result *r)
  * descriptor cannot be measured; a regular file is opened for it then
  * (never a FIFO or device).  A missed lookup leaves it unknown.
  */
+static struct dcp_pages_run *pages_run; /* --pages */
+
 static void measure(const char *path, struct result *r)
 {
 	if (r->ret == -EAGAIN)
@@ -231,12 +233,13 @@ static void measure(const char *path, struct result *r)
 	else if (r->ret < 0)
 		r->pret = -ENODEV;
 	else if (env.opath)
-		r->pret = dcp_pages_at(AT_FDCWD, path,
+		r->pret = dcp_pages_at(pages_run, AT_FDCWD, path,
 				       (env.flags & DCP_FOLLOW) ? DCP_PAGES_FOLLOW | DCP_PAGES_ONCE : 0,
 				       &r->pg);
 	else if ((r->pret = dcp_pages_fd(r->ret, &r->pg)) == 0)
 		/* Under -L two paths may lead to one file: its inode counts once. */
-		(env.flags & DCP_FOLLOW) ? dcp_pages_claim_any(&r->pg) : dcp_pages_claim(&r->pg);
+		(env.flags & DCP_FOLLOW) ? dcp_pages_claim_any(pages_run, &r->pg) :
+					   dcp_pages_claim(pages_run, &r->pg);
 }
 
 static struct dcp_tally tally;
@@ -318,6 +321,11 @@ int main(int argc, char **argv)
 		ret = dcp_explain_new(1, &explain);
 		if (ret < 0)
 			dcp_die(DCP_EXIT_ERROR, -ret, "--explain");
+	}
+	if (env.pages) {
+		ret = dcp_pages_run_new(NULL, &pages_run);
+		if (ret < 0)
+			dcp_die(DCP_EXIT_ERROR, -ret, "--pages");
 	}
 	dcp_opts_each_path(&o, open_one, NULL, &input_errors);
 

@@ -110,12 +110,46 @@ enum {
 bool dcp_pages_dir_private(uid_t uid, mode_t mode);
 
 /*
- * dcp_pages_fds_per_thread - the most descriptors one thread holds at once
- * while measuring or warming files (their looks and opens, its io_uring and
- * the closes queued in it): a walker or pool counts it per thread in its
- * RLIMIT_NOFILE budget, so that any -j completes under any limit.
+ * One measuring context per run: every function below that opens a file
+ * by name takes one.  It holds what a run keeps from one file to the next
+ * and no other run sees: the inodes it claimed (dcp_pages_claim(): a
+ * second run, before or at the same time, counts its hard links afresh),
+ * its descriptor of /proc/self/fd (closed by dcp_pages_run_free(): a
+ * program's descriptors are as they were), the mount table it judges
+ * mounts by, and how many closes it may queue (from RLIMIT_NOFILE at its
+ * start).  Any number of threads may use one run at once.
  */
-unsigned dcp_pages_fds_per_thread(void);
+struct dcp_pages_run;
+struct dcp_mounts;
+
+struct dcp_pages_run_opts {
+	/* The mount table to judge a file's mount by (dcp_mounts_load()),
+	 * borrowed: it must outlive the run.  NULL: the run reads one, on the
+	 * calling thread. */
+	const struct dcp_mounts *mounts;
+};
+
+/*
+ * dcp_pages_run_new - a measuring context in *OUT (OPTS may be NULL).
+ * Returns 0, -ENOMEM, or dcp_mounts_load()'s error.
+ */
+int dcp_pages_run_new(const struct dcp_pages_run_opts *opts, struct dcp_pages_run **out);
+
+/*
+ * dcp_pages_run_free - free R (NULL: nothing), closing its descriptors and
+ * the closes the calling thread queued; the library's threads close theirs
+ * when they end.
+ */
+void dcp_pages_run_free(struct dcp_pages_run *r);
+
+/*
+ * dcp_pages_fds_per_thread - the most descriptors one thread holds at once
+ * while measuring or warming files with R (their looks and opens, its
+ * io_uring and the closes queued in it): a walker or pool counts it per
+ * thread in its RLIMIT_NOFILE budget, so that any -j completes under any
+ * limit.  Made under a soft limit below 4096, R queues no close (3).
+ */
+unsigned dcp_pages_fds_per_thread(const struct dcp_pages_run *r);
 
 /*
  * dcp_pages_support - which method works here: one cachestat(2), else one
@@ -156,14 +190,15 @@ int dcp_pages_fd(int fd, struct dcp_pages *out);
  * (the lookup missed, or no /proc to reopen through), -ENODEV when it is
  * not a regular file, or -errno.
  */
-int dcp_pages_open_at(int dirfd, const char *name, unsigned flags);
+int dcp_pages_open_at(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags);
 
 /*
  * dcp_pages_at - dcp_pages_open_at(), dcp_pages_fd() and close.
  * Returns 0, or -errno as those (-EAGAIN: residency unknown; -ENODEV: not
  * a regular file).
  */
-int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *out);
+int dcp_pages_at(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags,
+		 struct dcp_pages *out);
 
 /*
  * Resident byte ranges of a file: [offset, length] pairs, page-aligned,
@@ -194,8 +229,8 @@ struct dcp_pages_ranges {
  * file whose residency the caller may not see is not measured at all
  * (-EPERM); RG->failed is set only when memory ran out.
  */
-int dcp_pages_at_ranges(int dirfd, const char *name, unsigned flags, struct dcp_pages *out,
-			struct dcp_pages_ranges *rg);
+int dcp_pages_at_ranges(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags,
+			struct dcp_pages *out, struct dcp_pages_ranges *rg);
 
 /* dcp_pages_ranges_free - free RG's memory. */
 void dcp_pages_ranges_free(struct dcp_pages_ranges *rg);
@@ -256,19 +291,19 @@ struct dcp_pages_counts {
 };
 
 /*
- * dcp_pages_claim - count P's inode once per run, as du does: false (and
- * P->again set) when another name of it (a hard link) was claimed before.
- * dcp_pages_at() claims what it measures; a caller of dcp_pages_fd()
- * claims itself.  Thread-safe.
+ * dcp_pages_claim - count P's inode once in run R, as du does: false (and
+ * P->again set) when another name of it (a hard link) was claimed before
+ * in R.  dcp_pages_at() claims what it measures; a caller of
+ * dcp_pages_fd() claims itself.  Thread-safe.
  */
-bool dcp_pages_claim(struct dcp_pages *p);
+bool dcp_pages_claim(struct dcp_pages_run *r, struct dcp_pages *p);
 
 /*
  * dcp_pages_claim_any - the same for an inode with one name too: a file
  * that may be reached by several paths (under -L) counts once per run.
  * dcp_pages_at() with DCP_PAGES_ONCE claims so.  Thread-safe.
  */
-bool dcp_pages_claim_any(struct dcp_pages *p);
+bool dcp_pages_claim_any(struct dcp_pages_run *r, struct dcp_pages *p);
 
 /*
  * The inodes with several names measured in one subtree, for totals per
@@ -482,7 +517,7 @@ static inline uint64_t dcp_pages_budget_read(const uint64_t *counter)
  * data is resident when the call returns.
  * Returns 0, 1 when a limit skipped it (entirely or in part), or -errno.
  */
-int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
+int dcp_pages_warm_at(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags,
 		      struct dcp_pages_budget *budget);
 
 /* ---- manifests (dcp_manifest.h) ---- */
@@ -520,9 +555,9 @@ struct dcp_pages_identity {
  * -EREMOTE on a filesystem that is not read (FUSE, NFS..., or pseudo:
  * residency "filesystem" unknown), or as dcp_pages_at().
  */
-int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
-			  const struct dcp_pages_identity *id, const uint64_t (*r)[2], size_t n,
-			  struct dcp_pages *out);
+int dcp_pages_at_manifest(struct dcp_pages_run *run, int dirfd, const char *name,
+			  unsigned flags, const struct dcp_pages_identity *id,
+			  const uint64_t (*r)[2], size_t n, struct dcp_pages *out);
 
 /* What a restore reads of one file: dcp_pages_plan_at(), then dcp_pages_plan_read(). */
 struct dcp_pages_plan {
@@ -546,8 +581,9 @@ struct dcp_pages_plan {
  * may be 0: nothing missing, or another name of an inode planned before),
  * -ESTALE, -ENODEV (not a regular file), -EREMOTE, -EOPNOTSUPP, -errno.
  */
-int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identity *id,
-		      const uint64_t (*r)[2], size_t n, struct dcp_pages_plan *p);
+int dcp_pages_plan_at(struct dcp_pages_run *run, int dirfd, const char *name,
+		      const struct dcp_pages_identity *id, const uint64_t (*r)[2], size_t n,
+		      struct dcp_pages_plan *p);
 
 /* Which limit of a dcp_pages_budget left a file's data out. */
 enum dcp_pages_limit {

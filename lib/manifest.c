@@ -935,6 +935,7 @@ struct item {
 struct restore {
 	const struct dcp_manifest *m;
 	const struct dcp_manifest_restore_opts *o;
+	struct dcp_pages_run *pages; /* this restore's: an inode planned once */
 	pthread_mutex_t lock; /* mroots and reports */
 	struct mroot *mr;
 	size_t nmr;
@@ -1080,8 +1081,8 @@ static void plan_one(struct restore *r, struct item *it)
 	if (!*rest)
 		rest = ".";
 	if (e->has_identity && e->nranges && e->state == DCP_CACHED && r->o->pages) {
-		fd = dcp_pages_plan_at(root, rest, &e->identity, (const uint64_t (*)[2])e->ranges,
-				       e->nranges, &it->plan);
+		fd = dcp_pages_plan_at(r->pages, root, rest, &e->identity,
+				       (const uint64_t (*)[2])e->ranges, e->nranges, &it->plan);
 		if (fd == 0)
 			atomic_fetch_add(&r->files, 1);
 	} else {
@@ -1219,6 +1220,13 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 	*st = (struct dcp_manifest_restore_stats){ 0 };
 	if (!o->mounts || want > 4096)
 		return -EINVAL;
+	if (o->pages) {
+		struct dcp_pages_run_opts po = { .mounts = o->mounts };
+
+		ret = dcp_pages_run_new(&po, &r.pages);
+		if (ret < 0)
+			return ret;
+	}
 	fit_descriptors(&want, &batch);
 	tids = calloc(want, sizeof(*tids));
 	r.items = calloc(batch, sizeof(*r.items));
@@ -1286,6 +1294,7 @@ out:
 	free(r.items);
 	free(r.order);
 	free(tids);
+	dcp_pages_run_free(r.pages);
 	st->recorded = m->n;
 	st->entries = atomic_load(&r.entries);
 	st->errors = atomic_load(&r.errors);

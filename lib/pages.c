@@ -415,11 +415,25 @@ struct link_key {
 	uint64_t dev, ino;
 };
 
-static struct link_shard {
+struct link_shard {
 	pthread_mutex_t mu;
 	struct link_key *v; /* ino 0 (no file has it): empty */
 	size_t n, cap;
-} link_shards[LINK_SHARDS] = { [0 ... LINK_SHARDS - 1] = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0 } };
+};
+
+/*
+ * One measuring context (dcp_pages.h): what a run keeps between the files
+ * it measures, and nothing the process shares with another run.
+ */
+struct dcp_pages_run {
+	struct link_shard shards[LINK_SHARDS]; /* the inodes claimed in this run */
+	_Atomic int proc_fd;	/* /proc/self/fd (O_PATH) once needed; -2 not yet */
+	pthread_mutex_t proc_mu; /* opening it */
+	pid_t owner;		/* the process that opened it */
+	unsigned close_batch;	/* 0: close at once (few descriptors allowed) */
+	const struct dcp_mounts *mounts; /* the caller's, or own_mounts */
+	struct dcp_mounts *own_mounts;
+};
 
 static uint64_t link_hash(uint64_t dev, uint64_t ino)
 {
@@ -442,12 +456,12 @@ static bool link_insert(struct link_shard *s, struct link_key k, uint64_t h)
 	}
 }
 
-/* True the first time DEV:INO is seen in this run (and when out of memory). */
-static bool link_first(uint64_t dev, uint64_t ino)
+/* True the first time DEV:INO is seen in run R (and when out of memory). */
+static bool link_first(struct dcp_pages_run *r, uint64_t dev, uint64_t ino)
 {
 	struct link_key k = { dev, ino ? ino : ~0ULL };
 	uint64_t h = link_hash(k.dev, k.ino);
-	struct link_shard *s = &link_shards[h % LINK_SHARDS];
+	struct link_shard *s = &r->shards[h % LINK_SHARDS];
 	bool first = true;
 
 	pthread_mutex_lock(&s->mu);
@@ -473,20 +487,20 @@ static bool link_first(uint64_t dev, uint64_t ino)
 }
 
 /* Claim P's inode if it may be met again: several names, or ANY (several paths). */
-static bool claim(struct dcp_pages *p, bool any)
+static bool claim(struct dcp_pages_run *r, struct dcp_pages *p, bool any)
 {
-	p->again = (p->nlink > 1 || any) && !link_first(p->dev, p->ino);
+	p->again = (p->nlink > 1 || any) && !link_first(r, p->dev, p->ino);
 	return !p->again;
 }
 
-bool dcp_pages_claim(struct dcp_pages *p)
+bool dcp_pages_claim(struct dcp_pages_run *r, struct dcp_pages *p)
 {
-	return claim(p, false);
+	return claim(r, p, false);
 }
 
-bool dcp_pages_claim_any(struct dcp_pages *p)
+bool dcp_pages_claim_any(struct dcp_pages_run *r, struct dcp_pages *p)
 {
-	return claim(p, true);
+	return claim(r, p, true);
 }
 
 int dcp_pages_fd(int fd, struct dcp_pages *out)
@@ -518,7 +532,6 @@ struct uring_slot {
 
 static pthread_key_t ring_key;
 static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
-static unsigned close_batch; /* 0: close at once (few descriptors allowed) */
 
 /* Submit what is queued and drop the completions of closes. */
 static void ring_flush(struct uring_slot *s)
@@ -544,25 +557,13 @@ static void ring_free(void *p)
 
 static void ring_init(void)
 {
-	struct rlimit rl;
-
 	pthread_key_create(&ring_key, ring_free);
-	/*
-	 * Queued closes hold descriptors: only under a roomy limit, and
-	 * counted in every thread's share (dcp_pages_fds_per_thread()), so a
-	 * walker under 1024 (systemd's soft limit) keeps all its threads.
-	 */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		close_batch = rl.rlim_cur >= 4096 ? 16 : 0;
-	else
-		close_batch = 16;
 }
 
-unsigned dcp_pages_fds_per_thread(void)
+unsigned dcp_pages_fds_per_thread(const struct dcp_pages_run *r)
 {
-	pthread_once(&ring_once, ring_init);
 	/* The O_PATH look, the descriptor read, the ring, its queued closes. */
-	return 3 + close_batch;
+	return 3 + r->close_batch;
 }
 
 static struct uring_slot *thread_slot(void)
@@ -591,14 +592,13 @@ static struct io_uring *thread_ring(void)
 	return s && s->ok ? &s->ring : NULL;
 }
 
-/* close(FD), batched through the thread's ring where there is one. */
-static void close_later(int fd)
+/* close(FD), batched through the thread's ring where R allows it. */
+static void close_later(struct dcp_pages_run *r, int fd)
 {
 	struct uring_slot *s;
 	struct io_uring_sqe *sqe;
 
-	pthread_once(&ring_once, ring_init);
-	s = close_batch ? thread_slot() : NULL;
+	s = r->close_batch ? thread_slot() : NULL;
 	sqe = s && s->ok ? io_uring_get_sqe(&s->ring) : NULL;
 	if (!sqe) {
 		close(fd);
@@ -606,48 +606,103 @@ static void close_later(int fd)
 	}
 	io_uring_prep_close(sqe, fd);
 	io_uring_sqe_set_data64(sqe, CLOSE_TAG);
-	if (++s->pending >= close_batch)
+	if (++s->pending >= r->close_batch)
 		ring_flush(s);
 }
 
 /*
- * This process's /proc/self/fd, kept open: reopening descriptor N through
- * it is one lookup in that directory, where /proc/self/fd/N would walk four
- * components each time.  Opened again in a child after fork (its pid is
- * another: the parent's table must never be used).  -1 without /proc.
+ * The run's /proc/self/fd, opened the first time a file is reopened
+ * through it (a run that never needs it holds no descriptor for it) and
+ * closed by dcp_pages_run_free(): reopening descriptor N through it is one
+ * lookup in that directory, where /proc/self/fd/N would walk four
+ * components each time.  In a child after fork (another pid: the parent's
+ * table must never be used) one is opened for the call, *TEMP set to it
+ * for the caller to close.  -1 without /proc.
  */
-static int proc_fd_dir(void)
+static int proc_fd_dir(struct dcp_pages_run *r, int *temp)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static _Atomic int dir = -1;
-	static _Atomic pid_t owner;
-	pid_t pid = getpid();
-	int fd = atomic_load_explicit(&dir, memory_order_acquire);
+	int fd;
 
-	if (fd >= 0 && atomic_load_explicit(&owner, memory_order_relaxed) == pid)
-		return fd;
-	pthread_mutex_lock(&lock);
-	fd = atomic_load_explicit(&dir, memory_order_relaxed);
-	if (fd < 0 || atomic_load_explicit(&owner, memory_order_relaxed) != pid) {
-		/* A child's copy of the parent's descriptor is left alone. */
-		fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		atomic_store_explicit(&owner, pid, memory_order_relaxed);
-		atomic_store_explicit(&dir, fd, memory_order_release);
+	*temp = -1;
+	if (r->owner != getpid()) {
+		*temp = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return *temp;
 	}
-	pthread_mutex_unlock(&lock);
+	fd = atomic_load_explicit(&r->proc_fd, memory_order_acquire);
+	if (fd != -2)
+		return fd;
+	pthread_mutex_lock(&r->proc_mu);
+	fd = atomic_load_explicit(&r->proc_fd, memory_order_relaxed);
+	if (fd == -2) {
+		fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		atomic_store_explicit(&r->proc_fd, fd < 0 ? -1 : fd, memory_order_release);
+	}
+	pthread_mutex_unlock(&r->proc_mu);
 	return fd;
 }
 
-/* The mount table, read once, the first time a file's mount is asked. */
-static struct dcp_mounts *pages_mounts;
-static int pages_mounts_err; /* why there is none: -ENOMEM, -ELIBACC... */
-static pthread_once_t pages_mounts_once = PTHREAD_ONCE_INIT;
-
-static void pages_mounts_load(void)
+int dcp_pages_run_new(const struct dcp_pages_run_opts *o, struct dcp_pages_run **out)
 {
-	pages_mounts_err = dcp_mounts_load(NULL, &pages_mounts);
-	if (pages_mounts_err < 0)
-		pages_mounts = NULL;
+	struct dcp_pages_run *r = calloc(1, sizeof(*r));
+	struct rlimit rl;
+	int ret;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->proc_fd = -2;
+	pthread_mutex_init(&r->proc_mu, NULL);
+	for (size_t i = 0; i < LINK_SHARDS; i++)
+		pthread_mutex_init(&r->shards[i].mu, NULL);
+	r->mounts = o ? o->mounts : NULL;
+	if (!r->mounts) {
+		/* On the caller's thread, never on a worker (a static program's
+		 * dlopen of libmount works on the main thread only). */
+		ret = dcp_mounts_load(NULL, &r->own_mounts);
+		if (ret < 0) {
+			dcp_pages_run_free(r);
+			return ret;
+		}
+		r->mounts = r->own_mounts;
+	}
+	/*
+	 * Queued closes hold descriptors: only under a roomy limit, and
+	 * counted in every thread's share (dcp_pages_fds_per_thread()), so a
+	 * walker under 1024 (systemd's soft limit) keeps all its threads.
+	 * The limit as it is at the run's start.
+	 */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		r->close_batch = rl.rlim_cur >= 4096 ? 16 : 0;
+	else
+		r->close_batch = 16;
+	r->owner = getpid();
+	*out = r;
+	return 0;
+}
+
+void dcp_pages_run_free(struct dcp_pages_run *r)
+{
+	if (!r)
+		return;
+	/* The calling thread's queued closes: none of the run's left open
+	 * (a thread that ends closes its own). */
+	if (r->close_batch) {
+		struct uring_slot *s;
+
+		pthread_once(&ring_once, ring_init);
+		s = pthread_getspecific(ring_key);
+		if (s && s->ok)
+			ring_flush(s);
+	}
+	for (size_t i = 0; i < LINK_SHARDS; i++) {
+		free(r->shards[i].v);
+		pthread_mutex_destroy(&r->shards[i].mu);
+	}
+	if (r->proc_fd >= 0 && r->owner == getpid())
+		close(r->proc_fd);
+	pthread_mutex_destroy(&r->proc_mu);
+	dcp_mounts_free(r->own_mounts);
+	free(r);
 }
 
 /*
@@ -657,25 +712,23 @@ static void pages_mounts_load(void)
  * mount missing from the table (made after it was read), or a kernel that
  * cannot tell the mount ID, is not known to be safe.
  */
-static bool reached_opens_safely(const struct statx *stx)
+static bool reached_opens_safely(const struct dcp_pages_run *r, const struct statx *stx)
 {
 	struct dcp_mount mt;
 
 	if (!(stx->stx_mask & STATX_MNT_ID))
 		return false;
-	pthread_once(&pages_mounts_once, pages_mounts_load);
-	return pages_mounts && dcp_mounts_by_id(pages_mounts, stx->stx_mnt_id, &mt) == 0 &&
+	return r->mounts && dcp_mounts_by_id(r->mounts, stx->stx_mnt_id, &mt) == 0 &&
 	       dcp_pages_fstype_opens_safely(mt.fstype);
 }
 
 /* A mount where a lookup may wait, for dcp_walk_lookup() (reached_opens_safely()). */
 static int judge_mount(uint64_t mnt_id, void *arg)
 {
+	const struct dcp_pages_run *r = arg;
 	struct dcp_mount mt;
 
-	(void)arg;
-	pthread_once(&pages_mounts_once, pages_mounts_load);
-	return pages_mounts && dcp_mounts_by_id(pages_mounts, mnt_id, &mt) == 0 &&
+	return r->mounts && dcp_mounts_by_id(r->mounts, mnt_id, &mt) == 0 &&
 			       dcp_pages_fstype_opens_safely(mt.fstype) ?
 		       DCP_WALK_MOUNT_ENTER : DCP_WALK_MOUNT_UNSAFE;
 }
@@ -745,17 +798,17 @@ static bool magic_refused(unsigned long type)
  *   - its own superblock says the same (fstatfs of PFD, asked only now
  *     that the mount is known not to ask a daemon): -EOPNOTSUPP.
  */
-static int manifest_may_open(int pfd, const struct statx *stx, const struct dcp_pages_identity *id)
+static int manifest_may_open(const struct dcp_pages_run *r, int pfd, const struct statx *stx,
+			     const struct dcp_pages_identity *id)
 {
 	struct dcp_mount mt;
 	struct statfs sfs;
 
 	if (!(stx->stx_mask & STATX_MNT_ID))
 		return -EREMOTE;
-	pthread_once(&pages_mounts_once, pages_mounts_load);
-	if (!pages_mounts)
-		return pages_mounts_err < 0 ? pages_mounts_err : -EIO; /* not "FUSE": an error */
-	if (dcp_mounts_by_id(pages_mounts, stx->stx_mnt_id, &mt) < 0 ||
+	if (!r->mounts)
+		return -EIO; /* not "FUSE": an error */
+	if (dcp_mounts_by_id(r->mounts, stx->stx_mnt_id, &mt) < 0 ||
 	    !dcp_pages_fstype_opens_safely(mt.fstype))
 		return -EREMOTE;
 	if (dcp_fs_is_pseudo(mt.fstype))
@@ -786,15 +839,15 @@ static int manifest_may_open(int pfd, const struct statx *stx, const struct dcp_
  * when it cannot be reopened (no /proc: unknown, never opened by name), or
  * -errno.
  */
-static int open_checked_how(int dirfd, const char *name, unsigned flags, bool cached,
-			    unsigned long long more, const struct dcp_pages_identity *id,
-			    struct stat *after)
+static int open_checked_how(struct dcp_pages_run *r, int dirfd, const char *name,
+			    unsigned flags, bool cached, unsigned long long more,
+			    const struct dcp_pages_identity *id, struct stat *after)
 {
 	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
 	unsigned long long resolve = (cached ? RESOLVE_CACHED : 0) | more;
 	char num[16];
 	struct statx stx;
-	int pfd, fd, dir, ret;
+	int pfd, fd, dir, temp, ret;
 
 	if ((flags & DCP_PAGES_ISREG) && (flags & DCP_PAGES_DIR_PRIVATE) && !more && !id) {
 		/* Nobody else renames here: the name getdents64 typed is the file. */
@@ -810,11 +863,10 @@ static int open_checked_how(int dirfd, const char *name, unsigned flags, bool ca
 		}
 		return fd;
 	}
-	dir = proc_fd_dir();
 	if (!cached && !more && !nofollow) {
 		/* A link followed to be read: never looking a name up on a
 		 * mount where that may wait (a stopped FUSE daemon). */
-		pfd = dcp_walk_lookup(dirfd, name, true, judge_mount, NULL, NULL);
+		pfd = dcp_walk_lookup(dirfd, name, true, judge_mount, r, NULL);
 	} else {
 		pfd = dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, 0, resolve);
 		/* A mount or umount anywhere fails a cached walk too: ask once more. */
@@ -835,16 +887,19 @@ static int open_checked_how(int dirfd, const char *name, unsigned flags, bool ca
 		return -ENODEV; /* a FIFO, a device, a link not followed... */
 	}
 	/* A measurement never waits: the mount reached, not the one named. */
-	ret = id ? manifest_may_open(pfd, &stx, id) :
-	      cached && !reached_opens_safely(&stx) ? -EREMOTE : 0;
+	ret = id ? manifest_may_open(r, pfd, &stx, id) :
+	      cached && !reached_opens_safely(r, &stx) ? -EREMOTE : 0;
 	if (ret < 0) {
 		close(pfd);
 		return ret;
 	}
 	snprintf(num, sizeof(num), "%d", pfd);
+	dir = proc_fd_dir(r, &temp);
 	fd = dir < 0 ? -ENOMEDIUM : openat(dir, num, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd == -1)
 		fd = -errno;
+	if (temp >= 0)
+		close(temp);
 	close(pfd);
 	if (fd < 0)
 		return fd;
@@ -857,10 +912,10 @@ static int open_checked_how(int dirfd, const char *name, unsigned flags, bool ca
 	return fd;
 }
 
-static int open_checked(int dirfd, const char *name, unsigned flags, bool cached,
-			struct stat *after)
+static int open_checked(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags,
+			bool cached, struct stat *after)
 {
-	return open_checked_how(dirfd, name, flags, cached, 0, NULL, after);
+	return open_checked_how(r, dirfd, name, flags, cached, 0, NULL, after);
 }
 
 bool dcp_pages_dir_private(uid_t uid, mode_t mode)
@@ -869,28 +924,30 @@ bool dcp_pages_dir_private(uid_t uid, mode_t mode)
 }
 
 /* dcp_pages_open_at(), keeping the fstat after the open in *AFTER. */
-static int open_at(int dirfd, const char *name, unsigned flags, struct stat *after)
+static int open_at(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags,
+		   struct stat *after)
 {
-	return open_checked(dirfd, name, flags, true, after);
+	return open_checked(r, dirfd, name, flags, true, after);
 }
 
-int dcp_pages_open_at(int dirfd, const char *name, unsigned flags)
+int dcp_pages_open_at(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags)
 {
 	struct stat st;
 
-	return open_at(dirfd, name, flags, &st);
+	return open_at(r, dirfd, name, flags, &st);
 }
 
-int dcp_pages_at(int dirfd, const char *name, unsigned flags, struct dcp_pages *out)
+int dcp_pages_at(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags,
+		 struct dcp_pages *out)
 {
-	return dcp_pages_at_ranges(dirfd, name, flags, out, NULL);
+	return dcp_pages_at_ranges(r, dirfd, name, flags, out, NULL);
 }
 
-int dcp_pages_at_ranges(int dirfd, const char *name, unsigned flags, struct dcp_pages *out,
-			struct dcp_pages_ranges *rg)
+int dcp_pages_at_ranges(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags,
+			struct dcp_pages *out, struct dcp_pages_ranges *rg)
 {
 	struct stat st;
-	int fd = open_at(dirfd, name, flags, &st), ret;
+	int fd = open_at(r, dirfd, name, flags, &st), ret;
 
 	*out = (struct dcp_pages){ 0 };
 	if (rg)
@@ -912,9 +969,9 @@ int dcp_pages_at_ranges(int dirfd, const char *name, unsigned flags, struct dcp_
 			ranges_of(fd, &st, rg);
 		}
 	}
-	close_later(fd);
+	close_later(r, fd);
 	if (ret == 0 && !(flags & DCP_PAGES_NO_CLAIM))
-		claim(out, flags & DCP_PAGES_ONCE);
+		claim(r, out, flags & DCP_PAGES_ONCE);
 	return ret;
 }
 
@@ -1838,7 +1895,7 @@ static int missing_of_file(int fd, const struct stat *st, struct dcp_pages_range
 		       data_parts(fd, st, s, e, missing_part, &m) : 0;
 }
 
-int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
+int dcp_pages_warm_at(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags,
 		      struct dcp_pages_budget *bu)
 {
 	struct dcp_pages before = { 0 }, after = { 0 };
@@ -1850,14 +1907,14 @@ int dcp_pages_warm_at(int dirfd, const char *name, unsigned flags,
 	bool big;
 
 	/* Only the regular file that was checked is opened (open_checked). */
-	fd = open_checked(dirfd, name, flags, false, &st);
+	fd = open_checked(r, dirfd, name, flags, false, &st);
 	if (fd < 0)
 		return fd;
 	/* A second name of an inode this run saw (a hard link), or a second
 	 * path to it (DCP_PAGES_ONCE: -L): it was read under the first, and
 	 * its "before" would be after that read. */
 	if ((st.st_nlink > 1 || (flags & DCP_PAGES_ONCE)) &&
-	    !link_first((uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+	    !link_first(r, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
 		close(fd);
 		return 0;
 	}
@@ -1953,14 +2010,14 @@ static int resident_in(int fd, const struct stat *st, uint64_t s, uint64_t e, vo
 	return ret;
 }
 
-int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
-			  const struct dcp_pages_identity *id, const uint64_t (*r)[2], size_t n,
-			  struct dcp_pages *out)
+int dcp_pages_at_manifest(struct dcp_pages_run *run, int dirfd, const char *name,
+			  unsigned flags, const struct dcp_pages_identity *id,
+			  const uint64_t (*r)[2], size_t n, struct dcp_pages *out)
 {
 	uint64_t s, e;
 	struct stat st;
 	/* Checked to be ID, on a filesystem that may be read, before the open. */
-	int fd = open_checked_how(dirfd, name, flags, true, 0, id, &st), m, ret = 0;
+	int fd = open_checked_how(run, dirfd, name, flags, true, 0, id, &st), m, ret = 0;
 
 	*out = (struct dcp_pages){ 0 };
 	if (fd == -EOPNOTSUPP)
@@ -1969,7 +2026,7 @@ int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 		return fd == -ENODEV ? -ESTALE : fd; /* not even a regular file now */
 	m = dcp_pages_support();
 	if (!identity_is(&st, id) || m < 0) {
-		close_later(fd);
+		close_later(run, fd);
 		return m < 0 ? m : -ESTALE;
 	}
 	out->method = m;
@@ -1985,9 +2042,9 @@ int dcp_pages_at_manifest(int dirfd, const char *name, unsigned flags,
 		out->resident = out->pages; /* ranges that overlap: never more than recorded */
 	if (out->resident_bytes > out->size)
 		out->resident_bytes = out->size;
-	close_later(fd);
+	close_later(run, fd);
 	if (ret == 0 && !(flags & DCP_PAGES_NO_CLAIM))
-		claim(out, flags & DCP_PAGES_ONCE);
+		claim(run, out, flags & DCP_PAGES_ONCE);
 	return ret;
 }
 
@@ -2010,8 +2067,9 @@ static uint64_t physical_of(int fd, uint64_t off)
 	return at;
 }
 
-int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identity *id,
-		      const uint64_t (*r)[2], size_t n, struct dcp_pages_plan *p)
+int dcp_pages_plan_at(struct dcp_pages_run *run, int dirfd, const char *name,
+		      const struct dcp_pages_identity *id, const uint64_t (*r)[2], size_t n,
+		      struct dcp_pages_plan *p)
 {
 	struct missing_arg m = { &p->missing, true };
 	struct stat st;
@@ -2025,7 +2083,8 @@ int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identi
 	p->missing.n = 0;
 	p->missing.failed = 0;
 	/* The regular file checked, reached without leaving DIRFD's mount. */
-	fd = open_checked_how(dirfd, name, 0, false, RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS, id, &st);
+	fd = open_checked_how(run, dirfd, name, 0, false, RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS, id,
+			      &st);
 	if (fd < 0)
 		return fd;
 	if (!identity_is(&st, id)) {
@@ -2033,7 +2092,7 @@ int dcp_pages_plan_at(int dirfd, const char *name, const struct dcp_pages_identi
 		return -ESTALE;
 	}
 	/* Another name of an inode restored in this run: nothing more to read. */
-	if (st.st_nlink > 1 && !link_first((uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+	if (st.st_nlink > 1 && !link_first(run, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
 		close(fd);
 		return 0;
 	}

@@ -96,6 +96,7 @@ struct dcp_warm {
 	int wait_ret;
 	uint64_t elapsed_ns;
 	struct dcp_root_table *roots; /* DCP_WARM_ROOT_STATS with -r */
+	struct dcp_pages_run *pages; /* DCP_WARM_PAGES: the measuring context */
 	pthread_mutex_t late_mu;
 	struct late *late;	 /* cold links to warm last (-L --check) */
 
@@ -309,7 +310,7 @@ static void warm_data(struct dcp_warm *w, struct dcp_warm_event *ev, int dirfd,
 	unsigned pf = (follow ? DCP_PAGES_FOLLOW : 0) | (ev->type == DT_REG ? DCP_PAGES_ISREG : 0) |
 		      ((w->opts.flags & DCP_WARM_FOLLOW) ? DCP_PAGES_ONCE : 0) |
 		      ((w->opts.flags & DCP_WARM_CHECK) ? DCP_PAGES_CHECK : 0);
-	int ret = dcp_pages_warm_at(dirfd, name, pf, w->opts.pages);
+	int ret = dcp_pages_warm_at(w->pages, dirfd, name, pf, w->opts.pages);
 
 	/* Not a regular file, or reached through a link onto a mount where
 	 * an open may wait (FUSE, NFS...): nothing to read. */
@@ -786,6 +787,7 @@ static void warm_free(struct dcp_warm *w)
 		free(l);
 	}
 	pthread_mutex_destroy(&w->late_mu);
+	dcp_pages_run_free(w->pages);
 	free(w->roots);
 	free(w->ws);
 	free(w);
@@ -806,9 +808,19 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 	w->filtering = opts->filter && dcp_filter_active(opts->filter);
 	w->nthreads = threads;
 	w->t0 = dcp_now_ns();
+	if (opts->flags & DCP_WARM_PAGES) {
+		struct dcp_pages_run_opts po = { .mounts = opts->mounts };
+
+		ret = dcp_pages_run_new(&po, &w->pages);
+		if (ret < 0) {
+			free(w);
+			return ret;
+		}
+	}
 	if ((opts->flags & DCP_WARM_ROOT_STATS) && (opts->flags & DCP_WARM_RECURSIVE)) {
 		w->roots = calloc(1, sizeof(*w->roots));
 		if (!w->roots) {
+			dcp_pages_run_free(w->pages);
 			free(w);
 			return -ENOMEM;
 		}
@@ -848,7 +860,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		 * tight for even one such pair, there is no pool: the walker's
 		 * threads do everything.
 		 */
-		unsigned pg = (opts->flags & DCP_WARM_PAGES) ? dcp_pages_fds_per_thread() : 0;
+		unsigned pg = w->pages ? dcp_pages_fds_per_thread(w->pages) : 0;
 		unsigned twin = 2 + ((opts->flags & DCP_WARM_CHECK) ? 1 : 0) + pg;
 
 		pool = dcp_fd_threads(1, 4 + pg + twin + WARM_DUPS_EXTRA) > 0;
@@ -856,6 +868,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		wo.fds_extra = WARM_DUPS_EXTRA;
 		ret = dcp_walk_new(&wo, &w->walk);
 		if (ret < 0) {
+			dcp_pages_run_free(w->pages);
 			free(w->roots);
 			free(w);
 			return ret;
@@ -885,12 +898,13 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 	} else {
 		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
 		if (!w->ws) {
+			dcp_pages_run_free(w->pages);
 			free(w);
 			return -ENOMEM;
 		}
 		/* Each thread stats (with --check, probes) and with --pages reads. */
 		w->nthreads = dcp_fd_threads(w->nthreads, 1 + ((opts->flags & DCP_WARM_CHECK) ? 1 : 0) +
-					 ((opts->flags & DCP_WARM_PAGES) ? dcp_pages_fds_per_thread() : 0));
+					 (w->pages ? dcp_pages_fds_per_thread(w->pages) : 0));
 		if (!w->nthreads)
 			w->nthreads = 1;
 		ret = pool_start(w, 0, list_worker);

@@ -90,6 +90,7 @@ static struct {
 	struct dcp_root_table roots; /* written by the main thread only */
 	size_t roots_added;	   /* roots handed to the walker */
 	struct dcp_mounts *mounts;
+	struct dcp_pages_run *pages; /* --pages: the run's measuring context */
 	struct dcp_explain *explain; /* --explain */
 	unsigned long long input_errors;
 	/* progress */
@@ -362,7 +363,7 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 			return -ENOENT; /* gone since */
 		if (st != DCP_CACHED)
 			return st == DCP_MISS ? -EAGAIN : e->probe;
-		return dcp_pages_at_manifest(e->dirfd, e->name,
+		return dcp_pages_at_manifest(run.pages, e->dirfd, e->name,
 					     (follow ? DCP_PAGES_FOLLOW : 0) | pages_claim(e),
 					     &cur_entry->identity,
 					     (const uint64_t (*)[2])cur_entry->ranges,
@@ -374,7 +375,7 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 		return -EAGAIN;
 	if (!opens_safely(w, e))
 		return -EREMOTE;
-	return dcp_pages_at_ranges(e->dirfd, e->name,
+	return dcp_pages_at_ranges(run.pages, e->dirfd, e->name,
 				   (follow ? DCP_PAGES_FOLLOW : 0) | pages_claim(e) |
 				   (e->type == DT_REG ? DCP_PAGES_ISREG : 0) |
 				   (e->dir && dcp_pages_dir_private(e->dir->uid, e->dir->mode) ?
@@ -878,7 +879,7 @@ static int run_walk(void)
 	int ret;
 
 	if (env.pages) /* the files it opens, out of the walker's descriptor budget */
-		wo.fds_per_thread = dcp_pages_fds_per_thread();
+		wo.fds_per_thread = dcp_pages_fds_per_thread(run.pages);
 	ret = dcp_walk_new(&wo, &w);
 	if (ret < 0)
 		return ret;
@@ -1171,6 +1172,13 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		ret = dcp_mounts_load(NULL, &run.mounts);
 		if (ret < 0)
 			dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
+	}
+	if (env.pages) {
+		struct dcp_pages_run_opts po = { .mounts = run.mounts };
+
+		ret = dcp_pages_run_new(&po, &run.pages);
+		if (ret < 0)
+			dcp_die(DCP_EXIT_ERROR, -ret, "--pages");
 	}
 	/* -0 is for a program (xargs -0r); on a terminal, names are quoted. */
 	run.fmt = dcp_opts_format(o);

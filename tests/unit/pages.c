@@ -6,8 +6,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -40,8 +42,69 @@ static long ref_resident(const char *path)
 	return n;
 }
 
+/* Open descriptors of this process. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own */
+}
+
+/*
+ * Measuring contexts: what one run claimed, no other run sees; a run's
+ * descriptors go with it; its close batch follows the limit at its start.
+ */
+static void runs(const char *file, const char *name2)
+{
+	struct dcp_pages_run *r1, *r2, *low;
+	struct dcp_pages p;
+	struct rlimit old, lim;
+	int fd0 = count_fds();
+
+	for (int round = 0; round < 2; round++) {
+		/* Each run counts the inode once, under its first name. */
+		CHECK_INT(dcp_pages_run_new(NULL, &r1), 0);
+		CHECK_INT(dcp_pages_at(r1, AT_FDCWD, file, 0, &p), 0);
+		CHECK(!p.again);
+		CHECK_INT(dcp_pages_at(r1, AT_FDCWD, name2, 0, &p), 0);
+		CHECK(p.again);
+		/* Another run at the same time: its own first claim. */
+		CHECK_INT(dcp_pages_run_new(NULL, &r2), 0);
+		CHECK_INT(dcp_pages_at(r2, AT_FDCWD, name2, 0, &p), 0);
+		CHECK(!p.again);
+		CHECK(!dcp_pages_claim(r2, &p) && p.again);
+		dcp_pages_run_free(r2);
+		dcp_pages_run_free(r1);
+		CHECK_INT(count_fds(), fd0);
+	}
+	getrlimit(RLIMIT_NOFILE, &old);
+	if (old.rlim_cur < 4096)
+		return; /* no run queues closes here */
+	CHECK_INT(dcp_pages_run_new(NULL, &r1), 0);
+	CHECK_INT(dcp_pages_fds_per_thread(r1), 3 + 16);
+	lim = old;
+	lim.rlim_cur = 1024;
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &lim), 0);
+	CHECK_INT(dcp_pages_run_new(NULL, &low), 0);
+	CHECK_INT(dcp_pages_fds_per_thread(low), 3);
+	CHECK_INT(dcp_pages_fds_per_thread(r1), 3 + 16);
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &old), 0);
+	CHECK_INT(dcp_pages_fds_per_thread(low), 3);
+	dcp_pages_run_free(low);
+	dcp_pages_run_free(r1);
+	CHECK_INT(count_fds(), fd0);
+}
+
 int main(void)
 {
+	struct dcp_pages_run *pr;
 	char file[] = "pages-unit.XXXXXX", fifo[64], link[64], dir[64];
 	long ps = sysconf(_SC_PAGESIZE);
 	struct dcp_pages p;
@@ -252,6 +315,7 @@ int main(void)
 	if (dcp_probe_support() < 0)
 		return CHECK_DONE() ? 1 : 77;
 
+	CHECK_INT(dcp_pages_run_new(NULL, &pr), 0);
 	/* A file of 10 pages and a bit, evicted, then 2 pages read back. */
 	fd = mkstemp(file);
 	CHECK(fd >= 0);
@@ -263,7 +327,7 @@ int main(void)
 	CHECK_INT(fsync(fd), 0);
 	CHECK_INT(fstatfs(fd, &sf), 0);
 	CHECK_INT(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	ret = dcp_pages_at(AT_FDCWD, file, 0, &p);
+	ret = dcp_pages_at(pr, AT_FDCWD, file, 0, &p);
 	CHECK_INT(ret, 0);
 	CHECK_INT(p.size, 10 * ps + 100);
 	CHECK_INT(p.pages, 11);
@@ -274,7 +338,7 @@ int main(void)
 		char c1;
 
 		CHECK_INT(pread(fd, &c1, 1, 3 * ps), 1);
-		ret = dcp_pages_at(AT_FDCWD, file, DCP_PAGES_ISREG, &p);
+		ret = dcp_pages_at(pr, AT_FDCWD, file, DCP_PAGES_ISREG, &p);
 		CHECK_INT(ret, 0);
 		CHECK(p.resident >= 1);
 		CHECK_INT(p.resident, ref_resident(file));
@@ -289,25 +353,25 @@ int main(void)
 		struct dcp_pages_budget bu = { .max_bytes = 4 * ps + ps / 2 };
 
 		CHECK_INT(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, file, 0, &bu), disk ? 1 : 0);
+		CHECK_INT(dcp_pages_warm_at(pr, AT_FDCWD, file, 0, &bu), disk ? 1 : 0);
 		CHECK_INT(dcp_pages_budget_read(&bu.bytes), disk ? 4 * ps : 0);
 		CHECK_INT(dcp_pages_budget_read(&bu.used), disk ? 4 * ps : 0);
 		if (disk)
 			CHECK_INT(ref_resident(file), 4);
 		bu = (struct dcp_pages_budget){ .max_file_size = ps };
-		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, file, 0, &bu), 1);
+		CHECK_INT(dcp_pages_warm_at(pr, AT_FDCWD, file, 0, &bu), 1);
 		CHECK_INT(dcp_pages_budget_read(&bu.bytes), 0);
 		bu = (struct dcp_pages_budget){ 0 };
-		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, file, 0, &bu), 0);
+		CHECK_INT(dcp_pages_warm_at(pr, AT_FDCWD, file, 0, &bu), 0);
 		/* The 4 pages read first are not read again; the last page,
 		 * 100 bytes of the file, is brought in whole and counts so. */
 		CHECK_INT(dcp_pages_budget_read(&bu.bytes), disk ? 7 * ps : 0);
-		CHECK_INT(dcp_pages_at(AT_FDCWD, file, 0, &p), 0);
+		CHECK_INT(dcp_pages_at(pr, AT_FDCWD, file, 0, &p), 0);
 		CHECK_INT(p.resident, 11);
 		CHECK_INT(ref_resident(file), 11);
 		/* A file all resident costs no read and none of the budget. */
 		bu = (struct dcp_pages_budget){ .max_bytes = ps };
-		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, file, 0, &bu), 0);
+		CHECK_INT(dcp_pages_warm_at(pr, AT_FDCWD, file, 0, &bu), 0);
 		CHECK_INT(dcp_pages_budget_read(&bu.bytes), 0);
 		CHECK_INT(dcp_pages_budget_read(&bu.used), 0);
 		CHECK_INT(dcp_pages_budget_read(&bu.files), 1);
@@ -322,25 +386,36 @@ int main(void)
 	CHECK_INT(mkfifo(fifo, 0600), 0);
 	CHECK_INT(symlink(file, link), 0);
 	CHECK_INT(mkdir(dir, 0700), 0);
-	CHECK_INT(dcp_pages_at(AT_FDCWD, fifo, 0, &p), -ENODEV);
-	CHECK_INT(dcp_pages_at(AT_FDCWD, dir, 0, &p), -ENODEV);
-	CHECK_INT(dcp_pages_at(AT_FDCWD, link, 0, &p), -ENODEV);
+	CHECK_INT(dcp_pages_at(pr, AT_FDCWD, fifo, 0, &p), -ENODEV);
+	CHECK_INT(dcp_pages_at(pr, AT_FDCWD, dir, 0, &p), -ENODEV);
+	CHECK_INT(dcp_pages_at(pr, AT_FDCWD, link, 0, &p), -ENODEV);
 	/* Following a link may update its atime, which a cached walk refuses
 	 * (EAGAIN) until done once. */
 	CHECK(access(link, R_OK) == 0);
-	CHECK_INT(dcp_pages_at(AT_FDCWD, link, DCP_PAGES_FOLLOW, &p), 0);
+	CHECK_INT(dcp_pages_at(pr, AT_FDCWD, link, DCP_PAGES_FOLLOW, &p), 0);
 	/* A wrong d_type hint is caught by the fstat after the open. */
-	CHECK_INT(dcp_pages_at(AT_FDCWD, dir, DCP_PAGES_ISREG, &p), -ENODEV);
+	CHECK_INT(dcp_pages_at(pr, AT_FDCWD, dir, DCP_PAGES_ISREG, &p), -ENODEV);
 	{
 		struct dcp_pages_budget bu = { 0 };
 
-		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, fifo, 0, &bu), -ENODEV);
-		CHECK_INT(dcp_pages_warm_at(AT_FDCWD, link, 0, &bu), -ENODEV);
+		CHECK_INT(dcp_pages_warm_at(pr, AT_FDCWD, fifo, 0, &bu), -ENODEV);
+		CHECK_INT(dcp_pages_warm_at(pr, AT_FDCWD, link, 0, &bu), -ENODEV);
 	}
 	/* An absent name: the cached negative dentry answers. */
 	CHECK(access("pages-unit-absent", F_OK) != 0);
-	CHECK_INT(dcp_pages_at(AT_FDCWD, "pages-unit-absent", 0, &p), -ENOENT);
-	CHECK_INT(dcp_pages_at(AT_FDCWD, "pages-unit-absent", 0, &p), -ENOENT);
+	CHECK_INT(dcp_pages_at(pr, AT_FDCWD, "pages-unit-absent", 0, &p), -ENOENT);
+	CHECK_INT(dcp_pages_at(pr, AT_FDCWD, "pages-unit-absent", 0, &p), -ENOENT);
+	dcp_pages_run_free(pr);
+	/* Two names of one inode, measured by runs one after the other and
+	 * at once. */
+	{
+		char hard[80];
+
+		snprintf(hard, sizeof(hard), "%s.hard", file);
+		CHECK_INT(linkat(AT_FDCWD, file, AT_FDCWD, hard, 0), 0);
+		runs(file, hard);
+		unlink(hard);
+	}
 	unlink(fifo);
 	unlink(link);
 	rmdir(dir);
