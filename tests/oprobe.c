@@ -7,6 +7,10 @@
  *
  *   oprobe [-L] [--once] PATH...   one "STATE PATH" line per path
  *   oprobe [-L] [--once] -         the paths from stdin, one per line
+ *   oprobe --pages ...             "STATE ID RESIDENT PAGES PATH" lines:
+ *                                  for a cached regular file its identity
+ *                                  (MAJ:MIN:INO), its resident pages and
+ *                                  its pages (size rounded up); "-" else
  *
  * STATE is cached, negative, miss or error:ENAME (DESIGN.md): the probe is
  * openat2(O_PATH|O_NOFOLLOW|O_CLOEXEC, RESOLVE_CACHED); -L drops
@@ -23,6 +27,11 @@
  * every time: a probe warms nothing, and no other program looks names up
  * in a suite's fixtures (tests/lib/fixture.sh).  The lines come out in the
  * order of the paths, after the last round.
+ *
+ * With --pages a cached regular file is measured by its own cachestat(2)
+ * (mincore(2) over a read-only mapping where the kernel lacks it), on the
+ * probe's O_PATH descriptor reopened through /proc/self/fd O_RDONLY |
+ * O_NONBLOCK: no second lookup, no read, no state changed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,13 +40,70 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 enum { ROUNDS = 3, FIRST_PAUSE_MS = 2 };
 
-static int probe_once(const char *path, int follow)
+static int pages_mode;
+static char (*figs)[64]; /* --pages: " ID RESIDENT PAGES" of each path */
+
+/* Resident pages of FD (SIZE bytes, PAGES pages), or -1. */
+static long long resident(int fd, long long size, long long pages)
+{
+	struct { unsigned long long off, len; } range = { 0, (unsigned long long)size };
+	struct { unsigned long long cache, dirty, writeback, evicted, recent; } cs;
+	unsigned char *v;
+	long long n = 0;
+	void *m;
+
+	if (!size)
+		return 0;
+	if (syscall(451 /* cachestat */, fd, &range, &cs, 0) == 0)
+		return (long long)cs.cache;
+	if (errno != ENOSYS)
+		return -1;
+	m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+	v = malloc((size_t)pages);
+	if (m == MAP_FAILED || !v || mincore(m, (size_t)size, v) < 0)
+		n = -1;
+	for (long long i = 0; n >= 0 && i < pages; i++)
+		n += v[i] & 1;
+	if (m != MAP_FAILED)
+		munmap(m, (size_t)size);
+	free(v);
+	return n;
+}
+
+/* " ID RESIDENT PAGES" of the object O_PATH descriptor PFD holds into OUT. */
+static void measure(int pfd, char out[64])
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	char num[64];
+	struct stat st;
+	long long pages, r;
+	int fd;
+
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(out, 64, " - - -");
+		return;
+	}
+	snprintf(num, sizeof(num), "/proc/self/fd/%d", pfd);
+	fd = open(num, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	pages = (st.st_size + ps - 1) / ps;
+	r = fd < 0 ? -1 : resident(fd, st.st_size, pages);
+	if (fd >= 0)
+		close(fd);
+	snprintf(out, 64, " %u:%u:%llu %lld %lld", major(st.st_dev), minor(st.st_dev),
+		 (unsigned long long)st.st_ino, r, pages);
+}
+
+/* Probe PATH (the K-th); with --pages a cached one is measured on the spot. */
+static int probe_once(const char *path, int follow, size_t k)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
@@ -47,13 +113,18 @@ static int probe_once(const char *path, int follow)
 
 	if (fd < 0)
 		return errno;
+	if (pages_mode)
+		measure((int)fd, figs[k]);
 	close((int)fd);
 	return 0;
 }
 
-static void print(const char *path, int err)
+static void print(const char *path, int err, const char *fig)
 {
-	if (err == 0)
+	if (pages_mode)
+		printf("%s%s %s\n", err == 0 ? "cached" : err == ENOENT ? "negative" :
+			   err == EAGAIN ? "miss" : "error", err == 0 ? fig : " - - -", path);
+	else if (err == 0)
 		printf("cached %s\n", path);
 	else if (err == ENOENT)
 		printf("negative %s\n", path);
@@ -84,8 +155,10 @@ int main(int argc, char **argv)
 			follow = 1;
 		else if (strcmp(argv[i], "--once") == 0)
 			once = 1;
+		else if (strcmp(argv[i], "--pages") == 0)
+			pages_mode = 1;
 		else
-			return fprintf(stderr, "usage: oprobe [-L] [--once] PATH...|-\n"), 64;
+			return fprintf(stderr, "usage: oprobe [-L] [--once] [--pages] PATH...|-\n"), 64;
 	}
 	if (i + 1 == argc && strcmp(argv[i], "-") == 0) {
 		char *line = NULL;
@@ -111,8 +184,9 @@ int main(int argc, char **argv)
 		n = (size_t)(argc - i);
 	}
 	res = xrealloc(NULL, (n ? n : 1) * sizeof(*res));
+	figs = xrealloc(NULL, (n ? n : 1) * sizeof(*figs));
 	for (k = 0; k < n; k++)
-		res[k] = probe_once(paths[k], follow);
+		res[k] = probe_once(paths[k], follow, k);
 	for (int round = 0; !once && round < ROUNDS; round++) {
 		struct timespec pause = { 0, (long)(FIRST_PAUSE_MS << round) * 1000000 };
 		int left = 0;
@@ -124,11 +198,12 @@ int main(int argc, char **argv)
 		nanosleep(&pause, NULL);
 		for (k = 0; k < n; k++)
 			if (res[k] == EAGAIN)
-				res[k] = probe_once(paths[k], follow);
+				res[k] = probe_once(paths[k], follow, k);
 	}
 	for (k = 0; k < n; k++)
-		print(paths[k], res[k]);
+		print(paths[k], res[k], figs[k]);
 	free(res);
+	free(figs);
 	if (paths != argv + i) {
 		for (k = 0; k < n; k++)
 			free(paths[k]);

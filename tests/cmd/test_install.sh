@@ -450,15 +450,8 @@ test_install_prefix_other_than_configured_warns() {
 	assertNotContains "$out" "configured for"
 }
 
-# sanitizer_flags - the -fsanitize flags of the build under test: a
-# sanitized build installs a sanitized library, linked the same way.
-sanitizer_flags() {
-	if grep -Eq '^DCP_SANITIZE:[A-Z]+=(ON|address)$' "$DCP_BUILD/CMakeCache.txt"; then
-		echo -fsanitize=address,undefined
-	elif grep -q '^DCP_SANITIZE:[A-Z]*=thread$' "$DCP_BUILD/CMakeCache.txt"; then
-		echo -fsanitize=thread
-	fi
-}
+# sanitizer_flags: a sanitized build installs a sanitized library, linked the same way.
+. "$DCP_TESTS/lib/sanitizer.sh"
 
 # pc ARGS... - pkg-config on the installed dcprobe.pc.
 pc() {
