@@ -10,6 +10,7 @@
 
 #include "dcp_batch.h"
 #include "dcp_probe.h"
+#include "private/dcp_ring.h"
 
 #ifndef RESOLVE_CACHED
 #define RESOLVE_CACHED 0x20
@@ -41,10 +42,11 @@ static bool ring_init(struct dcp_batch *b)
 		if (io_uring_queue_init_params(BATCH, &b->ring, &p) < 0)
 			return false;
 	}
+	dcp_ring_fresh(&b->ring);
 	/* Direct descriptors: slot i is reused (and its file closed) by the
 	 * next batch, so probes never touch the process's file table. */
 	if (io_uring_register_files_sparse(&b->ring, BATCH) < 0) {
-		io_uring_queue_exit(&b->ring);
+		dcp_ring_exit(&b->ring);
 		return false;
 	}
 	return true;
@@ -73,7 +75,7 @@ void dcp_batch_free(struct dcp_batch *b)
 	if (!b)
 		return;
 	if (b->uring)
-		io_uring_queue_exit(&b->ring);
+		dcp_ring_exit(&b->ring);
 	free(b);
 }
 
@@ -165,7 +167,7 @@ void dcp_batch_probe(struct dcp_batch *b, int dirfd, const char *const *names,
 			continue;
 		if (b->uring) {
 			/* The ring failed us once: do not trust it again. */
-			io_uring_queue_exit(&b->ring);
+			dcp_ring_exit(&b->ring);
 			b->uring = false;
 		}
 		probe_sync(dirfd, names + off, f, m, results + off);

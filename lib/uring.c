@@ -14,6 +14,7 @@
 
 #include "dcp_uring.h"
 #include "dcp_util.h"
+#include "private/dcp_ring.h"
 
 /* Descriptors dcp_uring_open_all() leaves to its caller beside the opens in flight. */
 #define URING_FD_SPARE 5
@@ -57,6 +58,7 @@ int dcp_uring_new(unsigned entries, unsigned flags, struct dcp_uring **out)
 		free(r);
 		return ret;
 	}
+	dcp_ring_fresh(&r->ring);
 	r->entries = entries;
 	*out = r;
 	return 0;
@@ -66,7 +68,7 @@ void dcp_uring_free(struct dcp_uring *r)
 {
 	if (!r)
 		return;
-	io_uring_queue_exit(&r->ring);
+	dcp_ring_exit(&r->ring);
 	free(r);
 }
 

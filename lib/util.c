@@ -9,6 +9,12 @@
 #include <time.h>
 
 #include "dcp_util.h"
+#include "private/dcp_ring.h"
+
+#ifdef DCP_RING_TSAN
+/* What orders one io_uring ring's end before the next one's start (private/dcp_ring.h). */
+char dcp_ring_token;
+#endif
 
 /* Parse leading decimal digits; returns how many were consumed, 0 on none. */
 static size_t parse_digits(const char *s, uint64_t *out, bool *overflow)
