@@ -6,7 +6,8 @@
 #
 # Needs: find, bfs, fdfind (package fd-find), GNU time (package time).
 # DCACHE_PROBE names the binary (default: build/bin/dcache-probe, then PATH);
-# DCACHE_PROBE_BEFORE an older one, measured in the same run (a before/after row).
+# DCACHE_PROBE_BEFORE an older one, measured in the same run (a before/after
+# row); DCP_BIN_BEFORE=DIR (lib.sh) means DIR/dcache-probe.
 # Prints the median wall time and peak RSS of RUNS runs of each command and
 # their ratios to GNU find's.  Target: dcache-probe <= 0.8x find's wall time,
 # <= 1x its peak RSS, although it makes one openat2 probe per entry.
@@ -17,6 +18,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/lib.sh"
 dp=${DCACHE_PROBE:-$here/build/bin/dcache-probe}
 [ -x "$dp" ] || dp=$(command -v dcache-probe) || { echo "dcache-probe not built" >&2; exit 2; }
+DCACHE_PROBE_BEFORE=${DCACHE_PROBE_BEFORE:-$(before_bin dcache-probe)}
 gtime=/usr/bin/time
 [ -x "$gtime" ] || { echo "GNU time missing (apt-get install time)" >&2; exit 2; }
 

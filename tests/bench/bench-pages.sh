@@ -19,6 +19,8 @@
 #   METHODS="willneed readahead read uring"   warm --pages-method values
 #   BIN=dir         the built commands (default: build/bin next to this tree)
 #   PART="1 2"      which parts to run
+#   DCP_BIN_BEFORE=dir  an older build's commands (lib.sh): part 2 adds a
+#                   "(before)" row and the now/before ratio
 #
 # Not a test: it gates nothing.  It drops the whole machine's caches, which
 # disturbs everything else running on it.
@@ -98,8 +100,11 @@ fi
 if [[ " $PART " == *" 2 "* ]]; then
 	echo "== 2. measuring the residency of warm $PROBE ($(find "$PROBE" -xdev -type f | wc -l) files)"
 	cmds=("dcache-probe -r --pages -s" "vmtouch" "find -exec fincore")
+	BEFORE_DP=$(before_bin dcache-probe)
+	[ -z "$BEFORE_DP" ] || cmds+=("dcache-probe -r --pages -s (before)")
 	run2() {
 		case $1 in
+		*"(before)") bench_ms "$BEFORE_DP" -r --pages -s "$PROBE" ;;
 		dcache*) bench_ms "$BIN/dcache-probe" -r --pages -s "$PROBE" ;;
 		vmtouch) bench_ms vmtouch "$PROBE" ;;
 		find*)	 bench_ms find "$PROBE" -type f -exec fincore {} + ;;
@@ -117,4 +122,7 @@ if [[ " $PART " == *" 2 "* ]]; then
 	awk -v d="$(median <<<"${times[dcache-probe -r --pages -s]}")" \
 		-v v="$(median <<<"${times[vmtouch]}")" -v f="$(median <<<"${times[find -exec fincore]}")" \
 		'BEGIN { printf "  dcache-probe -r --pages -s: %.2fx vmtouch, %.2fx find+fincore   (target <= 0.5x vmtouch)\n", d / v, d / f }'
+	[ -z "$BEFORE_DP" ] || awk -v d="$(median <<<"${times[dcache-probe -r --pages -s]}")" \
+		-v b="$(median <<<"${times[dcache-probe -r --pages -s (before)]}")" \
+		'BEGIN { printf "  dcache-probe -r --pages -s now / before: %.2f\n", d / b }'
 fi

@@ -9,7 +9,8 @@
 #                  order turns around every round)
 #   CACHEDOPEN=... the binary (default: build/bin/cachedopen); several,
 #                  separated by spaces, to compare builds in one run
-#                  (e.g. -DDCP_LINK_COMMANDS=shared and static-pie)
+#                  (e.g. -DDCP_LINK_COMMANDS=shared and static-pie);
+#                  DCP_BIN_BEFORE=DIR (lib.sh) adds DIR/cachedopen
 #   FLOOR=1        also time two programs whose main() returns at once, one
 #                  dynamically linked and one static PIE (built here with
 #                  cc): what any C program costs to start on this machine
@@ -30,7 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 P=${1:-/etc/passwd}
 N=${N:-500}
 ROUNDS=${ROUNDS:-7}
-read -r -a COS <<<"${CACHEDOPEN:-$here/../../build/bin/cachedopen}"
+read -r -a COS <<<"${CACHEDOPEN:-$here/../../build/bin/cachedopen} $(before_bin cachedopen)"
 STAT=$(command -v stat) || { echo "bench-startup: no stat" >&2; exit 1; }
 
 die() { echo "bench-startup: $*" >&2; exit 1; }

@@ -7,7 +7,8 @@
 #   JOBS="32"     warm -j values to measure (e.g. JOBS="8 16 32 64 128")
 #   WARM=path     the warm binary (default: build/bin/warm next to this tree)
 #   WARM_BEFORE=path  an older warm binary, measured in the same run
-#                 (rows "warm-before ..."), for a before/after comparison
+#                 (rows "warm-before ..."), for a before/after comparison;
+#                 DCP_BIN_BEFORE=DIR (lib.sh) means DIR/warm
 #   COLD=drop     drop the whole machine's caches before every run
 #                 (sync; echo 3 > /proc/sys/vm/drop_caches): the real thing,
 #                 but it disturbs everything else running on the machine;
@@ -37,6 +38,7 @@ RUNS=${RUNS:-3}
 JOBS=${JOBS:-32}
 COLD=${COLD:-drop}
 WARM=${WARM:-$here/../../build/bin/warm}
+WARM_BEFORE=${WARM_BEFORE:-$(before_bin warm)}
 
 die() { echo "bench-warm: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (it drops caches or mounts images)"

@@ -11,6 +11,7 @@
 #   BIN=dir       the built commands (default: build/bin next to this tree)
 #   BEFORE=dir    older builds of dcache-probe and warm, measured in the same
 #                 run (rows "... (before)"), for a before/after comparison
+#                 (default: DCP_BIN_BEFORE, lib.sh)
 #   SCENARIOS="flat-cached flat-cold tree-cached tree-cold"
 #   KEEP=1        keep the image (in $tmp) and print where it is
 #
@@ -36,6 +37,7 @@ N=${N:-1000000}
 RUNS=${RUNS:-3}
 COLD_RUNS=${COLD_RUNS:-2}
 BIN=${BIN:-$here/../../build/bin}
+BEFORE=${BEFORE:-${DCP_BIN_BEFORE:-}}
 SCENARIOS=${SCENARIOS:-flat-cached flat-cold tree-cached tree-cold}
 gtime=/usr/bin/time
 

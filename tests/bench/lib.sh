@@ -1,6 +1,16 @@
 # shellcheck shell=bash
 # lib.sh - what the benches share; sourced by tests/bench/bench-*.sh.
 
+# DCP_BIN_BEFORE=DIR: an older build's bin/ (the same four commands), run
+# beside the current build in every bench: each adds "(before)" rows and a
+# now/before ratio, measured in the same run under the same load.
+# before_bin NAME - DIR/NAME, or nothing without DCP_BIN_BEFORE.
+before_bin() {
+	[ -n "${DCP_BIN_BEFORE:-}" ] || return 0
+	[ -x "$DCP_BIN_BEFORE/$1" ] || { echo "no $1 in DCP_BIN_BEFORE=$DCP_BIN_BEFORE" >&2; exit 2; }
+	echo "$DCP_BIN_BEFORE/$1"
+}
+
 # median - the median of the numbers on stdin (separated by spaces or
 # newlines); for an even count, the mean of the two in the middle.
 median() {
