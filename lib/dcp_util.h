@@ -26,7 +26,7 @@ int dcp_parse_percent(const char *s, double *out);
 
 /*
  * dcp_parse_duration_ns - parse a duration: a whole number with a unit
- * suffix ns, us, ms, s, m (no suffix means seconds).  Returns 0 and stores
+ * suffix ns, us, ms, s, m, h (no suffix means seconds).  Returns 0 and stores
  * nanoseconds in *OUT, or -EINVAL/-ERANGE.
  */
 int dcp_parse_duration_ns(const char *s, uint64_t *out);

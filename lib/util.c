@@ -93,6 +93,7 @@ int dcp_parse_duration_ns(const char *s, uint64_t *out)
 	} units[] = {
 		{ "ns", 1 },	     { "us", 1000 },	   { "ms", 1000000 },
 		{ "s", 1000000000 }, { "", 1000000000 },   { "m", 60000000000ULL },
+		{ "h", 3600000000000ULL },
 	};
 	uint64_t v;
 	bool overflow;

@@ -12,7 +12,7 @@
  *  - dcp_parse_percent accepts only DIGITS[.DIGITS][%] with 0 <= v <= 100
  *    and agrees with strtod within rounding.
  *  - dcp_parse_duration_ns accepts DIGITS followed by exactly one of
- *    "", ns, us, ms, s, m, and returns DIGITS * unit when it fits.
+ *    "", ns, us, ms, s, m, h, and returns DIGITS * unit when it fits.
  *  - dcp_state_parse accepts exactly the names dcp_state_name gives.
  */
 #define _GNU_SOURCE
@@ -93,7 +93,7 @@ static void check_duration(const char *s)
 {
 	static const struct { const char *sfx; uint64_t ns; } units[] = {
 		{ "", 1000000000ULL }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
-		{ "s", 1000000000ULL }, { "m", 60000000000ULL },
+		{ "s", 1000000000ULL }, { "m", 60000000000ULL }, { "h", 3600000000000ULL },
 	};
 	uint64_t v = 777;
 	size_t n;
@@ -102,7 +102,7 @@ static void check_duration(const char *s)
 	int ret = dcp_parse_duration_ns(s, &v);
 	int unit = -1;
 
-	for (int i = 0; n > 0 && i < 6; i++)
+	for (int i = 0; n > 0 && i < 7; i++)
 		if (strcmp(s + n, units[i].sfx) == 0)
 			unit = i;
 	if (unit < 0) {

@@ -50,7 +50,14 @@ int main(void)
 	CHECK(v == 3000);
 	CHECK_INT(dcp_parse_duration_ns("2m", &v), 0);
 	CHECK(v == 120000000000ULL);
-	CHECK_INT(dcp_parse_duration_ns("1h", &v), -EINVAL);
+	CHECK_INT(dcp_parse_duration_ns("1h", &v), 0);
+	CHECK(v == 3600000000000ULL);
+	CHECK_INT(dcp_parse_duration_ns("90m", &v), 0);
+	CHECK(v == 5400000000000ULL);
+	CHECK_INT(dcp_parse_duration_ns("5124096h", &v), -ERANGE); /* 2^64 ns is 5124095.6 h */
+	CHECK_INT(dcp_parse_duration_ns("5124095h", &v), 0);
+	CHECK_INT(dcp_parse_duration_ns("1H", &v), -EINVAL);
+	CHECK_INT(dcp_parse_duration_ns("1d", &v), -EINVAL);
 	CHECK_INT(dcp_parse_duration_ns("ms", &v), -EINVAL);
 	CHECK_INT(dcp_parse_duration_ns("99999999999999999999s", &v), -ERANGE);
 	CHECK_INT(dcp_parse_duration_ns("999999999999m", &v), -ERANGE);
