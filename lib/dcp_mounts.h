@@ -55,6 +55,13 @@ int dcp_mounts_by_dev(const struct dcp_mounts *m, dev_t dev, struct dcp_mount *o
 int dcp_mounts_by_id(const struct dcp_mounts *m, uint64_t id, struct dcp_mount *out);
 
 /*
+ * dcp_mounts_get - the mount at index I, in mountinfo order (a mount
+ * stacked on another comes after it): for a caller that looks at every
+ * mount, from 0 until -ENOENT.  Returns 0 or -ENOENT.
+ */
+int dcp_mounts_get(const struct dcp_mounts *m, size_t i, struct dcp_mount *out);
+
+/*
  * dcp_mnt_id - the mount ID of the object open as FD (statx STATX_MNT_ID,
  * Linux 5.8; no I/O).  Returns the ID, or 0 when the kernel cannot tell.
  */

@@ -176,6 +176,14 @@ int dcp_mounts_by_id(const struct dcp_mounts *m, uint64_t id, struct dcp_mount *
 	return -ENOENT;
 }
 
+int dcp_mounts_get(const struct dcp_mounts *m, size_t i, struct dcp_mount *out)
+{
+	if (i >= m->n)
+		return -ENOENT;
+	fill(&m->v[i], out);
+	return 0;
+}
+
 uint64_t dcp_mnt_id_at(int dirfd, const char *path, bool follow)
 {
 	struct statx stx;

@@ -77,6 +77,13 @@ static const struct {
 	{ "cachestat", SYS_cachestat },
 	{ "memfd_create", SYS_memfd_create },
 	{ "clone3", SYS_clone3 },
+	{ "ioctl", SYS_ioctl },
+	{ "socket", SYS_socket },
+	{ "fanotify_init", SYS_fanotify_init },
+	{ "fanotify_mark", SYS_fanotify_mark },
+	{ "open_by_handle_at", SYS_open_by_handle_at },
+	{ "name_to_handle_at", SYS_name_to_handle_at },
+	{ "pidfd_open", SYS_pidfd_open },
 #ifdef SYS_open
 	{ "open", SYS_open },
 	{ "stat", SYS_stat },

@@ -68,6 +68,15 @@ int main(void)
 	CHECK_INT(dcp_mounts_by_dev(m, makedev(8, 2), &mt), 0);
 	CHECK_STR(mt.target, "/bind");
 	CHECK_INT(dcp_mounts_by_dev(m, makedev(9, 9), &mt), -ENOENT);
+	/* Every mount, in mountinfo order, then -ENOENT. */
+	for (size_t i = 0; i < 7; i++) {
+		CHECK_INT(dcp_mounts_get(m, i, &mt), 0);
+		CHECK_INT(mt.id, 21 + (int)i);
+	}
+	CHECK_INT(dcp_mounts_get(m, 1, &mt), 0);
+	CHECK_STR(mt.fstype, "proc");
+	CHECK_INT(dcp_mounts_get(m, 7, &mt), -ENOENT);
+
 	dcp_mounts_free(m);
 
 	/* The real table: "/" is on a mount, the cwd resolves too. */
