@@ -413,7 +413,11 @@ static void on_fork(struct dcp_procs *p, pid_t parent, pid_t child)
 		lin_put(p, child, own ? V_IN : V_OUT);
 		return;
 	}
-	if (!pl) {
+	/* The child is gone: it was where its parent was when it forked.  A
+	 * parent still there is asked now (it may have moved itself in since
+	 * its own fork, as a service's first process does); one gone is
+	 * judged by what the lineage kept. */
+	if (!pl || !pl->exited) {
 		int up = cgroup_of_pid(p, parent);
 
 		if (up >= 0)

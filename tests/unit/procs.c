@@ -9,7 +9,8 @@
  *  (c) --cgroup (skipped without a writable cgroup2): a process that moved
  *      itself in is YES while alive, its reaped child YES; a process born
  *      outside that moved itself in and was reaped before its fork was
- *      read is UNKNOWN, never NO; our own live process is NO.
+ *      read is UNKNOWN, never NO; our own live process is NO; a process
+ *      seen outside that then moved itself in: its reaped child is YES.
  *  (d) two live processes' pidfds have different inodes (pidfs: the
  *      verdict cache's key).
  *  (e) with --no-pidfd-info (run under faultinject ioctl=ENOTTY by ctest),
@@ -292,6 +293,45 @@ static void cgroup_mode(struct dcp_mounts *mounts)
 	CHECK_INT(st.yes, 2);
 	CHECK_INT(st.no, 1);
 	CHECK_INT(st.unknown, 1);
+	{
+		/* H: born outside and seen so (its fork read while it is
+		 * outside), then it moves itself in and forks I, which exits
+		 * and is reaped before its fork is read: I is H's, YES (as a
+		 * service's first process, started outside, forks its helpers). */
+		int go[2], rep2[2];
+		pid_t h, i = 0;
+		char c = 0;
+
+		if (pipe(go) < 0 || pipe(rep2) < 0)
+			abort();
+		h = fork();
+		if (h == 0) {
+			pid_t ii;
+
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			join_cgroup();
+			ii = fork();
+			if (ii == 0)
+				_exit(0);
+			reap(ii);
+			if (write(rep2[1], &ii, sizeof(ii)) < 0)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		CHECK_INT(dcp_procs_drain(p), 0); /* H's fork, while H is outside */
+		if (write(go[1], &c, 1) != 1 || read(rep2[0], &i, sizeof(i)) != sizeof(i))
+			abort();
+		CHECK_INT(dcp_procs_drain(p), 0);
+		CHECK_INT(dcp_procs_decide(p, i, -1), DCP_PROCS_YES);
+		kill(h, SIGKILL);
+		reap(h);
+		close(go[0]);
+		close(go[1]);
+		close(rep2[0]);
+		close(rep2[1]);
+	}
 	dcp_procs_free(p);
 	p = NULL;
 	/* Made before the recording: E is noted at the start. */
