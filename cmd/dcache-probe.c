@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "dcp_cmd.h"
+#include "dcp_record_run.h"
 
 static struct dcp_opts o; /* the shared options (lib/cmdrt/opts.c) */
 
@@ -23,6 +24,8 @@ static struct dcp_probe_run_config env = {
 	.min_cached = -1,
 	.min_resident = -1,
 };
+
+static struct dcp_record_run_config rec; /* --record and its options */
 
 static struct dcp_buf qbuf; /* a name quoted for a message (main thread) */
 
@@ -79,6 +82,11 @@ enum {
 	OPT_MIN_RESIDENT,
 	OPT_SORT,
 	OPT_RANGES,
+	OPT_RECORD,
+	OPT_FOR,
+	OPT_PID,
+	OPT_CGROUP,
+	OPT_LISTED,
 };
 
 /* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/cmdrt/opts.c. */
@@ -95,6 +103,22 @@ static const struct argp_option options[] = {
 	  "With --json, add to each measured file its resident byte ranges and its identity "
 	  "(device, inode, size, mtime): a snapshot of what is in memory; implies --pages",
 	  DCP_OPTS_GROUP_INPUT },
+
+	{ "record", OPT_RECORD, "FILE", 0,
+	  "Watch the PATHs (directories; fanotify, root only) and, when the recording "
+	  "ends, write what was opened, read or listed under them as a manifest to FILE "
+	  "(- for standard output): see dcprobe(7)", DCP_OPTS_GROUP_INPUT },
+	{ "for", OPT_FOR, "DURATION", 0,
+	  "--record: stop after DURATION (30s, 10m, 1h); else on SIGINT or SIGTERM",
+	  DCP_OPTS_GROUP_INPUT },
+	{ "pid", OPT_PID, "PID", 0,
+	  "--record: only what process PID and its descendants open", DCP_OPTS_GROUP_INPUT },
+	{ "cgroup", OPT_CGROUP, "PATH", 0,
+	  "--record: only what the processes of cgroup v2 PATH and of the cgroups below "
+	  "it open (/system.slice/app.service; it need not exist yet)", DCP_OPTS_GROUP_INPUT },
+	{ "listed", OPT_LISTED, NULL, 0,
+	  "--record: also the cached names of the directories they listed, as names "
+	  "only (what they looked up without opening it: stat)", DCP_OPTS_GROUP_INPUT },
 
 	{ NULL, 0, NULL, 0, "What to report:", DCP_OPTS_GROUP_REPORT },
 	{ "only", OPT_ONLY, "STATE[,STATE]", 0,
@@ -150,9 +174,90 @@ static int parse_only(const char *arg)
 	return 0;
 }
 
+/* A cgroup v2 path: absolute, without "." or ".." components. */
+static bool cgroup_path(const char *s)
+{
+	if (s[0] != '/')
+		return false;
+	for (const char *c = s; *c;) {
+		size_t len;
+
+		while (*c == '/')
+			c++;
+		len = strcspn(c, "/");
+		if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += len;
+	}
+	return true;
+}
+
+/* --record's own checks, once every option is known: it walks nothing. */
+static void check_record(struct argp_state *state)
+{
+	const char *x = o.manifest ? "--manifest" : o.summary || o.total ? "-s and -c" :
+			env.min_cached >= 0 ? "--min-cached" : env.min_resident >= 0 ?
+			"--min-resident" : env.per_dir >= 0 ? "--per-dir" : o.recursive ? "-r" :
+			o.explain ? "--explain" : o.prometheus ? "--prometheus" : o.nul ? "-0" :
+			env.per_mount ? "--per-mount" : o.ninputs ? "--from and --files0-from" :
+			o.follow != DCP_FOLLOW_NONE ? "-L and -H" : env.no_perturb ? "--no-perturb" :
+			env.only ? "--only" : env.sort ? "--sort" : env.ignore_unvisited ?
+			"--ignore-unvisited" : NULL;
+	const char *what = rec.for_ns ? "--for" : rec.pid ? "--pid" : rec.cgroup ? "--cgroup" :
+			   rec.listed ? "--listed" : NULL;
+
+	if (!rec.file) {
+		if (what)
+			argp_error(state, "%s needs --record", what);
+		return;
+	}
+	if (!x && o.output != (strcmp(rec.file, "-") ? rec.file : NULL))
+		x = "--output";
+	if (x)
+		argp_error(state, "--record excludes %s: it records what is opened under the "
+			   "PATHs, walking nothing", x);
+	if (rec.pid && rec.cgroup)
+		argp_error(state, "--pid excludes --cgroup");
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
+	case OPT_RECORD:
+		if (!*arg)
+			argp_error(state, "--record needs a file name (- for standard output)");
+		if (rec.file)
+			argp_error(state, "--record given twice");
+		rec.file = arg;
+		/* FILE is written as --output writes (checked now, renamed when whole). */
+		if (strcmp(arg, "-") != 0) {
+			if (o.output)
+				argp_error(state, "--record excludes --output: it writes FILE");
+			o.output = arg;
+		}
+		break;
+	case OPT_FOR: {
+		uint64_t ns;
+
+		if (dcp_parse_duration_ns(arg, &ns) < 0 || ns == 0)
+			argp_error(state, "invalid --for %s: a duration above 0 is needed (30s, "
+				   "10m, 1h)", dcp_quoted(&qbuf, arg));
+		rec.for_ns = ns;
+		break;
+	}
+	case OPT_PID:
+		rec.pid = dcp_opts_number(state, "--pid", arg, 1, INT_MAX);
+		break;
+	case OPT_CGROUP:
+		if (!cgroup_path(arg))
+			argp_error(state, "invalid --cgroup %s: an absolute cgroup path is needed "
+				   "(/system.slice/app.service, or a directory of the cgroup2 "
+				   "mount)", dcp_quoted(&qbuf, arg));
+		rec.cgroup = arg;
+		break;
+	case OPT_LISTED:
+		rec.listed = true;
+		break;
 	case OPT_NO_PERTURB:
 		env.no_perturb = true;
 		break;
@@ -191,6 +296,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		o.recursive = true;
 		break;
 	case ARGP_KEY_END:
+		check_record(state);
+		if (rec.file) {
+			env.pages = env.ranges = true; /* a manifest */
+			break;
+		}
 		if (o.manifest && (env.per_dir >= 0 || env.ranges || env.no_perturb))
 			argp_error(state, "--manifest excludes %s: it probes the paths recorded, "
 				   "walking nothing", env.per_dir >= 0 ? "--per-dir" :
@@ -242,5 +352,7 @@ int main(int argc, char **argv)
 		return DCP_EXIT_ERROR;
 	}
 
+	if (rec.file)
+		return dcp_record_run(&o, &env, &rec);
 	return dcp_probe_run(&o, &env);
 }

@@ -42,6 +42,9 @@ struct dcp_pr_counts {
 					    * walked at all: absent, not a directory one may
 					    * list... what they hold is unknown */
 	unsigned long long why[DCP_NWHY];  /* --explain: misses by reason */
+	unsigned long long lost;	   /* a recording lost events (its queue overflowed,
+					    * fork events were dropped): what was used then
+					    * is unknown */
 };
 
 /* dcp_pr_counts_add - add B into A. */
@@ -108,11 +111,12 @@ void dcp_pr_unvisited(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pat
 /*
  * dcp_pr_complete - true when nothing below the counted paths is unknown:
  * no directory left unvisited, none that could not be opened or listed,
- * no tree that could not be walked.
+ * no tree that could not be walked, no event of a recording lost.
  */
 static inline bool dcp_pr_complete(const struct dcp_pr_counts *c)
 {
-	return c->not_visited == 0 && c->walk_errors == 0 && c->unwalked_roots == 0;
+	return c->not_visited == 0 && c->walk_errors == 0 && c->unwalked_roots == 0 &&
+	       c->lost == 0;
 }
 
 /*

@@ -19,6 +19,7 @@ void dcp_pr_counts_add(struct dcp_pr_counts *a, const struct dcp_pr_counts *b)
 	a->not_visited += b->not_visited;
 	a->walk_errors += b->walk_errors;
 	a->unwalked_roots += b->unwalked_roots;
+	a->lost += b->lost;
 	for (int i = 0; i < DCP_NWHY; i++)
 		a->why[i] += b->why[i];
 }

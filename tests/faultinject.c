@@ -79,6 +79,7 @@ static const struct {
 	{ "clone3", SYS_clone3 },
 	{ "ioctl", SYS_ioctl },
 	{ "socket", SYS_socket },
+	{ "bind", SYS_bind },
 	{ "fanotify_init", SYS_fanotify_init },
 	{ "fanotify_mark", SYS_fanotify_mark },
 	{ "open_by_handle_at", SYS_open_by_handle_at },

@@ -25,6 +25,9 @@
  *   probe_run.c  dcache-probe's run: each entry's journey
  *   warm_run.c   warm's run, over the stat priming engine (dcp_warm.h)
  *   uring_run.c  uring-open's run
+ *   record_run.c dcache-probe --record's run: the loop around a recording
+ *                (dcp_record.h), its messages, its entries to probe_run.c
+ *   notify.c     READY=1 and STATUS= to the service manager (sd_notify)
  *
  * A command file is its own options and one call: dcp_probe_run(),
  * dcp_warm_run(), dcp_uring_run(), or (cachedopen) its loop over the paths.

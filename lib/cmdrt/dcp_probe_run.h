@@ -20,6 +20,7 @@
 #define DCP_PROBE_RUN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "dcp_opts.h"
 #include "dcp_probe.h"
@@ -30,6 +31,42 @@ extern "C" {
 
 /* The --only bit of unvisited directories, after the states' bits. */
 #define DCP_ONLY_UNVISITED DCP_NSTATES
+
+struct dcp_buf;
+struct dcp_pages_counts;
+struct dcp_pr_counts;
+
+/* One entry given instead of a PATH: a recording's (dcp_record_run.h). */
+struct dcp_probe_given_entry {
+	const char *path;
+	size_t len;
+	size_t root;		/* index in dcp_probe_given.roots */
+	int depth;		/* below that root */
+	unsigned char kind;	/* DT_*, or DT_UNKNOWN */
+	bool name_only;		/* written by its name alone: no data, no identity */
+};
+
+/*
+ * Entries given instead of PATHs, lists, a manifest or a walk: each is
+ * probed and written by the snapshot's own writer (record(), with --ranges
+ * its data and identity), so a recording is a manifest like a snapshot's.
+ */
+struct dcp_probe_given {
+	const struct dcp_probe_given_entry *v;
+	size_t n;
+	const char *const *roots;
+	size_t nroots;
+	bool incomplete;	/* events were lost: the summary is not complete */
+	/* records - JSON records to add before the summary.  Optional. */
+	void (*records)(struct dcp_buf *out, void *arg);
+	/* status - the run's exit status from the one computed.  Optional. */
+	int (*status)(int status, const struct dcp_pr_counts *tot, void *arg);
+	/* said - once the output is published whole: a line for a person.  Optional. */
+	void (*said)(const struct dcp_pr_counts *tot, const struct dcp_pages_counts *pt,
+		     void *arg);
+	volatile int *abandon;	/* when set non-zero: stop, publish nothing, exit 2 */
+	void *arg;
+};
 
 /* dcache-probe's own choices; the shared ones are in struct dcp_opts. */
 struct dcp_probe_run_config {
@@ -45,6 +82,7 @@ struct dcp_probe_run_config {
 				* DCP_ONLY_UNVISITED; 0: all */
 	double min_cached;     /* verdict on the cached share; -1: none */
 	double min_resident;   /* verdict on the resident data; -1: none */
+	const struct dcp_probe_given *given; /* entries given instead of PATHs, or NULL */
 };
 
 /*

@@ -39,6 +39,7 @@ static struct dcp_probe_run_config env; /* dcache-probe's own */
 static bool filtered;			    /* --type, --name or --mindepth */
 static bool rooted;	/* lines and series per root: -r, or a manifest's roots */
 static const struct dcp_manifest_entry *cur_entry; /* --manifest: being visited */
+static bool cur_name_only; /* a given entry recorded by its name alone: no data */
 static unsigned walk_flags;		    /* DCP_WALK_* from -L, -H, -x */
 
 /* ---- run state ---- */
@@ -286,7 +287,7 @@ static void record(struct worker *w, size_t root, const char *path, size_t len, 
 			dcp_pr_entry(&w->out, run.fmt, path, len, ret, type, depth);
 		if (why)
 			dcp_explain_insert(&w->out, run.fmt == DCP_PR_JSON, why);
-		if (env.pages && run.fmt == DCP_PR_JSON)
+		if (env.pages && run.fmt == DCP_PR_JSON && !cur_name_only)
 			pages_json_entry(w);
 		held(w, at, root, path, len, RANK_ENTRY);
 	} else {
@@ -355,6 +356,8 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 			 (e->type == DT_LNK && follow);
 
 	*pg = (struct dcp_pages){ 0 };
+	if (cur_name_only)
+		return -ENODEV; /* nothing of its data is recorded */
 	if (cur_entry) {
 		/* --manifest: the ranges it recorded, of the file it recorded. */
 		if (!cur_entry->has_identity)
@@ -749,9 +752,34 @@ static void manifest_bad(size_t record, const char *what, void *arg)
 }
 
 /*
- * --manifest: probe each path it recorded as cached or negative, as a path
- * given (nothing is walked), counted under its manifest root; a file's data
- * is measured within the ranges recorded (measure_pages()).
+ * One path given with its root and depth (a manifest's entry, a
+ * recording's): probed as a path given (nothing is walked), counted under
+ * its root, written by the same record() as a walk's entries.  Returns
+ * visit()'s answer.
+ */
+static int visit_path(const char *path, size_t len, size_t root, int depth, unsigned char kind)
+{
+	struct dcp_entry e = {
+		.dirfd = AT_FDCWD, .name = path, .path = path, .pathlen = len,
+		.type = kind, .root = root, .depth = depth > 0 ? depth : 0,
+	};
+
+	e.probe = dcp_probe_at(AT_FDCWD, path, follows(e.depth) ? DCP_FOLLOW : 0);
+	return visit(&e, NULL);
+}
+
+/* The roots of paths given: they are the run's, in order. */
+static void given_roots(const char *const *roots, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (dcp_root_table_push(&run.roots, roots[i]) < 0)
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "%s", what);
+	dcp_root_table_settle(&run.roots);
+}
+
+/*
+ * --manifest: probe each path it recorded as cached or negative; a file's
+ * data is measured within the ranges recorded (measure_pages()).
  */
 static void probe_manifest(void)
 {
@@ -761,23 +789,37 @@ static void probe_manifest(void)
 	/* A read error (ENOMEM too) names its line; what came before is checked. */
 	if (ret < 0)
 		dcp_opts_input_error(o, &run.input_errors, o->manifest, m.lines, -ret, NULL);
-	for (size_t i = 0; i < m.nroots; i++)
-		if (dcp_root_table_push(&run.roots, m.roots[i]) < 0)
-			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--manifest");
-	dcp_root_table_settle(&run.roots);
+	given_roots((const char *const *)m.roots, m.nroots, "--manifest");
 	for (size_t i = 0; i < m.n; i++) {
 		const struct dcp_manifest_entry *me = &m.v[i];
-		struct dcp_entry e = {
-			.dirfd = AT_FDCWD, .name = me->path, .path = me->path, .pathlen = me->len,
-			.type = me->kind, .root = me->root, .depth = me->depth > 0 ? me->depth : 0,
-		};
 
 		if (!dcp_manifest_counted(me))
 			continue;
-		e.probe = dcp_probe_at(AT_FDCWD, me->path, follows(e.depth) ? DCP_FOLLOW : 0);
 		cur_entry = me;
-		ret = visit(&e, NULL);
+		ret = visit_path(me->path, me->len, me->root, me->depth, me->kind);
 		cur_entry = NULL;
+		if (ret == DCP_WALK_ABORT)
+			break;
+	}
+}
+
+/*
+ * Entries given (a recording, dcp_probe_given): each written as a
+ * snapshot writes a walk's entry, its data measured in full (--ranges);
+ * one recorded by its name alone is written without data.
+ */
+static void probe_given(const struct dcp_probe_given *g)
+{
+	given_roots(g->roots, g->nroots, "the entries given");
+	for (size_t i = 0; i < g->n; i++) {
+		const struct dcp_probe_given_entry *ge = &g->v[i];
+		int ret;
+
+		if (g->abandon && *g->abandon)
+			break;
+		cur_name_only = ge->name_only;
+		ret = visit_path(ge->path, ge->len, ge->root, ge->depth, ge->kind);
+		cur_name_only = false;
 		if (ret == DCP_WALK_ABORT)
 			break;
 	}
@@ -1167,7 +1209,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 	if (ret != DCP_EXIT_OK)
 		return ret;
 	filtered = dcp_filter_active(&o->filter);
-	rooted = o->recursive || o->manifest;
+	rooted = o->recursive || o->manifest || env.given;
 	if (env.per_mount || env.pages || o->recursive) {
 		ret = dcp_mounts_load(NULL, &run.mounts);
 		if (ret < 0)
@@ -1201,7 +1243,9 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 				dcp_die(DCP_EXIT_ERROR, -ret, "--explain");
 		}
 		start_progress();
-		if (o->manifest)
+		if (env.given)
+			probe_given(env.given);
+		else if (o->manifest)
 			probe_manifest();
 		else
 			for_each_path(probe_one, NULL);
@@ -1282,11 +1326,15 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 				dcp_pages_table_row(&out, row, o->json, &ptot);
 		}
 	}
+	if (env.given && env.given->incomplete)
+		tot.lost++; /* a recording that lost events: not all is known */
 	status = exit_status(&tot);
 	if (env.pages) {
 		status = pages_status(status, &ptot, &tot);
 		pages_roots(&out, &err);
 	}
+	if (env.given && env.given->status)
+		status = env.given->status(status, &tot, env.given->arg);
 	if (o->prometheus) {
 		metrics = dcp_opts_prom_new(o);
 		if (!metrics)
@@ -1298,6 +1346,8 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		size_t at;
 
 		dcp_opts_input_records(&out);
+		if (env.given && env.given->records)
+			env.given->records(&out, env.given->arg);
 		at = out.len;
 		dcp_pr_summary_json(&out, &tot, env.min_cached,
 				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
@@ -1329,6 +1379,17 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		return DCP_EXIT_ERROR;
 	}
 	dcp_msg_buf(&err);
+	if (env.given && env.given->abandon && *env.given->abandon) {
+		/* Stopped before it was whole: FILE stays as it was (at_exit). */
+		dcp_warn(0, "stopped: %s left as it was", o->output ? o->output : "the output");
+		exit(DCP_EXIT_ERROR);
+	}
+	if (env.given && env.given->said) {
+		ret = dcp_opts_finish(o, status);
+		if (ret == status)
+			env.given->said(&tot, &ptot, env.given->arg);
+		return ret;
+	}
 	if (!env.ranges || !isatty(STDERR_FILENO))
 		return dcp_opts_finish(o, status);
 	snapshot_text(&err, &tot, &ptot);

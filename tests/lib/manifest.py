@@ -32,6 +32,21 @@ reads dcache-probe's JSON Lines with Python's own parser.
       count as read, and their number is printed ("evicted N").
       Prints one line per difference, then "files F pages P bytes B
       evicted E".
+  manifest.py expect-recording ROOT PLAN MANIFEST [OTHER_PLAN [ALSO...]]
+      a recording (dcache-probe --record) of the workload of PLAN is exactly
+      it: each file PLAN opened (whole, ranges, sparse) an entry, cached,
+      with the plan's pages as its ranges (as expect computes them); no
+      file PLAN only looked up (stat) or left alone, and none of
+      OTHER_PLAN ("-": none) unless PLAN opened it too; the directories
+      exactly ROOT and those on the way to what it opened.  Each ALSO (a
+      path under ROOT the workload opened besides, or !PATH, one it must
+      not have recorded) is checked to be there, with its own directories
+      on the way.  One line per difference.
+  manifest.py split PLAN EVEN ODD
+      the plan's even lines to EVEN, its odd lines to ODD: two workloads
+      over the same directories.
+  manifest.py noresident ROOT PLAN
+      the files of PLAN with pages resident now, one line each.
   manifest.py fincore MANIFEST
       the same per-file comparison with fincore(1) (util-linux): pages
       resident per file equal the recorded pages (evicted ones counted
@@ -237,6 +252,87 @@ def expect(root, plan, manifest):
         os.close(fd)
         if e["ranges"] != coalesce(got, last) or got - read or lost:
             print("%s: snapshot %s, the workload read %s (not evicted: %s)" % (p, e["ranges"], want, lost))
+            bad += 1
+    return bad
+
+
+def want_ranges(root, o):
+    """The ranges a snapshot holds of plan entry O just after its workload."""
+    last = -(-o["size"] // PS)
+    read = [pg + k for pg, c in o["reads"] for k in range(c)]
+    if o["extent"]:
+        a, n = o["extent"][0] // PS, o["extent"][1] // PS
+        read = [pg for pg in read if a <= pg < a + n]
+    return read, last
+
+
+def ancestors(root, path):
+    out = []
+    while path != root and path.startswith(root + "/"):
+        path = os.path.dirname(path)
+        out.append(path)
+    return out
+
+
+def expect_recording(root, plan, manifest, other=None, also=()):
+    snap = {e["path"]: e for e in entries(manifest)}
+    opened = {os.path.join(root, o["path"]): o for o in records(plan)
+              if o["kind"] in ("whole", "ranges", "sparse")}
+    looked = {os.path.join(root, o["path"]) for o in records(plan)} - set(opened)
+    others = set()
+    if other and other != "-":
+        others = {os.path.join(root, o["path"]) for o in records(other)}
+    present = {os.path.join(root, a) for a in also if not a.startswith("!")}
+    absent = {os.path.join(root, a[1:]) for a in also if a.startswith("!")}
+    dirs = {root}
+    for p in list(opened) + list(present):
+        dirs.update(ancestors(root, p))
+    bad = 0
+    for p, o in sorted(opened.items()):
+        e = snap.get(p)
+        if e is None:
+            print("%s: opened by the workload, not recorded" % p)
+            bad += 1
+            continue
+        read, last = want_ranges(root, o)
+        if e.get("state") != "cached" or e.get("ranges") is None:
+            print("%s: recorded %s %s, the workload read %s" % (p, e.get("state"), e.get("ranges"),
+                                                                 coalesce(read, last)))
+            bad += 1
+            continue
+        got = set(pg for off, ln in e["ranges"] for pg in range(off // PS, (off + ln) // PS))
+        read = set(pg for pg in read if pg < last)
+        fd = os.open(p, os.O_RDONLY)
+        lost = [pg for pg in sorted(read - got) if cachestat(fd, pg * PS, PS)[1] != 1]
+        os.close(fd)
+        if e["ranges"] != coalesce(got, last) or got - read or lost:
+            print("%s: recorded %s, the workload read %s (not evicted: %s)"
+                  % (p, e["ranges"], coalesce(read, last), lost))
+            bad += 1
+    for p in sorted(present):
+        if p not in snap:
+            print("%s: opened by the workload, not recorded" % p)
+            bad += 1
+    for p in sorted(absent):
+        if p in snap:
+            print("%s: recorded, the workload did not open it" % p)
+            bad += 1
+    for p, e in sorted(snap.items()):
+        if p in opened or p in present or p in dirs:
+            continue
+        why = ("read by the other process only" if p in others else
+               "only looked up by the workload" if p in looked else
+               "a directory the workload did not open or go through" if e.get("kind") == "dir"
+               else "not opened by the workload")
+        if p not in absent:
+            print("%s: recorded, %s" % (p, why))
+            bad += 1
+    for p in sorted(dirs):
+        if p not in snap:
+            print("%s: a directory on the way, not recorded" % p)
+            bad += 1
+        elif snap[p].get("kind") != "dir":
+            print("%s: recorded as %s, a directory" % (p, snap[p].get("kind")))
             bad += 1
     return bad
 
@@ -504,6 +600,20 @@ def main(argv):
         expect(*args)
     elif cmd == "check":
         check(args[0], len(args) > 1 and args[1] == "1")
+    elif cmd == "expect-recording":
+        expect_recording(args[0], args[1], args[2], args[3] if len(args) > 3 else None, args[4:])
+    elif cmd == "split":
+        with open(args[0]) as f, open(args[1], "w") as ev, open(args[2], "w") as od:
+            for i, line in enumerate(f):
+                (ev if i % 2 == 0 else od).write(line)
+    elif cmd == "noresident":
+        for o in records(args[1]):
+            p = os.path.join(args[0], o["path"])
+            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+            res, ev = cachestat(fd, 0, 0)
+            os.close(fd)
+            if res:
+                print("%s: %d pages resident" % (p, res))
     elif cmd == "fincore":
         fincore(args[0])
     elif cmd == "paths":

@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: MIT
+/*
+ * record_run.c - dcache-probe --record: the loop around a recording, its
+ * messages, and its entries handed to the snapshot's writer
+ * (dcp_record_run.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcp_cmd.h"
+#include "dcp_notify.h"
+#include "dcp_record_run.h"
+
+/* Events are read this long after they wake the loop: a burst in few reads. */
+#define COALESCE_NS 5000000L
+/* STATUS= to the service manager this often. */
+#define STATUS_NS (10 * 1000000000ULL)
+
+static volatile int abandoned; /* a second SIGINT or SIGTERM while writing */
+
+static void on_second_signal(int sig)
+{
+	(void)sig;
+	abandoned = 1;
+}
+
+struct rr {
+	const struct dcp_opts *o;
+	const struct dcp_record_run_config *rc;
+	struct dcp_record *rec;
+	struct dcp_procs *procs;
+	char *cgroup;		    /* --cgroup's hierarchy path */
+	struct dcp_record_stats st;
+	struct dcp_procs_stats ps;
+	int read_err;
+	const char *ended_by;
+	double elapsed_s;
+	const char **roots;	    /* the real paths */
+	size_t nroots;
+	struct dcp_probe_given_entry *v;
+	size_t n, cap;
+	struct dcp_buf q;	    /* a name quoted for a message */
+};
+
+static const char *quoted(struct rr *r, const char *s)
+{
+	return dcp_quoted(&r->q, s);
+}
+
+static unsigned long read_sysctl(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	unsigned long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Who is recorded, in words: "the processes of CGROUP"... */
+static void whose(struct rr *r, struct dcp_buf *b)
+{
+	if (r->rc->pid)
+		dcp_buf_printf(b, "process %d and its descendants", (int)r->rc->pid);
+	else if (r->rc->cgroup)
+		dcp_buf_printf(b, "the processes of %s", r->cgroup);
+	else
+		dcp_buf_puts(b, "any process");
+}
+
+/* ---- setting up ---- */
+
+static int start_procs(struct rr *r, const struct dcp_mounts *mounts)
+{
+	struct dcp_procs_opts po = { .mounts = mounts };
+	int ret;
+
+	if (!r->rc->pid && !r->rc->cgroup)
+		return DCP_EXIT_OK;
+	if (r->rc->pid) {
+		po.by = DCP_PROCS_PID;
+		po.pid = r->rc->pid;
+	} else {
+		r->cgroup = dcp_procs_cgroup_path(mounts, r->rc->cgroup);
+		if (!r->cgroup)
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--cgroup");
+		po.by = DCP_PROCS_CGROUP;
+		po.cgroup = r->cgroup;
+	}
+	ret = dcp_procs_new(&po, &r->procs);
+	if (ret == -ESRCH) {
+		dcp_warn(0, "--pid: no process %d", (int)r->rc->pid);
+		return DCP_EXIT_ERROR;
+	}
+	if (ret == -ENOENT && !r->rc->pid) {
+		dcp_warn(0, "--cgroup needs a cgroup v2 hierarchy, and none is mounted");
+		return DCP_EXIT_UNSUPPORTED;
+	}
+	if (ret == -EINVAL) {
+		dcp_warn(0, "--cgroup %s: not a cgroup path", quoted(r, r->rc->cgroup));
+		return DCP_EXIT_ERROR;
+	}
+	if (ret < 0) {
+		dcp_warn(-ret, "cannot follow the processes to record");
+		return DCP_EXIT_ERROR;
+	}
+	dcp_procs_stats(r->procs, &r->ps);
+	if (!r->ps.lineage) {
+		/* Said once: a process gone before its events are read is not known. */
+		struct dcp_buf b = DCP_BUF_INIT;
+
+		dcp_buf_printf(&b, "%s: process events cannot be followed here (%s): what a "
+			       "process opened is kept only if it is still there when its "
+			       "events are read\n", program_invocation_name,
+			       r->ps.lineage_err == -ETIMEDOUT ?
+			       "none came from the kernel's proc connector" :
+			       strerror(-r->ps.lineage_err));
+		dcp_msg_buf(&b);
+		dcp_buf_free(&b);
+	}
+	return DCP_EXIT_OK;
+}
+
+static int start_recording(struct rr *r, const struct dcp_mounts *mounts)
+{
+	const struct dcp_opts *o = r->o;
+	size_t bad = 0;
+	int ret = dcp_record_new(&(struct dcp_record_opts){
+					 .roots = (const char *const *)o->paths,
+					 .nroots = (size_t)o->npaths,
+					 .mounts = mounts, .procs = r->procs,
+					 .flags = r->rc->listed ? DCP_RECORD_LISTED : 0,
+					 .failed_root = &bad }, &r->rec);
+	const char *root = bad < (size_t)o->npaths ? o->paths[bad] : "?";
+
+	switch (ret) {
+	case 0:
+		break;
+	case -EPERM:
+		dcp_warn(0, "--record needs CAP_SYS_ADMIN (fanotify filesystem marks)");
+		return DCP_EXIT_UNSUPPORTED;
+	case -EINVAL:
+	case -ENOSYS:
+		dcp_warn(0, "--record needs fanotify reporting directories and names "
+			 "(Linux 5.9%s)", r->procs ? ", and 5.15 with --pid or --cgroup" : "");
+		return DCP_EXIT_UNSUPPORTED;
+	case -EXDEV:
+		dcp_warn(0, "%s: a root on a btrfs subvolume cannot be watched by filesystem "
+			 "(EXDEV)", quoted(r, root));
+		return DCP_EXIT_UNSUPPORTED;
+	case -EOPNOTSUPP:
+	case -ENODEV:
+		dcp_warn(0, "%s: its filesystem has no file handles: fanotify cannot name what "
+			 "is opened there", quoted(r, root));
+		return DCP_EXIT_UNSUPPORTED;
+	case -ENOTDIR:
+		dcp_warn(0, "%s: not a directory (a root to record is one)", quoted(r, root));
+		return DCP_EXIT_ERROR;
+	case -ENOENT:
+	case -EACCES:
+	case -ELOOP:
+	case -ENAMETOOLONG:
+		dcp_warn(-ret, "%s", quoted(r, root));
+		return DCP_EXIT_ERROR;
+	default:
+		dcp_warn(-ret, "cannot start the recording");
+		return DCP_EXIT_ERROR;
+	}
+	/* A mount below a root that cannot be watched is said once. */
+	for (size_t i = 0;; i++) {
+		struct dcp_record_fs f;
+
+		if (dcp_record_fs(r->rec, i, &f) < 0)
+			break;
+		if (f.err)
+			dcp_warn(-f.err, "%s (%s) is not watched", quoted(r, f.path), f.fstype);
+	}
+	return DCP_EXIT_OK;
+}
+
+/* ---- the loop ---- */
+
+static int watch(struct rr *r, int sfd)
+{
+	struct timespec t0;
+	uint64_t start = dcp_now_ns(), next_status = start + STATUS_NS;
+	int tfd = -1;
+	bool status_said = false;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (r->rc->for_ns) {
+		struct itimerspec its = { .it_value = { (time_t)(r->rc->for_ns / 1000000000ULL),
+							(long)(r->rc->for_ns % 1000000000ULL) } };
+
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0)
+			dcp_die(DCP_EXIT_ERROR, errno, "--for");
+	}
+	/* The marks exist: the service may start. */
+	dcp_notify("READY=1");
+	for (;;) {
+		struct pollfd p[4] = {
+			{ dcp_record_fd(r->rec), POLLIN, 0 },
+			{ r->procs ? dcp_procs_fd(r->procs) : -1, POLLIN, 0 },
+			{ sfd, POLLIN, 0 },
+			{ tfd, POLLIN, 0 },
+		};
+		uint64_t now = dcp_now_ns();
+		int n = poll(p, 4, (int)((next_status - now) / 1000000ULL) + 1);
+
+		if (n < 0 && errno != EINTR)
+			dcp_die(DCP_EXIT_ERROR, errno, "poll");
+		if (p[2].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si))
+				r->ended_by = si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
+			else
+				r->ended_by = "SIGTERM";
+			break;
+		}
+		if (p[3].revents) {
+			r->ended_by = "for";
+			break;
+		}
+		if (p[0].revents || p[1].revents) {
+			/* Let a burst gather: one read for many events. */
+			struct timespec ts = { 0, COALESCE_NS };
+
+			nanosleep(&ts, NULL);
+			r->read_err = dcp_record_read(r->rec);
+			if (r->read_err < 0) {
+				dcp_warn(-r->read_err, "reading the recording's events");
+				r->ended_by = "error";
+				break;
+			}
+		}
+		now = dcp_now_ns();
+		if (now >= next_status) {
+			struct dcp_buf b = DCP_BUF_INIT;
+
+			dcp_record_stats(r->rec, &r->st);
+			dcp_buf_printf(&b, "STATUS=recording: %llu events", (unsigned long long)r->st.events);
+			if (!b.oom && dcp_notify(b.data) < 0 && !status_said)
+				status_said = true;
+			dcp_buf_free(&b);
+			next_status = now + STATUS_NS;
+		}
+	}
+	if (tfd >= 0)
+		close(tfd);
+	r->elapsed_s = (double)(dcp_now_ns() - start) / 1e9;
+	dcp_notify("STOPPING=1");
+	{
+		int ret = dcp_record_stop(r->rec);
+
+		if (ret < 0 && !r->read_err) {
+			dcp_warn(-ret, "reading the recording's events");
+			r->read_err = ret;
+		}
+	}
+	return DCP_EXIT_OK;
+}
+
+/* ---- the entries ---- */
+
+static int keep(const struct dcp_record_item *it, void *arg)
+{
+	struct rr *r = arg;
+	struct dcp_probe_given_entry *e;
+
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? 2 * r->cap : 256;
+		struct dcp_probe_given_entry *nv = realloc(r->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		r->v = nv;
+		r->cap = ncap;
+	}
+	e = &r->v[r->n];
+	*e = (struct dcp_probe_given_entry){ .len = it->len, .root = it->root, .depth = it->depth,
+					     .kind = it->kind,
+					     .name_only = it->flags & DCP_RECORD_ITEM_NAME };
+	e->path = strndup(it->path, it->len);
+	if (!e->path)
+		return -ENOMEM;
+	r->n++;
+	return 0;
+}
+
+/* ---- what the writer adds ---- */
+
+static void json_u(struct dcp_buf *b, const char *name, uint64_t v)
+{
+	dcp_buf_printf(b, ",\"%s\":%llu", name, (unsigned long long)v);
+}
+
+/* The "recording" record, before the summary. */
+static void records(struct dcp_buf *b, void *arg)
+{
+	struct rr *r = arg;
+	const struct dcp_record_stats *st = &r->st;
+
+	dcp_buf_puts(b, "{\"type\":\"recording\",\"roots\":[");
+	for (size_t i = 0; i < r->nroots; i++) {
+		if (i)
+			dcp_buf_putc(b, ',');
+		dcp_buf_json_str(b, r->roots[i], strlen(r->roots[i]));
+	}
+	dcp_buf_puts(b, "],\"filesystems\":[");
+	for (size_t i = 0;; i++) {
+		struct dcp_record_fs f;
+
+		if (dcp_record_fs(r->rec, i, &f) < 0)
+			break;
+		dcp_buf_puts(b, i ? ",{\"path\":" : "{\"path\":");
+		dcp_buf_json_str(b, f.path, strlen(f.path));
+		dcp_buf_puts(b, ",\"fstype\":");
+		dcp_buf_json_str(b, f.fstype, strlen(f.fstype));
+		if (f.err)
+			dcp_buf_printf(b, ",\"mark\":\"none\",\"errno\":\"%s\"}", dcp_errno_name(-f.err));
+		else
+			dcp_buf_puts(b, ",\"mark\":\"filesystem\"}");
+	}
+	dcp_buf_puts(b, "],\"attribution\":{");
+	if (r->rc->pid)
+		dcp_buf_printf(b, "\"by\":\"pid\",\"pid\":%d", (int)r->rc->pid);
+	else if (r->rc->cgroup) {
+		dcp_buf_puts(b, "\"by\":\"cgroup\",\"cgroup\":");
+		dcp_buf_json_str(b, r->cgroup, strlen(r->cgroup));
+	} else {
+		dcp_buf_puts(b, "\"by\":\"all\"");
+	}
+	if (r->procs)
+		dcp_buf_printf(b, ",\"lineage\":%s", r->ps.lineage ? "true" : "false");
+	dcp_buf_printf(b, "},\"elapsed_s\":%.3f,\"ended_by\":\"%s\"", r->elapsed_s, r->ended_by);
+	json_u(b, "events", st->events);
+	json_u(b, "overflows", st->overflows);
+	json_u(b, "unattributed", st->unattributed);
+	json_u(b, "unattributed_files", st->unattributed_files);
+	json_u(b, "lineage_lost", r->ps.lineage_lost);
+	json_u(b, "other", st->other);
+	json_u(b, "own", st->own);
+	json_u(b, "outside", st->outside);
+	json_u(b, "files", st->files);
+	json_u(b, "dirs", st->dirs);
+	json_u(b, "listed_names", st->listed_names);
+	json_u(b, "gone", st->gone);
+	json_u(b, "replaced", st->replaced);
+	json_u(b, "evicted", st->evicted);
+	json_u(b, "stale_dirs", st->stale_dirs);
+	json_u(b, "ignore_marks", st->ignore_marks);
+	json_u(b, "ignore_marks_failed", st->ignore_marks_failed);
+	dcp_buf_puts(b, "}\n");
+}
+
+static bool lost_events(const struct rr *r)
+{
+	return r->st.overflows || r->ps.lineage_lost;
+}
+
+/* 2 for lost events or a failed read, 1 for an entry not in the cache at the end. */
+static int status(int st, const struct dcp_pr_counts *tot, void *arg)
+{
+	struct rr *r = arg;
+
+	if (st == DCP_EXIT_ERROR || lost_events(r) || r->read_err)
+		return DCP_EXIT_ERROR;
+	return tot->n[DCP_MISS] ? DCP_EXIT_COLD : DCP_EXIT_OK;
+}
+
+/* At a terminal, once the manifest is published: what it holds. */
+static void said(const struct dcp_pr_counts *tot, const struct dcp_pages_counts *pt, void *arg)
+{
+	struct rr *r = arg;
+	struct dcp_buf b = DCP_BUF_INIT;
+
+	(void)tot;
+	if (r->o->quiet || !isatty(STDERR_FILENO))
+		return;
+	dcp_buf_printf(&b, "%s: recorded ", program_invocation_name);
+	dcp_buf_count(&b, r->st.files, "file", "files");
+	dcp_buf_puts(&b, " and ");
+	dcp_buf_count(&b, r->st.dirs, "directory", "directories");
+	dcp_buf_puts(&b, " under ");
+	for (size_t i = 0; i < r->nroots; i++)
+		dcp_buf_printf(&b, "%s%s", i ? ", " : "", quoted(r, r->roots[i]));
+	dcp_buf_printf(&b, " in %s (", strcmp(r->rc->file, "-") ? quoted(r, r->rc->file) :
+		       "standard output");
+	dcp_buf_bytes(&b, pt->resident_bytes, r->o->units);
+	dcp_buf_puts(&b, " bytes resident); ");
+	dcp_buf_count(&b, r->st.events, "event", "events");
+	dcp_buf_printf(&b, ", %llu overflows, %llu unattributed\n",
+		       (unsigned long long)r->st.overflows, (unsigned long long)r->st.unattributed);
+	dcp_msg_buf(&b);
+	dcp_buf_free(&b);
+}
+
+/* What a recording says on stderr, whatever -q: what it may have missed. */
+static void warnings(struct rr *r)
+{
+	struct dcp_buf b = DCP_BUF_INIT;
+	const char *me = program_invocation_name;
+
+	if (r->st.overflows)
+		dcp_buf_printf(&b, "%s: the event queue overflowed %llu time%s: what was opened "
+			       "then is missing from the recording (fs.fanotify.max_queued_events "
+			       "is %lu)\n", me, (unsigned long long)r->st.overflows,
+			       r->st.overflows == 1 ? "" : "s",
+			       read_sysctl("/proc/sys/fs/fanotify/max_queued_events"));
+	if (r->ps.lineage_lost)
+		dcp_buf_printf(&b, "%s: process events were lost %llu time%s: what a process "
+			       "born then opened may be missing from the recording\n", me,
+			       (unsigned long long)r->ps.lineage_lost,
+			       r->ps.lineage_lost == 1 ? "" : "s");
+	if (r->st.unattributed) {
+		dcp_buf_printf(&b, "%s: ", me);
+		dcp_buf_count(&b, r->st.unattributed, "event", "events");
+		dcp_buf_puts(&b, " of ");
+		dcp_buf_count(&b, r->st.unattributed_files, "file", "files");
+		dcp_buf_puts(&b, " came from processes that exited before they could be "
+			     "attributed; these files are not recorded\n");
+	}
+	if (r->st.ignore_marks_failed)
+		dcp_buf_printf(&b, "%s: %llu ignore mark%s could not be placed "
+			       "(fs.fanotify.max_user_marks): repeated opens kept costing events\n",
+			       me, (unsigned long long)r->st.ignore_marks_failed,
+			       r->st.ignore_marks_failed == 1 ? "" : "s");
+	if (!r->st.files && !r->st.dirs) {
+		dcp_buf_printf(&b, "%s: nothing under ", me);
+		for (size_t i = 0; i < r->nroots; i++)
+			dcp_buf_printf(&b, "%s%s", i ? ", " : "", quoted(r, r->roots[i]));
+		dcp_buf_puts(&b, " was opened by ");
+		whose(r, &b);
+		dcp_buf_putc(&b, '\n');
+	}
+	dcp_msg_buf(&b);
+	dcp_buf_free(&b);
+}
+
+int dcp_record_run(const struct dcp_opts *opts, const struct dcp_probe_run_config *cfg,
+		   const struct dcp_record_run_config *rc)
+{
+	/* Static: what they own stays reachable until exit. */
+	static struct rr r;
+	static struct dcp_opts o;
+	static struct dcp_probe_given g;
+	struct dcp_probe_run_config wcfg = *cfg;
+	struct dcp_mounts *mounts = NULL;
+	struct sigaction sa = { .sa_handler = on_second_signal };
+	sigset_t sigs;
+	int ret, sfd;
+
+	r.o = opts;
+	r.rc = rc;
+	ret = dcp_opts_can_probe(true, true);
+	if (ret != DCP_EXIT_OK)
+		return ret;
+	/* SIGINT and SIGTERM end the watching: read from a descriptor. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0 ||
+	    (sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+		dcp_die(DCP_EXIT_ERROR, errno, "signals");
+	ret = dcp_mounts_load(NULL, &mounts);
+	if (ret < 0)
+		dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
+	ret = start_procs(&r, mounts);
+	if (ret != DCP_EXIT_OK)
+		return ret;
+	ret = start_recording(&r, mounts);
+	if (ret != DCP_EXIT_OK)
+		return ret;
+	watch(&r, sfd);
+	/* Watching is over.  A second SIGINT or SIGTERM abandons the writing. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	close(sfd);
+	sigprocmask(SIG_UNBLOCK, &sigs, NULL);
+
+	r.nroots = (size_t)opts->npaths;
+	r.roots = calloc(r.nroots ? r.nroots : 1, sizeof(*r.roots));
+	if (!r.roots)
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "--record");
+	for (size_t i = 0; i < r.nroots; i++)
+		r.roots[i] = dcp_record_root(r.rec, i);
+	ret = dcp_record_items(r.rec, keep, &r);
+	if (ret < 0)
+		dcp_die(DCP_EXIT_ERROR, -ret, "--record");
+	dcp_record_stats(r.rec, &r.st);
+	if (r.procs)
+		dcp_procs_stats(r.procs, &r.ps);
+	warnings(&r);
+
+	/* The snapshot's writer: JSON with ranges, whatever -q says of stderr. */
+	o = *opts;
+	o.json = true;
+	o.quiet = false;
+	wcfg.pages = wcfg.ranges = true;
+	g = (struct dcp_probe_given){ .v = r.v, .n = r.n, .roots = r.roots, .nroots = r.nroots,
+				      .incomplete = lost_events(&r), .records = records,
+				      .status = status, .said = said, .abandon = &abandoned,
+				      .arg = &r };
+	wcfg.given = &g;
+	return dcp_probe_run(&o, &wcfg);
+}
