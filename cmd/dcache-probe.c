@@ -53,6 +53,11 @@ static const char doc[] =
 "its manifest root, and a file's data is measured within the ranges recorded:\n"
 "how much of a snapshot is in memory now.  A file changed since is an error.\n"
 "\n"
+"With --record=FILE (root only), the PATHs are watched with fanotify instead,\n"
+"and what was opened, read or listed under them (by --pid or --cgroup's\n"
+"processes) is written to FILE as such a manifest when --for runs out or on\n"
+"SIGINT or SIGTERM: what one service used, for warm --manifest.\n"
+"\n"
 "EXAMPLES:\n"
 "  dcache-probe /etc/passwd /usr/bin/ls    # one line per path\n"
 "  dcache-probe -r -s /usr                  # how warm is /usr?\n"
@@ -63,6 +68,7 @@ static const char doc[] =
 "  dcache-probe -r --prometheus /srv        # metrics; for cron see dcprobe(7)\n"
 "  dcache-probe -r -s --pages /srv/app      # and how much data is in memory\n"
 "  dcache-probe -q --manifest=M --min-resident 99   # is a restore complete?\n"
+"  dcache-probe --record=M --for=1m --cgroup=/system.slice/app.service /srv\n"
 "\v"
 "Opening a directory to list it puts that directory's own dentry in the cache\n"
 "(and, for a caller who is not its owner, its ACL); --no-perturb only lists\n"
@@ -107,15 +113,16 @@ static const struct argp_option options[] = {
 	{ "record", OPT_RECORD, "FILE", 0,
 	  "Watch the PATHs (directories; fanotify, root only) and, when the recording "
 	  "ends, write what was opened, read or listed under them as a manifest to FILE "
-	  "(- for standard output): see dcprobe(7)", DCP_OPTS_GROUP_INPUT },
+	  "(- for standard output): see dcache-probe(1)", DCP_OPTS_GROUP_INPUT },
 	{ "for", OPT_FOR, "DURATION", 0,
 	  "--record: stop after DURATION (30s, 10m, 1h); else on SIGINT or SIGTERM",
 	  DCP_OPTS_GROUP_INPUT },
 	{ "pid", OPT_PID, "PID", 0,
 	  "--record: only what process PID and its descendants open", DCP_OPTS_GROUP_INPUT },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
-	  "--record: only what the processes of cgroup v2 PATH and of the cgroups below "
-	  "it open (/system.slice/app.service; it need not exist yet)", DCP_OPTS_GROUP_INPUT },
+	  "--record: only what the processes of cgroup v2 PATH open, and of the "
+	  "cgroups below it (/system.slice/app.service; it may not exist yet)",
+	  DCP_OPTS_GROUP_INPUT },
 	{ "listed", OPT_LISTED, NULL, 0,
 	  "--record: also the cached names of the directories they listed, as names "
 	  "only (what they looked up without opening it: stat)", DCP_OPTS_GROUP_INPUT },

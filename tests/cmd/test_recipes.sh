@@ -59,6 +59,7 @@ local_paths() {
 	    -e "s|/tmp/app.list|$SHUNIT_TMPDIR/app.list|g" \
 	    -e "s|/run/lock/|$SHUNIT_TMPDIR/|g" \
 	    -e "s|/var/lib/dcprobe/|$SHUNIT_TMPDIR/|g" \
+	    -e "s|--cgroup=/system.slice/app.service|--cgroup=${CGPATH:-/system.slice/app.service}|g" \
 	    -e "s|/usr/local/bin/|$DCP_BIN/|g"
 }
 
@@ -68,7 +69,7 @@ recipe() {
 }
 
 test_readme_has_the_recipes() {
-	assertEquals "seven recipe lines" 7 "$(grep -c . "$RECIPES")"
+	assertEquals "eight recipe lines" 8 "$(grep -c . "$RECIPES")"
 	assertTrue "a systemd unit" "grep -q '^ExecStart=' '$UNIT'"
 }
 
@@ -407,6 +408,72 @@ bench_states() {
 		BENCH_OUT+="$OUT$ERR"$'\n'
 	done
 	BENCH_STATES=${BENCH_STATES% }
+}
+
+# Recipe 8: record what the service (a process of a cgroup of the test)
+# reads while it starts, while another process reads other files of the
+# tree; the recording ends on SIGTERM (as systemctl stop ends it), before
+# --for; after a remount, warm --manifest of it brings back the service's
+# files (the prober) and none of the other's.
+test_record_a_service_start_recipe() {
+	local cgm m=$SHUNIT_TMPDIR/app.jsonl rec sock=$SHUNIT_TMPDIR/notify.sock pid i f
+	cgm=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+	CG=
+	[ -n "$cgm" ] && CG=$(mktemp -d "$cgm/dcprobe-recipe.XXXXXX" 2>/dev/null)
+	if [ -z "$CG" ]; then
+		startSkipping
+		fail "no writable cgroup v2 hierarchy"
+		return
+	fi
+	CGPATH=${CG#"$cgm"}
+	rec=$(recipe 8 | local_paths)
+	own_loop || fail "cannot mount on a loop device of its own"
+	rm -f "$m" "$sock" "$sock.log"
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True:
+        log.write(s.recv(4096).decode(errors="replace") + "\n")' "$sock" "$sock.log" &
+	local listener=$!
+	for ((i = 0; i < 1000; i++)); do [ -S "$sock" ] && break; sleep 0.01; done
+	NOTIFY_SOCKET=$sock bash -c "exec $rec" 2>"$SHUNIT_TMPDIR/rec.err" &
+	pid=$!
+	for ((i = 0; i < 1000; i++)); do
+		grep -qx READY=1 "$sock.log" 2>/dev/null && break
+		sleep 0.01
+	done
+	assertTrue "READY=1 within 10 s" "grep -qx READY=1 '$sock.log'"
+	# The service: a process of the cgroup reads its modules and config;
+	# the other process (outside) reads the static files.
+	bash -c 'echo $$ >"$1/cgroup.procs" && exec cat "$2"/lib/python/mod1*.py "$2/config.toml"' - \
+		"$CG" "$APP" >/dev/null || fail "the service did not run"
+	cat "$APP"/static/*.css >/dev/null
+	kill -TERM "$pid"
+	wait "$pid"
+	assertEquals "recorded ($(cat "$SHUNIT_TMPDIR/rec.err"))" 0 $?
+	kill "$listener"
+	wait "$listener" 2>/dev/null
+	rmdir "$CG"
+	CG=
+	assertEquals "the service's files, none of the other's" \
+		"$(cd / && printf '%s\n' "$APP"/lib/python/mod1*.py "$APP/config.toml" | sort)" \
+		"$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get("type") == "entry" and o.get("kind") == "file":
+        print(o["path"])' "$m" | sort)"
+	loop_cold || fail "cannot remount"
+	run warm --manifest="$m"
+	assertEquals "restore ($ERR)" 0 "$RC"
+	for f in "$APP"/lib/python/mod1*.py "$APP/config.toml"; do
+		assertEquals "restored" "cached $f" "$("$DCP_BUILD/tests/oprobe" "$f")"
+	done
+	assertEquals "the other's file stays cold" "miss $APP/static/file1.css" \
+		"$("$DCP_BUILD/tests/oprobe" "$APP/static/file1.css")"
+	own_loop_end || fail "cannot mount the fixture back"
 }
 
 . "$SHUNIT2"

@@ -106,6 +106,25 @@ mcold() {
 
 sectors() { awk '{ print $3 }' "/sys/block/${LOOP#/dev/}/stat"; }
 
+# pin_start MANIFEST / pin_stop - hold what is resident of MANIFEST's
+# ranges and of the loop device's cache locked in memory meanwhile
+# (manifest.py pin, as cmd/manifest does): the machine's DAMON pageout may
+# reclaim an idle page at any moment, which a restore would rightly read.
+# evicted MANIFEST: the pages of its ranges and of the device evicted now.
+pin_start() {
+	local line
+	coproc PIN { mpy pin "$1" "$LOOP"; }
+	read -r line <&"${PIN[0]}"
+	[[ $line == pinned\ * ]] || { echo "pin_start: $line" >&2; return 1; }
+}
+pin_stop() {
+	local in=${PIN[1]} out=${PIN[0]} pid=$PIN_PID
+	[ -n "$pid" ] || return 0
+	exec {in}>&- {out}<&-
+	wait "$pid"
+}
+evicted() { mpy evicted "$1" "$LOOP"; }
+
 # rec_start CMD... - start a recorder (CMD, with its options) in the
 # background, its stdout in $WORK/rec.out and stderr in $WORK/rec.err, and
 # wait until it says READY=1 (10 s at most).  Sets REC_PID.
@@ -261,7 +280,7 @@ test_record_is_what_the_workload_read() {
 # missing; each recorded range resident and no page outside them
 # (cachestat), none of O's pages; a second restore reads nothing.
 test_record_restores_after_a_remount() {
-	local m=$WORK/restore.jsonl s0 s1 paths
+	local m=$WORK/restore.jsonl s0 s1 paths ev
 	[ -s "$m" ] || test_record_is_what_the_workload_read
 	mcold || fail "remount"
 	run warm --manifest="$m"
@@ -283,11 +302,15 @@ print(os.path.join(sys.argv[1], "x", "statonly"))' "$ROOT" "$OPLAN" "$WPLAN" | "
 	assertEquals "each recorded range resident, no page outside" "" \
 		"$(mpy check "$m" 1 | grep -v '^files ' | head -3)"
 	assertEquals "none of O's pages resident" "" "$(mpy noresident "$ROOT" "$OPLAN" | head -3)"
+	pin_start "$m" || fail "pin"
+	ev=$(evicted "$m")
 	s0=$(sectors)
 	run warm --manifest="$m"
 	s1=$(sectors)
+	pin_stop
 	assertEquals "a second restore ($ERR)" 0 "$RC"
-	assertEquals "a second restore reads nothing" 0 $((s1 - s0))
+	assertTrue "a second restore reads nothing: $(((s1 - s0) * 512)) bytes, $ev pages evicted since" \
+		"[ $(((s1 - s0) * 512)) -le $((ev * PS)) ]"
 	# As nobody (the tree is world-readable): a restore of its own, since
 	# root's lookups do not load the directories' POSIX ACLs that a
 	# non-owner's cached lookups need (dcprobe(7)).
@@ -587,7 +610,7 @@ test_record_pid_gone() {
 # W in a cgroup of the test, O outside: exactly W's; the cgroup given as
 # its hierarchy path and as its directory under the cgroup2 mount.
 test_record_cgroup_holds_exactly_the_workload() {
-	local m=$WORK/cg.jsonl form o
+	local m=$WORK/cg.jsonl form o un
 	cg_new || return
 	for form in "$CGPATH" "$CG"; do
 		mcold || fail "remount"
@@ -604,7 +627,13 @@ test_record_cgroup_holds_exactly_the_workload() {
 		assertEquals "$form: the recording is W's, none of O's" "" \
 			"$(mpy expect-recording "$ROOT" "$WPLAN" "$m" "$OPLAN" "${ALSO[@]}" '!o-only' | head -5)"
 		assertEquals "$form: the hierarchy path" "$CGPATH" "$(recording "$m" 'r["attribution"]["cgroup"]')"
-		assertEquals "$form: unattributed" 0 "$(recording "$m" 'r["unattributed"]')"
+		# O's short-lived children (cat), born outside and reaped before
+		# their forks were read, cannot be told from a process that
+		# moved itself in: counted and said, never recorded (above).
+		un=$(recording "$m" 'r["unattributed"]')
+		if [ "$un" -gt 0 ]; then
+			assertContains "$form: $un unattributed, said" "$REC_ERR" "these files are not recorded"
+		fi
 	done
 }
 
