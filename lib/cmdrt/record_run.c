@@ -459,7 +459,7 @@ int dcp_record_run(const struct dcp_opts *opts, const struct dcp_probe_run_confi
 	static struct dcp_opts o;
 	static struct dcp_probe_given g;
 	struct dcp_probe_run_config wcfg = *cfg;
-	struct dcp_mounts *mounts = NULL;
+	static struct dcp_mounts *mounts;
 	struct sigaction sa = { .sa_handler = on_second_signal };
 	sigset_t sigs;
 	int ret, sfd;
