@@ -13,8 +13,9 @@
  *    before reading the events to judge is enough).  A child is judged
  *    when its fork is read: under --pid by its parent's verdict; under
  *    --cgroup by its own cgroup while it can still be asked, else by its
- *    parent's, "inherited".  An inherited "no" may be wrong (a process
- *    born outside may have moved itself in before it exited), so it is
+ *    parent's, "inherited".  Under --cgroup a "no" of a process gone
+ *    by the time its events are read may be wrong (a process seen
+ *    outside may have moved itself in before it exited), so it is
  *    UNKNOWN, never NO.
  * What the lineage keeps of a process is forgotten once its exit was read
  * and the caller has read everything queued before (dcp_procs_settled()).
@@ -939,9 +940,12 @@ enum dcp_procs_verdict dcp_procs_decide(struct dcp_procs *p, pid_t pid, int pidf
 					lin_put(p, pi.pid, pi.in_cgroup ? V_IN : V_OUT);
 			}
 		}
+		/* Gone: once in, its events are theirs (a process leaves a
+		 * service's cgroup only when moved out, which services do not
+		 * do); seen outside, it may have moved itself in since, as a
+		 * service's first process does, so it cannot be told. */
 		if (v == DCP_PROCS_UNKNOWN && p->cn >= 0 && (l = lin_get(p, pid))) {
-			v = l->v == V_IN || l->v == V_IN_INH ? DCP_PROCS_YES :
-			    l->v == V_OUT ? DCP_PROCS_NO : DCP_PROCS_UNKNOWN;
+			v = l->v == V_IN || l->v == V_IN_INH ? DCP_PROCS_YES : DCP_PROCS_UNKNOWN;
 			p->st.by_lineage += v != DCP_PROCS_UNKNOWN;
 		}
 	}

@@ -10,7 +10,8 @@
  *      itself in is YES while alive, its reaped child YES; a process born
  *      outside that moved itself in and was reaped before its fork was
  *      read is UNKNOWN, never NO; our own live process is NO; a process
- *      seen outside that then moved itself in: its reaped child is YES.
+ *      seen outside that then moved itself in: its reaped child is YES,
+ *      and such a process itself, reaped before it is asked, UNKNOWN.
  *  (d) two live processes' pidfds have different inodes (pidfs: the
  *      verdict cache's key).
  *  (e) with --no-pidfd-info (run under faultinject ioctl=ENOTTY by ctest),
@@ -331,6 +332,32 @@ static void cgroup_mode(struct dcp_mounts *mounts)
 		close(go[1]);
 		close(rep2[0]);
 		close(rep2[1]);
+	}
+	{
+		/* J: seen outside (its fork read while it is outside), then it
+		 * moves itself in, exits and is reaped before it is asked: it
+		 * may have been theirs, so UNKNOWN, never NO. */
+		int go[2];
+		pid_t j;
+		char c = 0;
+
+		if (pipe(go) < 0)
+			abort();
+		j = fork();
+		if (j == 0) {
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			join_cgroup();
+			_exit(0);
+		}
+		CHECK_INT(dcp_procs_drain(p), 0); /* J's fork, while J is outside */
+		if (write(go[1], &c, 1) != 1)
+			abort();
+		reap(j);
+		CHECK_INT(dcp_procs_drain(p), 0);
+		CHECK_INT(dcp_procs_decide(p, j, -1), DCP_PROCS_UNKNOWN);
+		close(go[0]);
+		close(go[1]);
 	}
 	dcp_procs_free(p);
 	p = NULL;
