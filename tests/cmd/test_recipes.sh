@@ -445,14 +445,26 @@ with open(sys.argv[2], "a", buffering=1) as log:
 		sleep 0.01
 	done
 	assertTrue "READY=1 within 10 s" "grep -qx READY=1 '$sock.log'"
-	# The service: a process of the cgroup reads its modules and config;
-	# the other process (outside) reads the static files.
-	bash -c 'echo $$ >"$1/cgroup.procs" && exec cat "$2"/lib/python/mod1*.py "$2/config.toml"' - \
-		"$CG" "$APP" >/dev/null || fail "the service did not run"
+	# The service: a process that moves itself into the cgroup, reads its
+	# modules and config, and stays up (the recording ends while it runs,
+	# as its ExecStartPost= ends it); the other process (outside) reads the
+	# static files.
+	rm -f "$SHUNIT_TMPDIR/up"
+	bash -c 'echo $$ >"$1/cgroup.procs" && cat "$2"/lib/python/mod1*.py "$2/config.toml" >/dev/null &&
+		: >"$3" && exec sleep 600' - "$CG" "$APP" "$SHUNIT_TMPDIR/up" &
+	local svc=$!
+	for ((i = 0; i < 1000; i++)); do
+		[ -e "$SHUNIT_TMPDIR/up" ] && break
+		kill -0 "$svc" 2>/dev/null || break
+		sleep 0.01
+	done
+	assertTrue "the service is up" "[ -e '$SHUNIT_TMPDIR/up' ]"
 	cat "$APP"/static/*.css >/dev/null
 	kill -TERM "$pid"
 	wait "$pid"
 	assertEquals "recorded ($(cat "$SHUNIT_TMPDIR/rec.err"))" 0 $?
+	kill "$svc"
+	wait "$svc" 2>/dev/null
 	kill "$listener"
 	wait "$listener" 2>/dev/null
 	rmdir "$CG"
