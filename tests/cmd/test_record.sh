@@ -453,6 +453,30 @@ test_record_needs_root() {
 	assertEquals "a root not there: exit 2" 2 "$RC"
 }
 
+# A root on a btrfs subvolume: fanotify refuses a filesystem mark there
+# (EXDEV: the subvolume's fsid is not the superblock's), so exit 3 and
+# why; the top of the same btrfs is recorded.
+test_record_btrfs_subvolume_is_refused() {
+	local b img
+	command -v mkfs.btrfs >/dev/null || { fail "btrfs-progs is needed"; return; }
+	b=$(mktemp -d "$FIXTURE_ROOT/btrfs.XXXXXX")
+	img=$b.img
+	truncate -s 200M "$img" && mkfs.btrfs -q -f "$img" >/dev/null && mount -o loop "$img" "$b" ||
+		{ fail "cannot make a btrfs"; return; }
+	b=$(realpath "$b")
+	btrfs -q subvolume create "$b/sub" >/dev/null && echo x >"$b/sub/f" && echo y >"$b/top"
+	run dcache-probe --record=- --for=1s "$b/sub"
+	assertEquals "a subvolume: exit 3" 3 "$RC"
+	assertContains "a subvolume: why" "$ERR" "a root on a btrfs subvolume cannot be watched by filesystem (EXDEV)"
+	rec_start dcache-probe --record="$WORK/btrfs.jsonl" "$b" || { umount "$b"; return; }
+	cat "$b/top" >/dev/null
+	rec_stop
+	assertEquals "the top of the btrfs: exit status ($REC_ERR)" 0 "$REC_RC"
+	assertEquals "the top of the btrfs: its file recorded" file "$(kind "$WORK/btrfs.jsonl" "$b/top")"
+	umount "$b"
+	rm -f "$img"
+}
+
 # Each exclusion and each bad value: exit 64 and its sentence.
 test_record_usage() {
 	local a
