@@ -284,4 +284,110 @@ test_cron_runs_never_overlap() {
 	assertTrue "after it, a run publishes" "[ -s '$TF/dcache.prom' ]"
 }
 
+# ---- dcprobe-record-app.service: a recording of a service's start ----
+
+RUNIT() { echo "$EX/dcprobe-record-app.service"; }
+
+# Sandboxed (exposure at most 4.0; the same unit without its sandbox above
+# it), ordered before the service, recording once, and read whole by systemd.
+test_record_unit_exposure_ordering_and_verify() {
+	have systemd-analyze || return
+	local u e
+	u=$(RUNIT)
+	e=$(exposure "$u")
+	assertNotNull "an exposure level" "$e"
+	assertTrue "exposure $e <= $UNIT_MAX" "awk -v e='$e' -v m=$UNIT_MAX 'BEGIN { exit !(e <= m) }'"
+	mkdir -p "$SHUNIT_TMPDIR/rbare"
+	sed -n '/^\[Unit\]/,/^IOSchedulingClass=/p;/^\[Install\]/,$p' "$u" >"$SHUNIT_TMPDIR/rbare/dcprobe-record-app.service"
+	e=$(exposure "$SHUNIT_TMPDIR/rbare/dcprobe-record-app.service")
+	assertTrue "the bare unit: $e > $UNIT_MAX" "awk -v e='$e' -v m=$UNIT_MAX 'BEGIN { exit !(e > m) }'"
+	assertEquals "Before= the service it records" "Before=app.service" "$(grep '^Before=' "$u")"
+	assertEquals "Type=notify (held until it watches)" "Type=notify" "$(grep '^Type=' "$u")"
+	assertEquals "records once" "ConditionPathExists=!/var/lib/dcprobe/app.jsonl" "$(grep '^ConditionPathExists=' "$u")"
+	assertEquals "systemd-analyze verify: nothing but the missing command" "" \
+		"$(cd "$EX" && systemd-analyze verify --man=no dcprobe-record-app.service 2>&1 | grep -v 'is not executable')"
+	# The drop-in its comment gives is the one dcprobe(7) gives.
+	local man7
+	man7=$(LC_ALL=C MANWIDTH=400 man -l "$DCP_BUILD/man/man7/dcprobe.7" 2>/dev/null | sed 's/^ *//')
+	assertContains "dcprobe(7): the ExecStartPost= line" "$man7" \
+		"ExecStartPost=-/bin/systemctl stop --no-block dcprobe-record-app.service"
+	assertContains "the unit's comment: the same line" "$(grep '^#' "$u")" \
+		"ExecStartPost=-/bin/systemctl stop --no-block dcprobe-record-app.service"
+}
+
+# record_exec STATE CGPATH - the unit's command on this fixture: its
+# manifest in STATE, the cgroup CGPATH.
+record_exec() {
+	sed -n 's/^ExecStart=//p' "$(RUNIT)" | sed -e "s|^[^ ]*/dcache-probe |$DCP_BIN/dcache-probe |" \
+		-e "s|/var/lib/dcprobe|$1|g" -e "s|/srv/app|$APP|g" -e "s|--cgroup=[^ ]*|--cgroup=$2|"
+}
+
+# The unit's command in its sandbox, rebuilt from its parts (a private
+# mount and IPC namespace, / read-only but the state directory, only the
+# three capabilities, no new privileges), traced: it says READY=1, records
+# what a process of the cgroup reads while another reads other files,
+# ends on SIGTERM and writes the manifest; every system call it made is
+# one the unit's filter allows (control: mount is not).
+test_record_unit_works_in_its_sandbox_and_filter() {
+	have systemd-analyze && have strace && have unshare && have setpriv || return
+	local cgm cg state=$SHUNIT_TMPDIR/state sock=$SHUNIT_TMPDIR/rnotify.sock cmd pid svc i ok used
+	cgm=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+	cg=
+	[ -n "$cgm" ] && cg=$(mktemp -d "$cgm/dcprobe-example.XXXXXX" 2>/dev/null)
+	[ -n "$cg" ] || { startSkipping; fail "no writable cgroup v2 hierarchy"; return; }
+	mkdir -p "$state"
+	cmd=$(record_exec "$state" "${cg#"$cgm"}")
+	rm -f "$sock" "$sock.log"
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True:
+        log.write(s.recv(4096).decode(errors="replace") + "\n")' "$sock" "$sock.log" &
+	local listener=$!
+	for ((i = 0; i < 1000; i++)); do [ -S "$sock" ] && break; sleep 0.01; done
+	NOTIFY_SOCKET=$sock unshare --mount --ipc --propagation private sh -c '
+		mount --bind "$1" "$1" && mount -o remount,bind,ro / &&
+		! touch /dcprobe-rw-check 2>/dev/null &&
+		exec setpriv --bounding-set -all,+sys_admin,+dac_read_search,+net_admin \
+			--inh-caps -all --no-new-privs \
+			strace -f -qq -o "$3" sh -c "exec $2"' _ "$state" "$cmd" "$SHUNIT_TMPDIR/rtrace" \
+		2>"$SHUNIT_TMPDIR/rec.err" &
+	pid=$!
+	for ((i = 0; i < 1000; i++)); do
+		grep -qx READY=1 "$sock.log" 2>/dev/null && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.01
+	done
+	assertTrue "READY=1 ($(cat "$SHUNIT_TMPDIR/rec.err"))" "grep -qx READY=1 '$sock.log'"
+	rm -f "$SHUNIT_TMPDIR/up"
+	bash -c 'echo $$ >"$1/cgroup.procs" && cat "$2"/lib/m1.py "$2"/lib/m2.py >/dev/null && : >"$3" &&
+		exec sleep 600' - "$cg" "$APP" "$SHUNIT_TMPDIR/up" &
+	svc=$!
+	for ((i = 0; i < 1000; i++)); do [ -e "$SHUNIT_TMPDIR/up" ] && break; sleep 0.01; done
+	cat "$APP"/lib/m3.py >/dev/null
+	# systemctl stop: SIGTERM to the recorder (strace's child; unshare,
+	# setpriv and strace are one process, $pid).
+	kill -TERM "$(pgrep -P "$pid")"
+	wait "$pid"
+	assertEquals "recorded in the sandbox ($(cat "$SHUNIT_TMPDIR/rec.err"))" 0 $?
+	kill "$svc" "$listener" 2>/dev/null
+	wait "$svc" "$listener" 2>/dev/null
+	rmdir "$cg"
+	assertEquals "the service's files, not the other's" "$APP/lib/m1.py $APP/lib/m2.py" \
+		"$(python3 -c '
+import json, sys
+print(" ".join(sorted(o["path"] for o in map(json.loads, open(sys.argv[1]))
+                      if o.get("type") == "entry" and o.get("kind") == "file")))' "$state/app.jsonl")"
+	ok=$(allowed "$(RUNIT)")
+	grep -qx mount <<<"$ok" && fail "control: mount is allowed"
+	used=$(sed -n 's/^[0-9]* *\([a-z0-9_]*\)(.*/\1/p' "$SHUNIT_TMPDIR/rtrace" |
+		sed 's/^syscall_0x1c3$/cachestat/' | sort -u)
+	assertContains "the trace has fanotify_mark" "$used" "fanotify_mark"
+	# (cachestat is newer than systemd 252's tables: ENOSYS, then mincore)
+	assertEquals "calls the filter refuses" "" \
+		"$(comm -23 <(echo "$used") <(echo "$ok") | grep -vx cachestat | grep -vx execve)"
+}
+
 . "$SHUNIT2"
