@@ -189,6 +189,21 @@ r = [o for o in r if o.get("type") == "recording"][-1]
 print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# rec_said FILE WHAT - one line on stderr of what recording FILE holds (the
+# suite's log shows it): entries by kind, ranges, and the counts.
+rec_said() {
+	python3 -c '
+import collections, json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ents = [o for o in objs if o.get("type") == "entry"]
+kinds = collections.Counter(o.get("kind") for o in ents)
+pages = sum(l for o in ents for _, l in (o.get("ranges") or [])) // 4096
+r = [o for o in objs if o.get("type") == "recording"][-1]
+print("  %s: %d entries (%s), %d pages of ranges; events %d, other %d, unattributed %d, outside %d, overflows %d"
+      % (sys.argv[2], len(ents), ", ".join("%d %s" % (n, k) for k, n in sorted(kinds.items())), pages,
+         r["events"], r["other"], r["unattributed"], r["outside"], r["overflows"]), file=sys.stderr)' "$1" "$2"
+}
+
 # kind FILE PATH - the kind of PATH's entry in manifest FILE, or "absent".
 kind() {
 	python3 -c '
@@ -260,6 +275,7 @@ test_record_is_what_the_workload_read() {
 	rec_stop
 	json_log dcache-probe "$m"
 	assertEquals "exit status ($REC_ERR)" 0 "$REC_RC"
+	rec_said "$m" "every process, W alone"
 	assertEquals "the recording is what W read" "" \
 		"$(mpy expect-recording "$ROOT" "$WPLAN" "$m" - "${ALSO[@]}" | head -5)"
 	assertEquals "the FIFO, as a FIFO" fifo "$(kind "$m" "$ROOT/x/fifo")"
@@ -350,12 +366,15 @@ test_record_opens_nothing_while_watching() {
 import re, sys
 mnt = sys.argv[2]
 on = False
+n = npath = nh = 0
 for line in open(sys.argv[1]):
     if "READY=1" in line and "sendto(" in line:
         on = True
         continue
     if on and re.search(r"close\(\d+<anon_inode:\[fanotify\]>\)", line):
         print("END")
+        print("  strace, from READY=1 to the fanotify close: %d opens, %d of them O_PATH (%d by handle)"
+              % (n, npath, nh), file=sys.stderr)
         break
     if not on:
         continue
@@ -363,6 +382,9 @@ for line in open(sys.argv[1]):
     if not m:
         continue
     call = m.group(0)
+    n += 1
+    npath += "O_PATH" in call
+    nh += m.group(1) == "open_by_handle_at"
     if "O_PATH" not in call:
         print("not O_PATH: " + line.strip())
     elif m.group(1) != "open_by_handle_at" and mnt in call.split("=")[0]:
@@ -589,6 +611,7 @@ test_record_pid_holds_exactly_the_workload() {
 	rec_stop
 	json_log dcache-probe "$m"
 	assertEquals "exit status ($REC_ERR)" 0 "$REC_RC"
+	rec_said "$m" "--pid"
 	assertEquals "the recording is W's, none of O's" "" \
 		"$(mpy expect-recording "$ROOT" "$WPLAN" "$m" "$OPLAN" "${ALSO[@]}" '!o-only' | head -5)"
 	assertEquals "unattributed" 0 "$(recording "$m" 'r["unattributed"]')"
@@ -650,6 +673,7 @@ test_record_cgroup_holds_exactly_the_workload() {
 		rec_stop
 		json_log dcache-probe "$m"
 		assertEquals "$form: exit status ($REC_ERR)" 0 "$REC_RC"
+		rec_said "$m" "--cgroup=$form"
 		assertEquals "$form: the recording is W's, none of O's" "" \
 			"$(mpy expect-recording "$ROOT" "$WPLAN" "$m" "$OPLAN" "${ALSO[@]}" '!o-only' | head -5)"
 		assertEquals "$form: the hierarchy path" "$CGPATH" "$(recording "$m" 'r["attribution"]["cgroup"]')"
