@@ -9,8 +9,10 @@
 # Then a second workload, REP files opened REPN times each (ignore marks:
 # a file recorded once costs nothing more), none against --record.
 # Printed: the workload's wall ms (median, and its ratio to none), the
-# recorder's CPU ms and peak RSS (wait4's rusage), the events it read, and
-# its end phase (from SIGINT to its exit: the manifest of COUNT files).
+# recorder's CPU ms and peak RSS while it watched (/proc, before SIGINT),
+# the events it read, its end phase (from SIGINT to its exit: the manifest
+# of COUNT files written), and its CPU and peak RSS over the whole run
+# (wait4's rusage).
 #
 # Usage: tests/bench/bench-record.sh   (as root)
 #   RUNS=5  COUNT=100000  REP=1000  REPN=100
@@ -83,7 +85,9 @@ print("%.1f" % ((time.monotonic() - t) * 1e3))' "$mnt" "$@"
 }
 
 # recorded ARGS... -- WORKLOAD_ARGS: the workload under a recorder with
-# ARGS: "WALL_MS CPU_MS MAXRSS_KIB EVENTS END_MS".
+# ARGS: "WALL_MS WATCH_CPU_MS WATCH_RSS_KIB EVENTS END_MS CPU_MS RSS_KIB":
+# the recorder's CPU and peak RSS while it watched (before SIGINT), and
+# over its whole run (the end phase writes the manifest).
 recorded() {
 	local args=() wl=()
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
@@ -103,12 +107,17 @@ s.settimeout(30)
 while s.recv(4096) != b"READY=1":
     pass
 w = subprocess.run(wl, capture_output=True, text=True, check=True).stdout.split()[0]
+time.sleep(0.2)  # the last events read (5 ms after they wake it)
+# While watching: its CPU (utime + stime) and peak RSS so far.
+f = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()
+wcpu = (int(f[11]) + int(f[12])) * 1e3 / os.sysconf("SC_CLK_TCK")
+whwm = [int(l.split()[1]) for l in open("/proc/%d/status" % p.pid) if l.startswith("VmHWM:")][0]
 t = time.monotonic()
 os.kill(p.pid, signal.SIGINT)
 _, st, ru = os.wait4(p.pid, 0)
 end = (time.monotonic() - t) * 1e3
 ev = [json.loads(l) for l in open(out) if '"recording"' in l][-1]["events"]
-print(w, "%.0f" % ((ru.ru_utime + ru.ru_stime) * 1e3), ru.ru_maxrss, ev, "%.0f" % end)
+print(w, "%.0f" % wcpu, whwm, ev, "%.0f" % end, "%.0f" % ((ru.ru_utime + ru.ru_stime) * 1e3), ru.ru_maxrss)
 os.unlink(sock)
 os.rmdir(d)
 PY
@@ -121,36 +130,40 @@ workload rep "$REP" "" 1 >/dev/null
 
 conds=("none" "--record")
 [ -n "$CG" ] && conds+=("--record --cgroup")
-declare -A wall cpu rss evs endt
+declare -A wall cpu rss evs endt tcpu trss
 for ((r = 1; r <= RUNS; r++)); do
 	for c in "${conds[@]}"; do
 		case $c in
-		none) w=$(workload distinct "$COUNT" ""); rest="- - - -" ;;
+		none) w=$(workload distinct "$COUNT" ""); rest="- - - - - -" ;;
 		--record) read -r w rest < <(recorded -- bash -c "$(declare -f workload); SPY=$SPY mnt=$mnt workload distinct $COUNT ''") ;;
 		*cgroup) read -r w rest < <(recorded --cgroup="${CG#"$CGM"}" -- bash -c "$(declare -f workload); SPY=$SPY mnt=$mnt workload distinct $COUNT '$CG'") ;;
 		esac
-		read -r c1 c2 c3 c4 <<<"$rest"
+		read -r c1 c2 c3 c4 c5 c6 <<<"$rest"
 		wall[$c]+=" $w"; cpu[$c]+=" $c1"; rss[$c]+=" $c2"; evs[$c]+=" $c3"; endt[$c]+=" $c4"
+		tcpu[$c]+=" $c5"; trss[$c]+=" $c6"
 	done
 	w=$(workload rep "$REP" "" "$REPN")
 	wall[rep_none]+=" $w"
-	read -r w c1 c2 c3 c4 < <(recorded -- bash -c "$(declare -f workload); SPY=$SPY mnt=$mnt workload rep $REP '' $REPN")
+	read -r w c1 c2 c3 c4 c5 c6 < <(recorded -- bash -c "$(declare -f workload); SPY=$SPY mnt=$mnt workload rep $REP '' $REPN")
 	wall[rep_rec]+=" $w"; cpu[rep_rec]+=" $c1"; rss[rep_rec]+=" $c2"; evs[rep_rec]+=" $c3"; endt[rep_rec]+=" $c4"
+	tcpu[rep_rec]+=" $c5"; trss[rep_rec]+=" $c6"
 done
 med() { tr -s ' ' '\n' | grep -v '^-*$' | median; }
 n0=$(med <<<"${wall[none]}")
 r0=$(med <<<"${wall[rep_none]}")
 echo "$RUNS rounds, load now $(cut -d' ' -f1-3 /proc/loadavg):"
-printf '%-34s %9s %7s %12s %12s %9s %9s\n' workload "wall ms" ratio "recorder cpu" "peak RSS MiB" events "end ms"
-for c in "${conds[@]}"; do
+mib() { local v; v=$(med); [ -n "$v" ] && echo "scale=1; $v / 1024" | bc || echo -; }
+printf '%-34s %8s %6s %10s %10s %8s %8s %10s %9s\n' workload "wall ms" ratio "watch cpu" "watch MiB" events "end ms" "total cpu" "peak MiB"
+row() {
+	local name=$1 c=$2 base=$3 w
 	w=$(med <<<"${wall[$c]}")
-	rs=$(med <<<"${rss[$c]}")
-	printf '%-34s %9s %7.2f %12s %12s %9s %9s\n' "$COUNT distinct, $c" "$w" "$(echo "$w / $n0" | bc -l)" \
-		"$(med <<<"${cpu[$c]}")" "$([ -n "$rs" ] && echo "scale=1; $rs / 1024" | bc || echo -)" \
-		"$(med <<<"${evs[$c]}")" "$(med <<<"${endt[$c]}")"
+	printf '%-34s %8s %6.2f %10s %10s %8s %8s %10s %9s\n' "$name" "$w" "$(echo "$w / $base" | bc -l)" \
+		"$(med <<<"${cpu[$c]:-}")" "$(mib <<<"${rss[$c]:-}")" "$(med <<<"${evs[$c]:-}")" \
+		"$(med <<<"${endt[$c]:-}")" "$(med <<<"${tcpu[$c]:-}")" "$(mib <<<"${trss[$c]:-}")"
+}
+for c in "${conds[@]}"; do
+	row "$COUNT distinct, $c" "$c" "$n0"
 done
-w=$(med <<<"${wall[rep_rec]}")
-printf '%-34s %9s %7.2f %12s %12s %9s %9s\n' "$REP x $REPN, none" "$r0" 1 - - - -
-printf '%-34s %9s %7.2f %12s %12s %9s %9s\n' "$REP x $REPN, --record" "$w" "$(echo "$w / $r0" | bc -l)" \
-	"$(med <<<"${cpu[rep_rec]}")" "$(echo "scale=1; $(med <<<"${rss[rep_rec]}") / 1024" | bc)" \
-	"$(med <<<"${evs[rep_rec]}")" "$(med <<<"${endt[rep_rec]}")"
+wall[rep_none_]=${wall[rep_none]}
+row "$REP x $REPN, none" rep_none_ "$r0"
+row "$REP x $REPN, --record" rep_rec "$r0"
