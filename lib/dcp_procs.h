@@ -50,7 +50,8 @@ struct dcp_procs_opts {
 				 * says it); it need not exist yet */
 	const struct dcp_mounts *mounts; /* to find the cgroup2 mount */
 	unsigned flags;		/* DCP_PROCS_* */
-	int rcvbuf;		/* the fork events' socket buffer in bytes; 0: 4 MiB */
+	int rcvbuf;		/* the fork events' socket buffer in bytes once the
+				 * self-test passed (with 4 MiB); 0: 4 MiB */
 };
 
 /* The verdict on one process. */

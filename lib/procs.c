@@ -844,7 +844,7 @@ int dcp_procs_new(const struct dcp_procs_opts *o, struct dcp_procs **out)
 		goto fail;
 	p->st.lineage_err = -EPERM;
 	if (!(o->flags & DCP_PROCS_NO_LINEAGE))
-		p->st.lineage_err = cn_open(p, o->rcvbuf > 0 ? o->rcvbuf : 4 << 20);
+		p->st.lineage_err = cn_open(p, 4 << 20);
 	/* After the listening starts, so that a fork meanwhile is seen. */
 	if (p->by == DCP_PROCS_PID) {
 		ret = seed_pid(p);
@@ -867,6 +867,12 @@ int dcp_procs_new(const struct dcp_procs_opts *o, struct dcp_procs **out)
 			p->cn = -1;
 		}
 	}
+	/* A buffer of the caller's size once the self-test has passed with the
+	 * default one: a small buffer on a busy machine would drop the
+	 * self-test's own fork event and turn the lineage off. */
+	if (p->cn >= 0 && o->rcvbuf > 0 &&
+	    setsockopt(p->cn, SOL_SOCKET, SO_RCVBUFFORCE, &o->rcvbuf, sizeof(o->rcvbuf)) < 0)
+		setsockopt(p->cn, SOL_SOCKET, SO_RCVBUF, &o->rcvbuf, sizeof(o->rcvbuf));
 	p->st.lineage = p->cn >= 0;
 	if (p->st.lineage)
 		p->st.lineage_err = 0;

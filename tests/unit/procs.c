@@ -396,6 +396,8 @@ static void lost_events(void)
 				.rcvbuf = 1 }, &p), 0);
 	if (!p)
 		return;
+	dcp_procs_stats(p, &st);
+	CHECK(st.lineage); /* the self-test passed: the small buffer comes after it */
 	for (int i = 0; i < 300; i++) {
 		last = fork();
 		if (last == 0)
