@@ -13,6 +13,10 @@ reads dcache-probe's JSON Lines with Python's own parser.
       (a hole with one written extent far in; pages read in the extent
       and in the hole).  PLAN gets one JSON object per file: path
       (relative), kind, size, reads [[page, count]...], extent.
+  manifest.py big ROOT PLAN [COUNT [SEED]]
+      COUNT (48) files of 12 MiB below ROOT, appended to PLAN as kind
+      "big": of each, 28% of its pages to be read in runs of 1 to 64
+      pages at random places (bench-manifest.sh's large files).
   manifest.py workload ROOT PLAN
       what the plan says: stat, or pread one page at a time (what
       dd bs=PAGESIZE skip=PAGE count=COUNT does), in plan order.
@@ -199,6 +203,26 @@ def make(root, plan, count=2000, seed=20):
             os.close(fd)
             out.write(json.dumps({"path": rel, "kind": kind, "size": size,
                                   "reads": reads, "extent": extent}) + "\n")
+
+
+def big(root, plan, count=48, seed=7):
+    rng = random.Random(seed)
+    blob = os.urandom(1 << 20)
+    size = 12 << 20
+    os.makedirs(root, exist_ok=True)
+    with open(plan, "a") as out:
+        for i in range(count):
+            rel = "b%02d" % i
+            with open(os.path.join(root, rel), "wb") as f:
+                for _ in range(size >> 20):
+                    f.write(blob)
+            npages, reads, got = size // PS, [], 0
+            while got < npages * 28 // 100:
+                c = rng.randint(1, 64)
+                reads.append([rng.randint(0, npages - c), c])
+                got += c
+            out.write(json.dumps({"path": rel, "kind": "big", "size": size,
+                                  "reads": reads, "extent": None}) + "\n")
 
 
 def workload(root, plan):
@@ -594,6 +618,8 @@ def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "make":
         make(args[0], args[1], *(int(a) for a in args[2:4]))
+    elif cmd == "big":
+        big(args[0], args[1], *(int(a) for a in args[2:4]))
     elif cmd == "workload":
         workload(*args)
     elif cmd == "expect":
