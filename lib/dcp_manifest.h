@@ -31,6 +31,13 @@ extern "C" {
 
 struct dcp_mounts;
 
+/*
+ * The format dcache-probe --ranges writes (its first record:
+ * {"type":"manifest","version":2,...}).  A manifest without that record is
+ * of format 1 (before dcprobe 0.2): its files are told by device number.
+ */
+#define DCP_MANIFEST_VERSION 2
+
 /* One "entry" record. */
 struct dcp_manifest_entry {
 	char *path;		     /* NUL-terminated */
@@ -38,7 +45,10 @@ struct dcp_manifest_entry {
 	enum dcp_state state;	     /* the probe's state when recorded */
 	int depth;		     /* -1 when the record gave none */
 	unsigned char kind;	     /* DT_*; DT_UNKNOWN when not given */
-	bool has_identity;	     /* a measured regular file: IDENTITY and RANGES */
+	bool has_identity;	     /* a measured regular file with resident ranges:
+				      * IDENTITY and RANGES */
+	bool has_ranges;	     /* a measured regular file: RANGES recorded, maybe
+				      * none (format 2 gives no identity then) */
 	struct dcp_pages_identity identity;
 	uint64_t (*ranges)[2];	     /* [offset, length] pairs, as recorded but sorted,
 				      * overlapping ones joined: each byte once */

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "dcp_fsid.h"
 #include "dcp_prom.h"
 #include "dcp_report.h"
 
@@ -219,6 +220,12 @@ struct dcp_pages_ranges {
 	uint64_t (*v)[2];
 	size_t n, cap;
 	int failed; /* 0, or why there are no ranges (-ENOMEM) */
+	/* What tells the file after a reboot (dcp_fsid.h), asked of the
+	 * measured descriptor only when it has ranges (N > 0): its
+	 * filesystem's UUID (fs.from DCP_FSID_NONE: none) and its handle
+	 * (handle.len 0: the filesystem gives none). */
+	struct dcp_fsid fs;
+	struct dcp_handle handle;
 };
 
 /*
@@ -227,7 +234,9 @@ struct dcp_pages_ranges {
  * nothing or all of a file without holes is resident, else from mincore(2)
  * over its data extents through the same descriptor.  Nothing is read.  A
  * file whose residency the caller may not see is not measured at all
- * (-EPERM); RG->failed is set only when memory ran out.
+ * (-EPERM); RG->failed is set only when memory ran out.  A file with
+ * ranges also gets its filesystem's UUID and its handle in RG
+ * (dcp_fsid_of(), dcp_handle_of() of the same descriptor).
  */
 int dcp_pages_at_ranges(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags,
 			struct dcp_pages *out, struct dcp_pages_ranges *rg);
@@ -236,12 +245,15 @@ int dcp_pages_at_ranges(struct dcp_pages_run *r, int dirfd, const char *name, un
 void dcp_pages_ranges_free(struct dcp_pages_ranges *rg);
 
 /*
- * dcp_pages_json_ranges - the members of a manifest's file record:
- * ,"identity":{"dev":"M:m","ino":N,"size":N,"mtime_ns":N},"ranges":[[O,L],...]
- * ("ranges":null when RG->failed).
+ * dcp_pages_json_ranges - the members of a manifest's file record (format
+ * 2, dcprobe(7)): ,"ranges":[] for a file with nothing resident, else
+ * ,"identity":{"fs":FS,"dev":"M:m","ino":N,"handle":"T:HEX","size":N,
+ * "mtime_ns":N},"ranges":[[O,L],...]; "fs" only when FS >= 0 (the number
+ * of the manifest's "fs" record that gives RG->fs), "handle" only when RG
+ * has one.  When RG->failed: the identity, and "ranges":null.
  */
 void dcp_pages_json_ranges(struct dcp_buf *b, const struct dcp_pages *p,
-			   const struct dcp_pages_ranges *rg);
+			   const struct dcp_pages_ranges *rg, long fs);
 
 /*
  * dcp_pages_fstype_opens_safely - false for filesystem types on which an

@@ -579,7 +579,9 @@ static bool parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry
 				e->has_identity = js_identity(j, &b->key, &b->tmp, &e->identity);
 			} else if (!strcmp(b->key.data, "ranges")) {
 				has_ranges = true;
-				js_ranges(j, e);
+				e->has_ranges = !js_lit(j, "null");
+				if (e->has_ranges)
+					js_ranges(j, e);
 			} else {
 				js_skip(j);
 			}

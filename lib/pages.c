@@ -960,8 +960,12 @@ int dcp_pages_at_ranges(struct dcp_pages_run *r, int dirfd, const char *name, un
 	int fd = open_at(r, dirfd, name, flags, &st), ret;
 
 	*out = (struct dcp_pages){ 0 };
-	if (rg)
-		rg->n = 0, rg->failed = -ENODATA;
+	if (rg) {
+		rg->n = 0;
+		rg->failed = -ENODATA;
+		rg->fs.from = DCP_FSID_NONE;
+		rg->handle.len = 0;
+	}
 	if (fd < 0)
 		return fd;
 	/* One fstat for both the type check and the size: syscalls are the cost. */
@@ -978,6 +982,13 @@ int dcp_pages_at_ranges(struct dcp_pages_run *r, int dirfd, const char *name, un
 		} else {
 			ranges_of(fd, &st, rg);
 		}
+		/* What tells this file after a reboot: only a file a manifest
+		 * will restore data of needs it (one ioctl and one handle). */
+		if (!rg->failed && rg->n) {
+			dcp_fsid_of(fd, &rg->fs);
+			if (dcp_handle_of(fd, &rg->handle) < 0)
+				rg->handle.len = 0;
+		}
 	}
 	close_later(r, fd);
 	if (ret == 0 && !(flags & DCP_PAGES_NO_CLAIM))
@@ -992,12 +1003,26 @@ void dcp_pages_ranges_free(struct dcp_pages_ranges *rg)
 }
 
 void dcp_pages_json_ranges(struct dcp_buf *b, const struct dcp_pages *p,
-			   const struct dcp_pages_ranges *rg)
+			   const struct dcp_pages_ranges *rg, long fs)
 {
-	dcp_buf_printf(b, ",\"identity\":{\"dev\":\"%u:%u\",\"ino\":%llu,\"size\":%llu,"
-		       "\"mtime_ns\":%lld},\"ranges\":", major((dev_t)p->dev), minor((dev_t)p->dev),
-		       (unsigned long long)p->ino, (unsigned long long)p->size,
-		       (long long)p->mtime_ns);
+	/* Nothing resident: nothing to restore but its name, no identity. */
+	if (!rg->failed && !rg->n) {
+		dcp_buf_puts(b, ",\"ranges\":[]");
+		return;
+	}
+	dcp_buf_puts(b, ",\"identity\":{");
+	if (fs >= 0)
+		dcp_buf_printf(b, "\"fs\":%ld,", fs);
+	dcp_buf_printf(b, "\"dev\":\"%u:%u\",\"ino\":%llu", major((dev_t)p->dev),
+		       minor((dev_t)p->dev), (unsigned long long)p->ino);
+	if (!rg->failed && rg->handle.len) {
+		char h[DCP_HANDLE_TEXT];
+
+		dcp_handle_text(&rg->handle, h);
+		dcp_buf_printf(b, ",\"handle\":\"%s\"", h);
+	}
+	dcp_buf_printf(b, ",\"size\":%llu,\"mtime_ns\":%lld},\"ranges\":",
+		       (unsigned long long)p->size, (long long)p->mtime_ns);
 	if (rg->failed) {
 		dcp_buf_puts(b, "null");
 		return;

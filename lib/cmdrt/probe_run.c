@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +59,8 @@ struct worker {
 	int pret;		    /* --pages: the entry being recorded */
 	struct dcp_pages pg;
 	struct dcp_pages_ranges ranges; /* --ranges: the entry's resident ranges */
+	struct dcp_fsid fs_last;    /* --ranges: the last filesystem UUID written, */
+	long fs_last_id;	    /* and its "fs" record's number (-1: none yet) */
 	_Atomic unsigned long long seen; /* for the progress line */
 	char pad[64];
 };
@@ -93,6 +96,9 @@ static struct {
 	struct dcp_mounts *mounts;
 	struct dcp_pages_run *pages; /* --pages: the run's measuring context */
 	struct dcp_explain *explain; /* --explain */
+	pthread_mutex_t fs_lock;   /* --ranges: the filesystems given an "fs" record */
+	struct dcp_fsid *fs;
+	size_t nfs;
 	unsigned long long input_errors;
 	/* progress */
 	_Atomic bool want_path;
@@ -104,6 +110,7 @@ static struct {
 	.out_lock = PTHREAD_MUTEX_INITIALIZER,
 	.path_lock = PTHREAD_MUTEX_INITIALIZER,
 	.rows_lock = PTHREAD_MUTEX_INITIALIZER,
+	.fs_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* What dcache-probe counts for a root's tree (dcp_root_tally.data). */
@@ -202,13 +209,80 @@ static void pages_keep_series(struct pages_series *s, const char *value, size_t 
 						  mnt_id ? *mnt_id : 0 };
 }
 
+/* A manifest (--ranges) holds at most this many filesystems by UUID. */
+#define MANIFEST_MAX_FS 4096
+
+/*
+ * --ranges: the number of the manifest's "fs" record that gives the UUID
+ * of W's file (its ranges' fs), or -1 when it has none.  The first file
+ * of a filesystem writes its record, under the output lock, before the
+ * number is published: every identity that names it comes after it in
+ * the manifest, whichever thread writes it.
+ */
+static long manifest_fs(struct worker *w)
+{
+	const struct dcp_fsid *id = &w->ranges.fs;
+	struct dcp_mount mt;
+	struct dcp_buf b = DCP_BUF_INIT;
+	char text[DCP_FSID_TEXT];
+	size_t i;
+
+	if (id->from == DCP_FSID_NONE)
+		return -1;
+	if (w->fs_last_id >= 0 && w->fs_last.from == id->from &&
+	    !memcmp(w->fs_last.uuid, id->uuid, sizeof(id->uuid)))
+		return w->fs_last_id;
+	pthread_mutex_lock(&run.fs_lock);
+	for (i = 0; i < run.nfs; i++)
+		if (run.fs[i].from == id->from && !memcmp(run.fs[i].uuid, id->uuid, sizeof(id->uuid)))
+			break;
+	if (i == run.nfs) {
+		struct dcp_fsid *v = run.nfs < MANIFEST_MAX_FS ?
+				     realloc(run.fs, (run.nfs + 1) * sizeof(*v)) : NULL;
+
+		if (!v) { /* the device number will have to do */
+			pthread_mutex_unlock(&run.fs_lock);
+			return -1;
+		}
+		run.fs = v;
+		dcp_fsid_text(id, text);
+		dcp_buf_printf(&b, "{\"type\":\"fs\",\"fs\":%zu,\"uuid\":\"%s\",\"uuid_from\":\"%s\"",
+			       i, text, id->from == DCP_FSID_BTRFS ? "btrfs" : "fsuuid");
+		if (dcp_mounts_by_dev(run.mounts, (dev_t)w->pg.dev, &mt) == 0 && mt.fstype) {
+			dcp_buf_puts(&b, ",\"fstype\":");
+			dcp_buf_json_str(&b, mt.fstype, strlen(mt.fstype));
+		}
+		dcp_buf_printf(&b, ",\"dev\":\"%u:%u\"}\n", major((dev_t)w->pg.dev),
+			       minor((dev_t)w->pg.dev));
+		if (b.oom) {
+			pthread_mutex_unlock(&run.fs_lock);
+			dcp_buf_free(&b);
+			return -1;
+		}
+		flush_buf(&b);
+		run.fs[run.nfs++] = *id;
+	}
+	pthread_mutex_unlock(&run.fs_lock);
+	dcp_buf_free(&b);
+	w->fs_last = *id;
+	w->fs_last_id = (long)i;
+	return (long)i;
+}
+
+/*
+ * --pages --json: the residency members of the record just written.  A
+ * snapshot (--ranges) writes a measured file as a manifest's file record
+ * (format 2: its ranges, its identity when it has some, nothing else);
+ * a file not measured says why, as without --ranges.
+ */
 static void pages_json_entry(struct worker *w)
 {
 	struct dcp_buf m = DCP_BUF_INIT;
 
-	dcp_pages_json(&m, w->pret, &w->pg);
+	if (!env.ranges || w->pret != 0 || w->ranges.failed)
+		dcp_pages_json(&m, w->pret, &w->pg);
 	if (env.ranges && w->pret == 0)
-		dcp_pages_json_ranges(&m, &w->pg, &w->ranges);
+		dcp_pages_json_ranges(&m, &w->pg, &w->ranges, manifest_fs(w));
 	if (!m.oom)
 		dcp_pages_json_insert(&w->out, m.data, m.len);
 	dcp_buf_free(&m);
@@ -360,12 +434,22 @@ static int measure_pages(struct worker *w, const struct dcp_entry *e, enum dcp_s
 		return -ENODEV; /* nothing of its data is recorded */
 	if (cur_entry) {
 		/* --manifest: the ranges it recorded, of the file it recorded. */
-		if (!cur_entry->has_identity)
+		if (!cur_entry->has_identity && !cur_entry->has_ranges)
 			return -ENODEV; /* nothing recorded of it */
 		if (st == DCP_NEGATIVE)
 			return -ENOENT; /* gone since */
 		if (st != DCP_CACHED)
 			return st == DCP_MISS ? -EAGAIN : e->probe;
+		if (!cur_entry->has_identity) {
+			/* Measured with nothing resident: nothing of it to check,
+			 * nothing opened (format 2 records no identity for it). */
+			int m = dcp_pages_support();
+
+			if (m < 0)
+				return m;
+			pg->method = (enum dcp_pages_method)m;
+			return 0;
+		}
 		return dcp_pages_at_manifest(run.pages, e->dirfd, e->name,
 					     (follow ? DCP_PAGES_FOLLOW : 0) | pages_claim(e),
 					     &cur_entry->identity,
@@ -851,6 +935,18 @@ static int walk_one(const char *path, void *ctx)
 		if (e.probe == -EAGAIN)
 			dcp_explain_entry(run.explain, &e, follows(0) ? DCP_FOLLOW : 0, &why);
 	}
+	if (env.ranges) {
+		/* A manifest names its roots before any entry (format 2). */
+		struct dcp_buf b = DCP_BUF_INIT;
+
+		dcp_buf_printf(&b, "{\"type\":\"manifest_root\",\"root\":%zu,\"path\":", run.roots_added);
+		dcp_buf_json_str(&b, path, strlen(path));
+		dcp_buf_puts(&b, "}\n");
+		if (b.oom)
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--ranges");
+		flush_buf(&b);
+		dcp_buf_free(&b);
+	}
 	run.roots_added++;
 	return dcp_walk_add(ctx, path);
 }
@@ -1227,6 +1323,12 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 	run.records = dcp_probe_run_prints_paths(o, &env);
 
 	run.t0 = run.last_t = dcp_now_ns();
+	if (env.ranges) {
+		/* A manifest's first record: its format (dcprobe(7) MANIFESTS). */
+		dcp_buf_printf(&out, "{\"type\":\"manifest\",\"version\":%d,\"page_size\":%ld}\n",
+			       DCP_MANIFEST_VERSION, sysconf(_SC_PAGESIZE));
+		flush_buf(&out);
+	}
 	if (o->recursive) {
 		ret = run_walk();
 		if (ret < 0 && ret != -ECANCELED) {

@@ -1130,10 +1130,16 @@ for r in reads.split():
 st = os.stat(path)
 for line in open(j):
     o = json.loads(line)
-    if o.get("path") == path:
-        ident = o["identity"]
-        ok_id = (ident["ino"], ident["size"], ident["mtime_ns"], ident["dev"]) == \
-            (st.st_ino, st.st_size, st.st_mtime_ns, "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)))
+    if o.get("type") == "entry" and o.get("path") == path:
+        # Format 2: nothing resident, nothing but the name to restore: no
+        # identity, no "pages" (a manifest's file record).
+        if not want:
+            ok_id = "identity" not in o
+        else:
+            ident = o["identity"]
+            ok_id = (ident["ino"], ident["size"], ident["mtime_ns"], ident["dev"]) == \
+                (st.st_ino, st.st_size, st.st_mtime_ns, "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)))
+        ok_id = ok_id and "pages" not in o and "data" not in o
         pages = sum(l for _, l in o["ranges"]) // ps
         print("ok" if o["ranges"] == want and ok_id else "got %s want %s identity %s" % (o["ranges"], want, ok_id), pages)
 PY
@@ -1147,22 +1153,93 @@ PY
 	cp "$MNT/k/m" "$MNT/k/nobody.m" && chown "$NOBODY" "$MNT/k/nobody.m"
 	as_nobody cat "$MNT/k/m" "$MNT/k/nobody.m" >/dev/null
 	run as_nobody "$DCP_BIN/dcache-probe" --ranges --json "$MNT/k/m"
+	# (A manifest's first record is its format; the entries follow.)
 	if [ "$(as_nobody bash -c "$(declare -f cachestat_errno); cachestat_errno '$MNT/k/m'")" = 1 ]; then
 		assertEquals "nobody: unknown permission, no ranges" "unknown permission False" \
-			"$(json_get '"%s %s %s" % (objs[0]["data"], objs[0].get("data_reason"), "ranges" in objs[0])' <<<"$OUT")"
+			"$(json_get '(lambda e: "%s %s %s" % (e["data"], e.get("data_reason"), "ranges" in e))([o for o in objs if o["type"] == "entry"][0])' <<<"$OUT")"
 	else # a kernel that tells anyone: measured
-		assertEquals "nobody: measured, with ranges" "measured True" \
-			"$(json_get '"%s %s" % (objs[0]["data"], "ranges" in objs[0])' <<<"$OUT")"
+		assertEquals "nobody: measured, with ranges" "None True" \
+			"$(json_get '(lambda e: "%s %s" % (e.get("data"), "ranges" in e))([o for o in objs if o["type"] == "entry"][0])' <<<"$OUT")"
 	fi
 	run as_nobody "$DCP_BIN/dcache-probe" --ranges --json "$MNT/k/nobody.m"
-	assertEquals "nobody's own file: measured, ranges as fincore" \
-		"measured $(fincore -n -r -o PAGES "$MNT/k/nobody.m")" \
-		"$(json_get '"%s %d" % (objs[0]["data"], sum(l for _, l in objs[0]["ranges"]) // '"$PS"')' <<<"$OUT")"
+	assertEquals "nobody's own file: measured (ranges, no data member), ranges as fincore" \
+		"manifest None $(fincore -n -r -o PAGES "$MNT/k/nobody.m")" \
+		"$(json_get '(lambda e: "%s %s %d" % (objs[0]["type"], e.get("data"), sum(l for _, l in e["ranges"]) // '"$PS"'))([o for o in objs if o["type"] == "entry"][0])' <<<"$OUT")"
 	rm -f "$MNT/k/nobody.m"
 	run dcache-probe --ranges "$MNT/k/m"
 	assertEquals "--ranges needs --json" 64 "$RC"
 	run dcache-probe -r -s --ranges --json "$MNT/k"
 	assertEquals "--ranges needs per-path records" 64 "$RC"
+}
+
+# Issue 40: a manifest names a file by what survives a reboot, the
+# filesystem's UUID and the file's handle, not by the device number alone.
+# Its first record is its format (2), its roots come before any entry, an
+# "fs" record gives the UUID (the one blkid reads from the device) before
+# the first identity that names it, and the handle of an ext4 file is its
+# inode number and generation (FS_IOC_GETVERSION, asked here through
+# Python's fcntl).  A file with nothing resident has no identity.
+test_ranges_identity_has_uuid_and_handle() {
+	local j=$SHUNIT_TMPDIR/ident.json dev t=$MNT/k/tmpfs i
+	# A second filesystem inside (tmpfs: a UUID of its own per mount),
+	# its files written by 8 threads with the fixture's: each "fs"
+	# record must still come before the first identity naming it.
+	mkdir -p "$t" && mount -t tmpfs -o size=4m none "$t" || fail "cannot mount tmpfs"
+	for i in $(seq 40); do echo "$i" >"$t/f$i"; done
+	cat "$MNT/k/m" "$MNT/k/all" >/dev/null
+	stat "$MNT"/k/* >/dev/null # looked up: measured, most with nothing resident
+	dev=$(findmnt -no SOURCE "$MNT")
+	run dcache-probe -r -j 8 --ranges --json "$MNT/k"
+	umount "$t" && rmdir "$t"
+	assertEquals "exit: $ERR" 0 "$RC"
+	printf '%s\n' "$OUT" >"$j"
+	assertEquals "format 2, roots, fs records and identities" ok "$(python3 - "$j" "$(blkid -o value -s UUID "$dev")" "$MNT/k" "$PS" "$t" <<'PY'
+import fcntl, json, os, struct, sys
+j, uuid, root, ps, tmp = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+objs = [json.loads(l) for l in open(j) if l.strip()]
+bad = []
+if objs[0] != {"type": "manifest", "version": 2, "page_size": ps}:
+    bad.append("first record %s" % objs[0])
+first_entry = min(i for i, o in enumerate(objs) if o["type"] == "entry")
+roots = [(i, o) for i, o in enumerate(objs) if o["type"] == "manifest_root"]
+if [(o["root"], o["path"]) for _, o in roots] != [(0, root)] or roots[0][0] > first_entry:
+    bad.append("roots %s" % roots)
+fs, ids = {}, 0
+for o in objs:
+    if o["type"] == "fs":
+        fs[o["fs"]] = o
+        if (o["uuid"] == uuid) != (o.get("fstype") == "ext4") or o["uuid_from"] != "fsuuid" \
+                or o.get("fstype") not in ("ext4", "tmpfs") or o["fs"] != len(fs) - 1:
+            bad.append("fs record %s, blkid says %s" % (o, uuid))
+    if o["type"] != "entry" or o.get("kind") != "file":
+        continue
+    if "data" in o:
+        bad.append("%s: not measured: %s" % (o["path"], o))
+        continue
+    if not o.get("ranges"):
+        if "identity" in o or o.get("ranges") != []:
+            bad.append("%s: nothing resident, %s" % (o["path"], o))
+        continue
+    ident = o["identity"]
+    ids += 1
+    if ident.get("fs") not in fs or (fs[ident["fs"]]["fstype"] == "tmpfs") != o["path"].startswith(tmp + "/"):
+        bad.append("%s: identity names fs %s, given before: %s" % (o["path"], ident.get("fs"), list(fs)))
+    if o["path"].startswith(tmp + "/"):
+        continue
+    fd = os.open(o["path"], os.O_RDONLY)
+    # FS_IOC_GETVERSION (_IOR('v', 1, long)): ext4 writes a 32-bit int.
+    gen = struct.unpack("<I", fcntl.ioctl(fd, 0x80087601, b"\0" * 8)[:4])[0]
+    st = os.fstat(fd)
+    os.close(fd)
+    want = "1:" + struct.pack("<II", st.st_ino, gen).hex()
+    if ident.get("handle") != want:
+        bad.append("%s: handle %s, ino %d generation %d: %s" % (o["path"], ident.get("handle"), st.st_ino, gen, want))
+if ids < 42 or ids == sum(o["type"] == "entry" and o.get("kind") == "file" for o in objs) \
+        or sorted(o["fstype"] for o in fs.values()) != ["ext4", "tmpfs"]:
+    bad.append("%d files with an identity, filesystems %s" % (ids, fs))
+print("; ".join(bad) or "ok")
+PY
+)"
 }
 
 . "$SHUNIT2"
