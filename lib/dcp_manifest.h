@@ -38,6 +38,10 @@ struct dcp_mounts;
  */
 #define DCP_MANIFEST_VERSION 2
 
+/* Bounds of a manifest's "fs" records: their numbers, and how many. */
+#define DCP_MANIFEST_MAX_FS_ID (1 << 20)
+#define DCP_MANIFEST_MAX_FS 4096
+
 /* One "entry" record. */
 struct dcp_manifest_entry {
 	char *path;		     /* NUL-terminated */
@@ -64,6 +68,7 @@ struct dcp_manifest {
 	size_t nroots;
 	size_t lines;		     /* lines read; after a read error, the one that
 				      * could not be read */
+	int format;		     /* 2 (its first record says so) or 1 */
 };
 
 /*

@@ -543,18 +543,50 @@ struct dcp_pages_identity {
 	uint64_t ino;	   /* st_ino */
 	uint64_t size;	   /* st_size */
 	int64_t mtime_ns;  /* st_mtim in ns since the epoch */
+	/* Format 2: what survives a reboot.  FS: its filesystem's UUID
+	 * (fs.from DCP_FSID_NONE: none recorded, the device number DEV tells
+	 * the filesystem, as in format 1); HANDLE_LEN bytes at HANDLE: its
+	 * file handle of type HANDLE_TYPE (HANDLE_LEN 0: none recorded). */
+	struct dcp_fsid fs;
+	int32_t handle_type;
+	uint32_t handle_len;
+	const uint8_t *handle;
 };
 
 /*
  * A manifest's file is opened for reading only after its O_PATH
  * descriptor showed, without opening anything: a regular file; the one
- * recorded (device, inode, size, mtime: else -ESTALE); on a mount in the
+ * recorded (its handle, inode number, size and mtime; its device number
+ * when no filesystem UUID was recorded: else -ESTALE); on a mount in the
  * table where an open does not wait (not FUSE, NFS...: else -EREMOTE) and
  * no pseudo filesystem (proc, sysfs, debugfs, tracefs, securityfs,
  * configfs, cgroup... by the mount table's type, then by fstatfs(2) of
  * that descriptor: else -EOPNOTSUPP).  Then that descriptor is reopened
- * (/proc/self/fd), never the name looked up again.
+ * (/proc/self/fd), never the name looked up again, and the filesystem's
+ * UUID, when one was recorded, is asked of the reopened descriptor
+ * (FS_IOC_GETFSUUID takes no O_PATH one) before anything is read or
+ * measured: another one closes it (-ESTALE).
  */
+
+/*
+ * Why a file is not the one recorded (-ESTALE), in the words a report
+ * gives after DCP_PAGES_MSG_CHANGED: the filesystem (its UUID, or without
+ * one its device number), the file (its handle, else its inode number: a
+ * file deleted and made again under the same name, even on the same inode
+ * number, has another generation), its size and mtime.
+ */
+enum dcp_pages_stale {
+	DCP_PAGES_STALE_NONE = 0,
+	DCP_PAGES_STALE_FS,	  /* another filesystem (UUID) */
+	DCP_PAGES_STALE_DEV,	  /* another device number (no UUID recorded) */
+	DCP_PAGES_STALE_FILE,	  /* another file (handle or inode number) */
+	DCP_PAGES_STALE_UNTOLD,	  /* a handle recorded, none to be had now */
+	DCP_PAGES_STALE_CONTENT,  /* another size or mtime */
+	DCP_PAGES_STALE_TYPE,	  /* no regular file now */
+};
+
+/* dcp_pages_stale_text - the words for WHY ("another filesystem"...), or NULL for NONE. */
+const char *dcp_pages_stale_text(enum dcp_pages_stale why);
 
 /*
  * dcp_pages_at_manifest - measure regular file NAME (relative to DIRFD,
@@ -563,9 +595,9 @@ struct dcp_pages_identity {
  * (each [offset, length], clipped to the file's size now): OUT's size and
  * pages are the recorded bytes and pages, its resident count those in
  * memory now.  Returns 0, -ESTALE when the file is not ID any more
- * (another device, inode, size or mtime, or no regular file at all),
- * -EREMOTE on a filesystem that is not read (FUSE, NFS..., or pseudo:
- * residency "filesystem" unknown), or as dcp_pages_at().
+ * (another filesystem, file, size or mtime, or no regular file at all:
+ * enum dcp_pages_stale), -EREMOTE on a filesystem that is not read (FUSE,
+ * NFS..., or pseudo: residency "filesystem" unknown), or as dcp_pages_at().
  */
 int dcp_pages_at_manifest(struct dcp_pages_run *run, int dirfd, const char *name,
 			  unsigned flags, const struct dcp_pages_identity *id,
@@ -574,6 +606,7 @@ int dcp_pages_at_manifest(struct dcp_pages_run *run, int dirfd, const char *name
 /* What a restore reads of one file: dcp_pages_plan_at(), then dcp_pages_plan_read(). */
 struct dcp_pages_plan {
 	int fd;			/* the checked file while reads are pending, else -1 */
+	enum dcp_pages_stale stale; /* -ESTALE: why */
 	uint64_t bytes;		/* bytes of MISSING */
 	uint64_t data;		/* what the file holds (its size, or a sparse file's
 				 * allocated bytes): what max_file_size judges */
@@ -587,11 +620,12 @@ struct dcp_pages_plan {
  * dcp_pages_plan_at - open regular file NAME relative to DIRFD without
  * leaving DIRFD's mount (RESOLVE_NO_XDEV; the lookup may do I/O), by the
  * rule above (ID and the filesystem checked on the O_PATH descriptor, then
- * that descriptor reopened), and find which pages of the N recorded ranges
- * R (clipped to its size) are not resident now, without reading them.
- * Leaves P->fd open when there is something to read.  Returns 0 (P->bytes
- * may be 0: nothing missing, or another name of an inode planned before),
- * -ESTALE, -ENODEV (not a regular file), -EREMOTE, -EOPNOTSUPP, -errno.
+ * that descriptor reopened, its UUID asked), and find which pages of the
+ * N recorded ranges R (clipped to its size) are not resident now, without
+ * reading them.  Leaves P->fd open when there is something to read.
+ * Returns 0 (P->bytes may be 0: nothing missing, or another name of an
+ * inode planned before), -ESTALE (why in P->stale), -ENODEV (not a
+ * regular file), -EREMOTE, -EOPNOTSUPP, -errno.
  */
 int dcp_pages_plan_at(struct dcp_pages_run *run, int dirfd, const char *name,
 		      const struct dcp_pages_identity *id, const uint64_t (*r)[2], size_t n,

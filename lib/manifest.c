@@ -378,8 +378,12 @@ static bool js_dev(struct js *j, struct dcp_buf *tmp, uint64_t *dev)
 	return true;
 }
 
+/*
+ * An "identity" object into *ID; its "fs" number into *FS (-1 when none),
+ * its "handle" into *H (H->len 0 when none).
+ */
 static bool js_identity(struct js *j, struct dcp_buf *key, struct dcp_buf *tmp,
-			struct dcp_pages_identity *id)
+			struct dcp_pages_identity *id, int64_t *fs, struct dcp_handle *h)
 {
 	unsigned seen = 0;
 	int64_t v;
@@ -407,6 +411,13 @@ static bool js_identity(struct js *j, struct dcp_buf *key, struct dcp_buf *tmp,
 			} else if (!strcmp(key->data, "mtime_ns") && js_int(j, INT64_MIN, &v)) {
 				seen |= 8;
 				id->mtime_ns = v;
+			} else if (!strcmp(key->data, "fs") && js_int(j, 0, &v)) {
+				if (v >= DCP_MANIFEST_MAX_FS_ID)
+					js_fail(j, "\"fs\" of \"identity\" is out of range");
+				*fs = v;
+			} else if (!strcmp(key->data, "handle")) {
+				if (js_string(j, tmp) && dcp_handle_parse(tmp->data, tmp->len, h) < 0)
+					js_fail(j, "\"handle\" is not TYPE:HEX of at most 128 bytes");
 			} else if (!j->err) {
 				js_skip(j);
 			}
@@ -519,18 +530,70 @@ struct bufs {
 	struct dcp_buf key, val, tmp, path;
 };
 
-/*
- * One record (LEN bytes at LINE): an entry into *E (true), anything else
- * skipped (false, J->err unset), or J->err.
- */
-static bool parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry *e)
+/* What a record is (its "type"). */
+enum rec_type { REC_OTHER, REC_ENTRY, REC_MANIFEST, REC_ROOT, REC_FS };
+
+/* The members of a record other than an entry's own, and an entry's identity's. */
+struct rec {
+	enum rec_type type;
+	int64_t version;       /* manifest: -1 when absent */
+	int64_t fs;	       /* fs: its number (-1: absent) */
+	int64_t ident_fs;      /* entry: its identity's "fs" (-1: none) */
+	int64_t root;	       /* manifest_root: its number (-1: absent) */
+	bool has_path;
+	struct dcp_fsid fsid;  /* fs: the UUID (from NONE when absent) */
+	struct dcp_handle handle; /* entry: its identity's handle (len 0: none) */
+};
+
+static enum rec_type type_of(const struct dcp_buf *v)
 {
-	bool entry = false, has_path = false, has_state = false, has_ranges = false;
+	static const struct {
+		const char *name;
+		enum rec_type type;
+	} types[] = {
+		{ "entry", REC_ENTRY }, { "manifest", REC_MANIFEST },
+		{ "manifest_root", REC_ROOT }, { "fs", REC_FS },
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (v->len == strlen(types[i].name) && !memcmp(v->data, types[i].name, v->len))
+			return types[i].type;
+	return REC_OTHER;
+}
+
+/* A path member's checks (entry, manifest_root): false with J->err set. */
+static bool path_ok(struct js *j, const struct dcp_buf *path)
+{
+	if (!path->len)
+		js_fail(j, DCP_MSG_EMPTY_PATH);
+	else if (memchr(path->data, 0, path->len))
+		js_fail(j, "a path contains a NUL byte");
+	else if (path->len >= PATH_MAX)
+		js_fail(j, "the path is longer than PATH_MAX (4096 bytes)");
+	else if (has_dotdot(path->data, path->len))
+		js_fail(j, "a path with a '..' component: what it names depends on symlinks");
+	return !j->err;
+}
+
+/*
+ * One record: an entry into *E (REC_ENTRY), a manifest's own record's
+ * members into *R (its type in R->type), anything else skipped
+ * (REC_OTHER); J->err when malformed.  An entry's identity's "fs" number
+ * is left in R->ident_fs for the caller, which knows the fs records before
+ * it, and its handle in R->handle.
+ */
+static enum rec_type parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry *e,
+				  struct rec *r)
+{
+	bool has_path = false, has_state = false, has_ranges = false, has_uuid_from = false;
+	bool has_uuid = false;
+	int64_t v;
 
 	*e = (struct dcp_manifest_entry){ .depth = -1, .kind = DT_UNKNOWN };
+	*r = (struct rec){ .type = REC_OTHER, .version = -1, .fs = -1, .ident_fs = -1, .root = -1 };
 	if (!js_eat(j, '{')) {
 		js_fail(j, "a record is not a JSON object");
-		return false;
+		return REC_OTHER;
 	}
 	if (!js_eat(j, '}')) {
 		do {
@@ -545,7 +608,7 @@ static bool parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry
 			}
 			if (!strcmp(b->key.data, "type")) {
 				if (js_string(j, &b->val))
-					entry = b->val.len == 5 && !memcmp(b->val.data, "entry", 5);
+					r->type = type_of(&b->val);
 			} else if (!strcmp(b->key.data, "path")) {
 				has_path = js_path(j, &b->path, &b->tmp);
 			} else if (!strcmp(b->key.data, "state")) {
@@ -571,17 +634,41 @@ static bool parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry
 					e->kind = (unsigned char)k;
 				}
 			} else if (!strcmp(b->key.data, "depth")) {
-				int64_t d;
-
-				if (js_int(j, 0, &d))
-					e->depth = d > INT_MAX ? INT_MAX : (int)d;
+				if (js_int(j, 0, &v))
+					e->depth = v > INT_MAX ? INT_MAX : (int)v;
 			} else if (!strcmp(b->key.data, "identity")) {
-				e->has_identity = js_identity(j, &b->key, &b->tmp, &e->identity);
+				e->has_identity = js_identity(j, &b->key, &b->tmp, &e->identity,
+							      &r->ident_fs, &r->handle);
 			} else if (!strcmp(b->key.data, "ranges")) {
 				has_ranges = true;
 				e->has_ranges = !js_lit(j, "null");
 				if (e->has_ranges)
 					js_ranges(j, e);
+			} else if (!strcmp(b->key.data, "version")) {
+				/* Any number: a later format may be written otherwise. */
+				if (js_int(j, INT64_MIN, &v))
+					r->version = v;
+			} else if (!strcmp(b->key.data, "fs")) {
+				if (js_int(j, 0, &v))
+					r->fs = v;
+			} else if (!strcmp(b->key.data, "root")) {
+				if (js_int(j, 0, &v))
+					r->root = v;
+			} else if (!strcmp(b->key.data, "uuid")) {
+				has_uuid = js_string(j, &b->val) &&
+					   dcp_fsid_parse(b->val.data, b->val.len, &r->fsid) == 0;
+				if (!j->err && !has_uuid)
+					js_fail(j, "\"uuid\" is not a UUID (8-4-4-4-12 hexadecimal digits)");
+			} else if (!strcmp(b->key.data, "uuid_from")) {
+				if (js_string(j, &b->val)) {
+					has_uuid_from = true;
+					if (b->val.len == 6 && !memcmp(b->val.data, "fsuuid", 6))
+						r->fsid.from = DCP_FSID_FSUUID;
+					else if (b->val.len == 5 && !memcmp(b->val.data, "btrfs", 5))
+						r->fsid.from = DCP_FSID_BTRFS;
+					else
+						js_fail(j, "\"uuid_from\" is not fsuuid or btrfs");
+				}
 			} else {
 				js_skip(j);
 			}
@@ -592,32 +679,49 @@ static bool parse_record(struct js *j, struct bufs *b, struct dcp_manifest_entry
 	js_ws(j);
 	if (!j->err && j->p != j->end)
 		js_fail(j, "something follows the record's object");
-	if (j->err || !entry)
-		return false;
+	if (j->err)
+		return REC_OTHER;
+	switch (r->type) {
+	case REC_OTHER:
+		return REC_OTHER;
+	case REC_MANIFEST:
+		if (r->version < 0)
+			js_fail(j, "a manifest record needs \"version\"");
+		return j->err ? REC_OTHER : REC_MANIFEST;
+	case REC_FS:
+		if (r->fs < 0 || !has_uuid || !has_uuid_from)
+			js_fail(j, "an fs record needs \"fs\", \"uuid\" and \"uuid_from\"");
+		else if (r->fs >= DCP_MANIFEST_MAX_FS_ID)
+			js_fail(j, "\"fs\" is out of range");
+		return j->err ? REC_OTHER : REC_FS;
+	case REC_ROOT:
+		if (!has_path || r->root < 0)
+			js_fail(j, "a manifest_root record needs \"root\" and \"path\"");
+		else
+			path_ok(j, &b->path);
+		r->has_path = true;
+		return j->err ? REC_OTHER : REC_ROOT;
+	case REC_ENTRY:
+		break;
+	}
 	if (!has_path || !has_state)
 		js_fail(j, "an entry record needs \"path\" and \"state\"");
-	else if (!b->path.len)
-		js_fail(j, DCP_MSG_EMPTY_PATH);
-	else if (memchr(b->path.data, 0, b->path.len))
-		js_fail(j, "a path contains a NUL byte");
-	else if (b->path.len >= PATH_MAX)
-		js_fail(j, "the path is longer than PATH_MAX (4096 bytes)");
-	else if (has_dotdot(b->path.data, b->path.len))
-		js_fail(j, "a path with a '..' component: what it names depends on symlinks");
-	else if (e->nranges && !e->has_identity)
+	else if (path_ok(j, &b->path) && e->nranges && !e->has_identity)
 		js_fail(j, "\"ranges\" without \"identity\": whose ranges they are is not known");
 	else if (has_ranges && e->has_identity && e->state != DCP_CACHED)
 		js_fail(j, "\"ranges\" of a path that was not cached");
+	else if (!e->has_identity && (r->ident_fs >= 0 || r->handle.len))
+		js_fail(j, "\"identity\" is malformed");
 	if (j->err)
-		return false;
+		return REC_OTHER;
 	coalesce(e);
 	e->path = strndup(b->path.data, b->path.len);
 	if (!e->path) {
 		js_oom(j);
-		return false;
+		return REC_OTHER;
 	}
 	e->len = b->path.len;
-	return true;
+	return REC_ENTRY;
 }
 
 /* ---- roots ---- */
@@ -690,12 +794,18 @@ static int root_add(struct dcp_manifest *m, struct rootset *rs, const char *path
 		}
 }
 
-/* Each entry's root: the longest root that is its path or a prefix of it by components. */
-static int assign_roots(struct dcp_manifest *m)
+/*
+ * Each entry's root: the longest root that is its path or a prefix of it
+ * by components.  The roots: the NR root records' paths GIVEN (format 2), then
+ * the entries at depth 0.
+ */
+static int assign_roots(struct dcp_manifest *m, char **given, size_t nr)
 {
 	struct rootset rs = { 0 };
 	int ret = 0;
 
+	for (size_t i = 0; i < nr && !ret; i++)
+		ret = root_add(m, &rs, given[i]);
 	for (size_t i = 0; i < m->n && !ret; i++)
 		if (m->v[i].depth == 0)
 			ret = root_add(m, &rs, m->v[i].path);
@@ -780,15 +890,145 @@ static int read_line(struct lines *r, struct dcp_buf *line, size_t max)
 	return !any ? 0 : over ? -E2BIG : 1;
 }
 
+/* A manifest's "fs" records by number (at most DCP_MANIFEST_MAX_FS). */
+#define FS_SLOTS (2 * DCP_MANIFEST_MAX_FS)
+struct fstab {
+	uint32_t id[FS_SLOTS];	     /* number + 1, 0 empty */
+	struct dcp_fsid v[FS_SLOTS];
+	size_t n;
+};
+
+static size_t fs_slot(const struct fstab *t, uint32_t id)
+{
+	size_t i = (id * 2654435761u) % FS_SLOTS;
+
+	while (t->id[i] && t->id[i] != id + 1)
+		i = (i + 1) % FS_SLOTS;
+	return i;
+}
+
+/* What reading a manifest keeps between its records. */
+struct reading {
+	struct dcp_manifest *m;
+	size_t records;		/* non-empty records so far */
+	bool entries;		/* an entry was read */
+	struct fstab *fs;
+	char **roots;		/* the manifest_root records' paths */
+	size_t nroots;
+};
+
+/*
+ * A record that is not an entry: the format, a root, a filesystem.
+ * Returns 0, 1 when reading must stop (a later format), or -ENOMEM; a
+ * malformed one is handed to BAD.
+ */
+static int take_record(struct reading *rd, const struct rec *r, const struct dcp_buf *path,
+		       size_t record, void (*bad)(size_t record, const char *what, void *arg),
+		       void *arg)
+{
+	switch (r->type) {
+	case REC_MANIFEST:
+		if (r->version > DCP_MANIFEST_VERSION) {
+			bad(record, "a manifest of a later format than this dcprobe reads (2): "
+				    "nothing of it is read", arg);
+			return 1;
+		}
+		if (r->version != DCP_MANIFEST_VERSION)
+			bad(record, "a manifest record of a format this dcprobe does not write", arg);
+		else if (rd->records != 1)
+			bad(record, "a manifest record that is not the first", arg);
+		else
+			rd->m->format = DCP_MANIFEST_VERSION;
+		return 0;
+	case REC_ROOT: {
+		char **v;
+
+		if (rd->entries) {
+			bad(record, "a manifest_root record after an entry", arg);
+			return 0;
+		}
+		v = realloc(rd->roots, (rd->nroots + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		rd->roots = v;
+		rd->roots[rd->nroots] = strndup(path->data, path->len);
+		if (!rd->roots[rd->nroots])
+			return -ENOMEM;
+		rd->nroots++;
+		return 0;
+	}
+	case REC_FS: {
+		size_t i;
+
+		if (!rd->fs && !(rd->fs = calloc(1, sizeof(*rd->fs))))
+			return -ENOMEM;
+		i = fs_slot(rd->fs, (uint32_t)r->fs);
+		if (rd->fs->id[i])
+			bad(record, "an fs record whose number an earlier one gives", arg);
+		else if (rd->fs->n == DCP_MANIFEST_MAX_FS)
+			bad(record, "more than 4096 fs records", arg);
+		else {
+			rd->fs->id[i] = (uint32_t)r->fs + 1;
+			rd->fs->v[i] = r->fsid;
+			rd->fs->n++;
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Entry E's identity from R: the UUID of the fs record it names (which
+ * must come before it) and its handle (copied).  Returns 0, 1 when it
+ * names no fs record given before (handed to BAD), or -ENOMEM.
+ */
+static int take_identity(struct reading *rd, const struct rec *r, struct dcp_manifest_entry *e,
+			 size_t record, void (*bad)(size_t record, const char *what, void *arg),
+			 void *arg)
+{
+	if (r->ident_fs >= 0) {
+		size_t i = rd->fs ? fs_slot(rd->fs, (uint32_t)r->ident_fs) : 0;
+
+		if (!rd->fs || !rd->fs->id[i]) {
+			bad(record, "\"identity\" names a filesystem (\"fs\") that no record before it gives",
+			    arg);
+			return 1;
+		}
+		e->identity.fs = rd->fs->v[i];
+	}
+	if (r->handle.len) {
+		uint8_t *h = malloc(r->handle.len);
+
+		if (!h)
+			return -ENOMEM;
+		memcpy(h, r->handle.bytes, r->handle.len);
+		e->identity.handle = h;
+		e->identity.handle_len = r->handle.len;
+		e->identity.handle_type = r->handle.type;
+	}
+	return 0;
+}
+
+static void entry_free(struct dcp_manifest_entry *e)
+{
+	free(e->path);
+	free(e->ranges);
+	free((void *)e->identity.handle);
+}
+
 int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
 		       void (*bad)(size_t record, const char *what, void *arg), void *arg)
 {
 	struct bufs b = { DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT };
 	struct dcp_buf line = DCP_BUF_INIT;
 	struct lines r = { f, malloc(LINES_BLOCK), 0, 0 };
+	struct reading rd = { .m = m };
 	size_t record = 0;
 	int ret, roots;
 
+	m->format = 1;
 	if (!r.buf) {
 		m->lines = 1; /* the first line could not be read */
 		ret = -ENOMEM;
@@ -797,6 +1037,8 @@ int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
 	while ((ret = read_line(&r, &line, DCP_MANIFEST_MAX_RECORD)) != 0) {
 		struct dcp_manifest_entry e;
 		struct js j;
+		struct rec rc;
+		enum rec_type t;
 
 		m->lines = ++record;
 		if (ret == -E2BIG) {
@@ -811,11 +1053,13 @@ int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
 		js_ws(&j);
 		if (j.p == j.end)
 			continue; /* an empty line holds no record */
+		rd.records++;
 		if (memchr(line.data, '\0', line.len)) {
 			bad(record, "the record contains a NUL byte", arg);
 			continue;
 		}
-		if (!parse_record(&j, &b, &e)) {
+		t = parse_record(&j, &b, &e, &rc);
+		if (t != REC_ENTRY) {
 			free(e.ranges);
 			if (j.oom || b.key.oom || b.val.oom || b.tmp.oom || b.path.oom) {
 				ret = -ENOMEM;
@@ -823,7 +1067,19 @@ int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
 			}
 			if (j.err)
 				bad(record, j.err, arg);
+			else if ((ret = take_record(&rd, &rc, &b.path, record, bad, arg)) != 0)
+				break;
 			continue;
+		}
+		rd.entries = true;
+		ret = take_identity(&rd, &rc, &e, record, bad, arg);
+		if (ret) {
+			entry_free(&e);
+			if (ret > 0) {
+				ret = 0;
+				continue;
+			}
+			break;
 		}
 		e.record = record;
 		if (m->n == m->cap) {
@@ -831,8 +1087,7 @@ int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
 			struct dcp_manifest_entry *v = realloc(m->v, c * sizeof(*v));
 
 			if (!v) {
-				free(e.path);
-				free(e.ranges);
+				entry_free(&e);
 				ret = -ENOMEM;
 				break;
 			}
@@ -841,6 +1096,8 @@ int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
 		}
 		m->v[m->n++] = e;
 	}
+	if (ret > 0) /* a later format: nothing of it is read */
+		ret = 0;
 out:
 	free(r.buf);
 	dcp_buf_free(&line);
@@ -849,16 +1106,18 @@ out:
 	dcp_buf_free(&b.tmp);
 	dcp_buf_free(&b.path);
 	/* What was read before an error is kept, each entry with its root. */
-	roots = assign_roots(m);
+	roots = assign_roots(m, rd.roots, rd.nroots);
+	for (size_t i = 0; i < rd.nroots; i++)
+		free(rd.roots[i]);
+	free(rd.roots);
+	free(rd.fs);
 	return ret ? ret : roots;
 }
 
 void dcp_manifest_free(struct dcp_manifest *m)
 {
-	for (size_t i = 0; i < m->n; i++) {
-		free(m->v[i].path);
-		free(m->v[i].ranges);
-	}
+	for (size_t i = 0; i < m->n; i++)
+		entry_free(&m->v[i]);
 	for (size_t i = 0; i < m->nroots; i++)
 		free(m->roots[i]);
 	free(m->v);
@@ -1026,10 +1285,18 @@ static int mount_root(struct restore *r, const char *path, size_t *tlen)
 	return fd;
 }
 
-/* Say what befell ENTRY: an error ERR, or with ERR 0 a limit LEFT_OUT. */
-static void report(struct restore *r, size_t entry, int err, enum dcp_pages_limit left_out)
+/*
+ * Say what befell ENTRY: an error ERR (-ESTALE: why in WHY), or with ERR 0
+ * a limit LEFT_OUT.
+ */
+static void report(struct restore *r, size_t entry, int err, enum dcp_pages_stale why,
+		   enum dcp_pages_limit left_out)
 {
-	const char *what = err == ESTALE ? DCP_PAGES_MSG_CHANGED ", not restored" :
+	char changed[128];
+	const char *what = err == ESTALE && dcp_pages_stale_text(why) ?
+			   (snprintf(changed, sizeof(changed), "%s, not restored (%s)",
+				     DCP_PAGES_MSG_CHANGED, dcp_pages_stale_text(why)), changed) :
+			   err == ESTALE ? DCP_PAGES_MSG_CHANGED ", not restored" :
 			   err == ENODEV ? "not a regular file now, not restored" :
 			   err == EREMOTE ? "on a filesystem where a lookup may wait (FUSE, NFS...), "
 					    "not restored" :
@@ -1067,6 +1334,7 @@ static void plan_one(struct restore *r, struct item *it)
 	it->err = 0;
 	it->left_out = DCP_PAGES_LIMIT_NONE;
 	it->plan.fd = -1;
+	it->plan.stale = DCP_PAGES_STALE_NONE;
 	if (!abs) {
 		it->err = errno;
 		return;
@@ -1263,7 +1531,7 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 			struct item *it = &r.items[i];
 
 			if (it->err)
-				report(&r, it->entry, it->err, DCP_PAGES_LIMIT_NONE);
+				report(&r, it->entry, it->err, it->plan.stale, DCP_PAGES_LIMIT_NONE);
 			else
 				atomic_fetch_add(&r.entries, 1);
 			if (it->plan.fd >= 0)
@@ -1275,11 +1543,11 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 			struct item *it = &r.items[r.order[i]];
 
 			if (it->err) {
-				report(&r, it->entry, it->err, DCP_PAGES_LIMIT_NONE);
+				report(&r, it->entry, it->err, it->plan.stale, DCP_PAGES_LIMIT_NONE);
 				atomic_fetch_sub(&r.entries, 1);
 			} else if (it->left_out) {
 				/* Looked up, its data not all back: named, not an error. */
-				report(&r, it->entry, 0, it->left_out);
+				report(&r, it->entry, 0, DCP_PAGES_STALE_NONE, it->left_out);
 			}
 		}
 	}

@@ -796,11 +796,82 @@ static bool magic_refused(unsigned long type)
 	return false;
 }
 
+const char *dcp_pages_stale_text(enum dcp_pages_stale why)
+{
+	switch (why) {
+	case DCP_PAGES_STALE_FS: return "another filesystem";
+	case DCP_PAGES_STALE_DEV: return "another device number";
+	case DCP_PAGES_STALE_FILE: return "another file of the same name";
+	case DCP_PAGES_STALE_UNTOLD: return "cannot be told from another file now";
+	case DCP_PAGES_STALE_CONTENT: return "size or mtime changed";
+	case DCP_PAGES_STALE_TYPE: return "not a regular file now";
+	default: return NULL;
+	}
+}
+
+/*
+ * Is the object the O_PATH descriptor PFD holds (its statx STX) the file
+ * ID recorded, as far as PFD tells without opening anything?  Its device
+ * number when no filesystem UUID was recorded (format 1, a filesystem
+ * without one; else the UUID is asked of the reopened descriptor:
+ * identity_fs()); its inode number and, when one was recorded, its handle
+ * (name_to_handle_at takes an O_PATH descriptor: the inode's generation on
+ * ext4 and xfs, its subvolume on btrfs); its size and mtime.  Returns
+ * DCP_PAGES_STALE_NONE or why not.
+ */
+static enum dcp_pages_stale identity_of_path(int pfd, const struct statx *stx,
+					     const struct dcp_pages_identity *id)
+{
+	if (id->fs.from == DCP_FSID_NONE &&
+	    (uint64_t)makedev(stx->stx_dev_major, stx->stx_dev_minor) != id->dev)
+		return DCP_PAGES_STALE_DEV;
+	if (stx->stx_ino != id->ino)
+		return DCP_PAGES_STALE_FILE;
+	if (id->handle_len) {
+		struct dcp_handle h;
+
+		if (dcp_handle_of(pfd, &h) < 0)
+			return DCP_PAGES_STALE_UNTOLD;
+		if (h.type != id->handle_type || h.len != id->handle_len ||
+		    memcmp(h.bytes, id->handle, h.len))
+			return DCP_PAGES_STALE_FILE;
+	}
+	if (stx->stx_size != id->size ||
+	    (int64_t)stx->stx_mtime.tv_sec * 1000000000 + stx->stx_mtime.tv_nsec != id->mtime_ns)
+		return DCP_PAGES_STALE_CONTENT;
+	return DCP_PAGES_STALE_NONE;
+}
+
+/*
+ * The rest of ID once FD, the reopened descriptor of a file that
+ * identity_of_path() passed, is open (nothing read yet, nothing
+ * measured): its filesystem's UUID when one was recorded
+ * (FS_IOC_GETFSUUID, or btrfs's own ioctl, take no O_PATH descriptor),
+ * and its size and mtime again (ST, its fstat), which a write between the
+ * two may have changed.
+ */
+static enum dcp_pages_stale identity_fs(int fd, const struct stat *st,
+					const struct dcp_pages_identity *id)
+{
+	if (id->fs.from != DCP_FSID_NONE) {
+		struct dcp_fsid now;
+
+		if (dcp_fsid_of(fd, &now) < 0 || !dcp_fsid_equal(&now, &id->fs))
+			return DCP_PAGES_STALE_FS;
+	}
+	if ((uint64_t)st->st_size != id->size ||
+	    (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec != id->mtime_ns)
+		return DCP_PAGES_STALE_CONTENT;
+	return DCP_PAGES_STALE_NONE;
+}
+
 /*
  * A manifest's file (a manifest is input anyone may have written): may
  * the object that the O_PATH descriptor PFD holds (its statx in STX) be
  * opened for reading?  Decided before anything is opened, from PFD alone:
- *   - it is the file recorded, ID (device, inode, size, mtime): -ESTALE;
+ *   - it is the file recorded, ID, as far as PFD tells
+ *     (identity_of_path(): handle, inode, size, mtime; device number when
+ *     no UUID was recorded): -ESTALE, why in *WHY;
  *   - its mount (by its mount ID, in the table: no I/O) is one where an
  *     open does not wait (not FUSE, NFS...) and not a mount the table
  *     lacks: -EREMOTE; nor a pseudo filesystem (proc, sysfs...):
@@ -809,7 +880,7 @@ static bool magic_refused(unsigned long type)
  *     that the mount is known not to ask a daemon): -EOPNOTSUPP.
  */
 static int manifest_may_open(const struct dcp_pages_run *r, int pfd, const struct statx *stx,
-			     const struct dcp_pages_identity *id)
+			     const struct dcp_pages_identity *id, enum dcp_pages_stale *why)
 {
 	struct dcp_mount mt;
 	struct statfs sfs;
@@ -823,9 +894,8 @@ static int manifest_may_open(const struct dcp_pages_run *r, int pfd, const struc
 		return -EREMOTE;
 	if (dcp_fs_is_pseudo(mt.fstype))
 		return -EOPNOTSUPP;
-	if ((uint64_t)makedev(stx->stx_dev_major, stx->stx_dev_minor) != id->dev ||
-	    stx->stx_ino != id->ino || stx->stx_size != id->size ||
-	    (int64_t)stx->stx_mtime.tv_sec * 1000000000 + stx->stx_mtime.tv_nsec != id->mtime_ns)
+	*why = identity_of_path(pfd, stx, id);
+	if (*why != DCP_PAGES_STALE_NONE)
 		return -ESTALE;
 	if (fstatfs(pfd, &sfs) < 0)
 		return -errno;
@@ -842,7 +912,9 @@ static int manifest_may_open(const struct dcp_pages_run *r, int pfd, const struc
  * the file) cannot change what is opened: the name is never looked up
  * twice.  CACHED: the lookup uses RESOLVE_CACHED (no I/O).  The type comes
  * from statx without syncing, so a network or FUSE filesystem is not asked.
- * ID: a manifest's file, checked by manifest_may_open() before the reopen.
+ * ID: a manifest's file, checked by manifest_may_open() before the reopen,
+ * its filesystem's UUID after it (identity_fs()), before anything is read;
+ * why it is not ID in *WHY.
  * Returns the descriptor (its fstat in *AFTER), -ENODEV when it is not a
  * regular file, -EREMOTE when its mount may wait (CACHED or ID only),
  * -ESTALE or -EOPNOTSUPP (ID only), -ENOMEDIUM
@@ -851,7 +923,8 @@ static int manifest_may_open(const struct dcp_pages_run *r, int pfd, const struc
  */
 static int open_checked_how(struct dcp_pages_run *r, int dirfd, const char *name,
 			    unsigned flags, bool cached, unsigned long long more,
-			    const struct dcp_pages_identity *id, struct stat *after)
+			    const struct dcp_pages_identity *id, enum dcp_pages_stale *why,
+			    struct stat *after)
 {
 	unsigned long long nofollow = (flags & DCP_PAGES_FOLLOW) ? 0 : O_NOFOLLOW;
 	unsigned long long resolve = (cached ? RESOLVE_CACHED : 0) | more;
@@ -897,7 +970,7 @@ static int open_checked_how(struct dcp_pages_run *r, int dirfd, const char *name
 		return -ENODEV; /* a FIFO, a device, a link not followed... */
 	}
 	/* A measurement never waits: the mount reached, not the one named. */
-	ret = id ? manifest_may_open(r, pfd, &stx, id) :
+	ret = id ? manifest_may_open(r, pfd, &stx, id, why) :
 	      cached && !reached_opens_safely(r, &stx) ? -EREMOTE : 0;
 	if (ret < 0) {
 		close(pfd);
@@ -919,13 +992,17 @@ static int open_checked_how(struct dcp_pages_run *r, int dirfd, const char *name
 		close(fd);
 		return -ENODEV;
 	}
+	if (id && (*why = identity_fs(fd, after, id)) != DCP_PAGES_STALE_NONE) {
+		close(fd);
+		return -ESTALE;
+	}
 	return fd;
 }
 
 static int open_checked(struct dcp_pages_run *r, int dirfd, const char *name, unsigned flags,
 			bool cached, struct stat *after)
 {
-	return open_checked_how(r, dirfd, name, flags, cached, 0, NULL, after);
+	return open_checked_how(r, dirfd, name, flags, cached, 0, NULL, NULL, after);
 }
 
 bool dcp_pages_dir_private(uid_t uid, mode_t mode)
@@ -1995,13 +2072,6 @@ int dcp_pages_warm_at(struct dcp_pages_run *r, int dirfd, const char *name, unsi
 
 /* ---- manifests ---- */
 
-static bool identity_is(const struct stat *st, const struct dcp_pages_identity *id)
-{
-	return (uint64_t)st->st_dev == id->dev && (uint64_t)st->st_ino == id->ino &&
-	       (uint64_t)st->st_size == id->size &&
-	       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec == id->mtime_ns;
-}
-
 /*
  * Add FD's [S, E) to OUT, for data_parts(): its bytes and pages, and those
  * resident (with OUT's method); 0 or -errno.
@@ -2052,7 +2122,8 @@ int dcp_pages_at_manifest(struct dcp_pages_run *run, int dirfd, const char *name
 	uint64_t s, e;
 	struct stat st;
 	/* Checked to be ID, on a filesystem that may be read, before the open. */
-	int fd = open_checked_how(run, dirfd, name, flags, true, 0, id, &st), m, ret = 0;
+	enum dcp_pages_stale why = DCP_PAGES_STALE_NONE;
+	int fd = open_checked_how(run, dirfd, name, flags, true, 0, id, &why, &st), m, ret = 0;
 
 	*out = (struct dcp_pages){ 0 };
 	if (fd == -EOPNOTSUPP)
@@ -2060,9 +2131,9 @@ int dcp_pages_at_manifest(struct dcp_pages_run *run, int dirfd, const char *name
 	if (fd < 0)
 		return fd == -ENODEV ? -ESTALE : fd; /* not even a regular file now */
 	m = dcp_pages_support();
-	if (!identity_is(&st, id) || m < 0) {
+	if (m < 0) {
 		close_later(run, fd);
-		return m < 0 ? m : -ESTALE;
+		return m;
 	}
 	out->method = m;
 	out->dev = (uint64_t)st.st_dev;
@@ -2112,6 +2183,7 @@ int dcp_pages_plan_at(struct dcp_pages_run *run, int dirfd, const char *name,
 	int fd, ret = 0;
 
 	p->fd = -1;
+	p->stale = DCP_PAGES_STALE_NONE;
 	p->bytes = 0;
 	p->data = 0;
 	p->physical = UINT64_MAX;
@@ -2119,13 +2191,9 @@ int dcp_pages_plan_at(struct dcp_pages_run *run, int dirfd, const char *name,
 	p->missing.failed = 0;
 	/* The regular file checked, reached without leaving DIRFD's mount. */
 	fd = open_checked_how(run, dirfd, name, 0, false, RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS, id,
-			      &st);
+			      &p->stale, &st);
 	if (fd < 0)
 		return fd;
-	if (!identity_is(&st, id)) {
-		close(fd);
-		return -ESTALE;
-	}
 	/* Another name of an inode restored in this run: nothing more to read. */
 	if (st.st_nlink > 1 && !link_first(run, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
 		close(fd);

@@ -179,6 +179,13 @@ int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, vo
 		       void *ctx, unsigned long long *errors);
 
 /*
+ * dcp_opts_manifest_notice - a manifest FILE of FORMAT 1 (written before
+ * format 2): said once on stderr (not an error), and under --json kept as
+ * a "notice" record beside the input errors.  Nothing for format 2.
+ */
+void dcp_opts_manifest_notice(const struct dcp_opts *o, const char *file, int format);
+
+/*
  * dcp_opts_input_error - one input error of list FILE, in the words of
  * dcp_opts_each_path(): RECORD (from 1; 0: the whole list), and ERR (a
  * positive errno, said with strerror) or WHAT (a sentence).  Counted in

@@ -789,6 +789,26 @@ void dcp_opts_input_error(const struct dcp_opts *o, unsigned long long *errors, 
 	dcp_buf_free(&b);
 }
 
+void dcp_opts_manifest_notice(const struct dcp_opts *o, const char *file, int format)
+{
+	static const char what[] = "a manifest of format 1 (no filesystem UUIDs, no file "
+				   "handles): its files are told by device number, which a reboot "
+				   "may change; take a new snapshot";
+	struct dcp_buf b = DCP_BUF_INIT;
+
+	if (format != 1)
+		return;
+	if (o->json) {
+		dcp_buf_puts(&input_records, "{\"type\":\"notice\",\"list\":");
+		dcp_buf_json_str(&input_records, file, strlen(file));
+		dcp_buf_puts(&input_records, ",\"manifest_format\":1,\"message\":");
+		dcp_buf_json_str(&input_records, what, strlen(what));
+		dcp_buf_puts(&input_records, "}\n");
+	}
+	dcp_warn(0, "%s: %s", list_name(&b, file), what);
+	dcp_buf_free(&b);
+}
+
 int dcp_opts_each_path(const struct dcp_opts *o, int (*add)(const char *path, void *ctx),
 		       void *ctx, unsigned long long *errors)
 {

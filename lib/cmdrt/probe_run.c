@@ -873,6 +873,8 @@ static void probe_manifest(void)
 	/* A read error (ENOMEM too) names its line; what came before is checked. */
 	if (ret < 0)
 		dcp_opts_input_error(o, &run.input_errors, o->manifest, m.lines, -ret, NULL);
+	if (m.n)
+		dcp_opts_manifest_notice(o, o->manifest, m.format);
 	given_roots((const char *const *)m.roots, m.nroots, "--manifest");
 	for (size_t i = 0; i < m.n; i++) {
 		const struct dcp_manifest_entry *me = &m.v[i];

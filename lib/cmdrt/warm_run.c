@@ -241,6 +241,8 @@ static void run_manifest(struct dcp_warm_stats *st, struct dcp_buf *b)
 	/* A read error (ENOMEM too) names its line; what came before is restored. */
 	if (ret < 0)
 		dcp_opts_input_error(o, &bad, o->manifest, m.lines, -ret, NULL);
+	if (m.n)
+		dcp_opts_manifest_notice(o, o->manifest, m.format);
 	ret = dcp_manifest_restore(&m, &ro, &rs);
 	if (ret < 0) {
 		struct dcp_buf q = DCP_BUF_INIT;

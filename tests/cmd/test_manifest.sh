@@ -489,7 +489,7 @@ print("ok" if len(files) > 1000 and len(ways) == 1 and states <= {"cached", "neg
 # never a crash; the good records are still restored, and nothing named by
 # a bad record is read.
 test_malformed_manifests() {
-	local y=$MNT/y good bad n what f cmd cases
+	local y=$MNT/y head good bad rec n what f cmd cases
 	# WHAT|HOW: each made into a manifest of a good record and a bad one.
 	cases='bad JSON|json
 negative offset|ranges=[[-4096,4096]]
@@ -499,7 +499,15 @@ ranges not an array|ranges=5
 range not a pair|ranges=[[0]]
 ranges an object|ranges={"0":4096}
 a NUL in the path|nul
-a .. component|dotdot'
+a .. component|dotdot
+an identity naming no fs record|fs=7
+an fs record given twice|fsdup
+a fs record whose uuid is not hex|uuid=zzzzzzzz-337c-4f8b-8b3f-f177b1cc197c
+a handle of 129 bytes|handle=1:'"$(printf 'ab%.0s' $(seq 129))"'
+a handle of odd hex|handle=1:0d0
+a handle of a negative type|handle=-1:0d
+a manifest record not first|manifest
+a manifest_root record after an entry|rootlate'
 	rm -rf "$y"
 	mkdir -p "$y"
 	head -c $((8 * PS)) /dev/urandom >"$y/g1"
@@ -507,18 +515,22 @@ a .. component|dotdot'
 	mcold || fail "remount"
 	dd if="$y/g1" of=/dev/null bs="$PS" count=2 2>/dev/null
 	dd if="$y/g2" of=/dev/null bs="$PS" count=2 2>/dev/null
+	# The manifest's own records first (its format, its filesystem), then
+	# the good entry, then the bad record (HEAD + 2).
+	head=$(dcache-probe --ranges --json "$y/g1" | grep -E '"type":"(manifest|fs)"')
 	good=$(dcache-probe --ranges --json "$y/g1" | grep '"type":"entry"')
 	bad=$(dcache-probe --ranges --json "$y/g2" | grep '"type":"entry"')
 	assertContains "$good" '"ranges":[[0,8192]]'
+	rec=$(($(grep -c . <<<"$head") + 2))
 	n=0
 	while IFS='|' read -r what f; do
 		[ -n "$what" ] || continue
 		n=$((n + 1))
-		printf '%s\n' "$good" >"$MDIR/bad$n.jsonl"
-		python3 - "$bad" "$f" "$y" >>"$MDIR/bad$n.jsonl" <<'PY'
+		printf '%s\n%s\n' "$head" "$good" >"$MDIR/bad$n.jsonl"
+		python3 - "$bad" "$f" "$y" "$head" >>"$MDIR/bad$n.jsonl" <<'PY'
 import json, sys
 o = json.loads(sys.argv[1])
-how, y = sys.argv[2], sys.argv[3]
+how, y, head = sys.argv[2], sys.argv[3], sys.argv[4].splitlines()
 if how == "json":
     print(sys.argv[1][:-7])
     sys.exit()
@@ -528,6 +540,19 @@ elif how == "nul":
     o["path"] = y + "/g2\u0000x"
 elif how == "dotdot":
     o["path"] = y + "/../y/g2"
+elif how.startswith("fs="):
+    o["identity"]["fs"] = int(how[3:])
+elif how.startswith("handle="):
+    o["identity"]["handle"] = how[7:]
+elif how == "fsdup":
+    o = json.loads([l for l in head if '"type":"fs"' in l][0])
+elif how.startswith("uuid="):
+    o = json.loads([l for l in head if '"type":"fs"' in l][0])
+    o["fs"], o["uuid"] = 1, how[5:]
+elif how == "manifest":
+    o = json.loads(head[0])
+elif how == "rootlate":
+    o = {"type": "manifest_root", "root": 0, "path": y}
 print(json.dumps(o))
 PY
 	done <<<"$cases"
@@ -540,7 +565,7 @@ PY
 		for cmd in warm dcache-probe; do
 			run timeout 60 "$cmd" --manifest="$f"
 			assertEquals "$cmd, $what: exit 2 ($ERR)" 2 "$RC"
-			assertContains "$cmd, $what: the record named" "$ERR" "$cmd: '$f': record 2: "
+			assertContains "$cmd, $what: the record named" "$ERR" "$cmd: '$f': record $rec: "
 		done
 		assertEquals "$what: the good record restored" 2 "$(read_pages "$y/g1")"
 		assertEquals "$what: nothing of the bad one read" 0 "$(read_pages "$y/g2")"
@@ -548,6 +573,17 @@ PY
 	run warm --manifest="$MDIR/bad1.jsonl" --json
 	assertEquals "--json: an input_error record" 1 \
 		"$(json_get 'sum(1 for o in objs if o["type"] == "input_error")' <<<"$OUT")"
+	# A manifest of a later format: said, and nothing of it read.
+	f=$MDIR/later.jsonl
+	printf '%s\n%s\n' "${head/\"version\":2/\"version\":3}" "$good" >"$f"
+	mcold || fail "remount"
+	for cmd in warm dcache-probe; do
+		run timeout 60 "$cmd" --manifest="$f"
+		assertEquals "$cmd, format 3: exit 2 ($ERR)" 2 "$RC"
+		assertContains "$cmd, format 3: said" "$ERR" \
+			"$cmd: '$f': record 1: a manifest of a later format than this dcprobe reads (2): nothing of it is read"
+	done
+	assertEquals "format 3: nothing of it read" 0 "$(read_pages "$y/g1")"
 	run warm --manifest="$MDIR/missing.jsonl"
 	assertEquals "unreadable: exit 2" 2 "$RC"
 	assertContains "$ERR" "warm: cannot read '$MDIR/missing.jsonl': No such file or directory"

@@ -1193,7 +1193,7 @@ test_ranges_identity_has_uuid_and_handle() {
 	umount "$t" && rmdir "$t"
 	assertEquals "exit: $ERR" 0 "$RC"
 	printf '%s\n' "$OUT" >"$j"
-	assertEquals "format 2, roots, fs records and identities" ok "$(python3 - "$j" "$(blkid -o value -s UUID "$dev")" "$MNT/k" "$PS" "$t" <<'PY'
+	assertEquals "format 2, roots, fs records and identities" ok "$(python3 - "$j" "$(blkid -p -o value -s UUID "$dev")" "$MNT/k" "$PS" "$t" <<'PY'
 import fcntl, json, os, struct, sys
 j, uuid, root, ps, tmp = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 objs = [json.loads(l) for l in open(j) if l.strip()]

@@ -8,7 +8,8 @@
  * non-empty path of its stated length without a NUL byte, a cached or
  * negative... state in range, ranges of positive length that end within
  * 2^63 - 1 and only with an identity, a root that exists and is its path
- * or a prefix of it by components; bad records are reported in ascending
+ * or a prefix of it by components, a handle (format 2) of at most 128
+ * bytes only with an identity; bad records are reported in ascending
  * order, each at most once, never past the last line; every line is read
  * (a line holding NUL bytes, one without its newline, the last one), and
  * the reader's count of lines is the input's.
@@ -62,6 +63,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ASSERT((unsigned)e->state < DCP_NSTATES);
 		ASSERT(e->record >= 1 && e->record <= s.lines);
 		ASSERT(!e->nranges || e->has_identity);
+		/* Format 2: a handle of 1 to 128 bytes, only with an identity. */
+		ASSERT(e->identity.handle_len <= DCP_HANDLE_MAX);
+		ASSERT(!e->identity.handle_len == !e->identity.handle);
+		ASSERT(!e->identity.handle_len || e->has_identity);
+		ASSERT(e->identity.fs.from == DCP_FSID_NONE || e->has_identity);
 		for (size_t k = 0; k < e->nranges; k++) {
 			ASSERT(e->ranges[k][1] > 0);
 			ASSERT(e->ranges[k][0] + e->ranges[k][1] <= (uint64_t)INT64_MAX);

@@ -55,6 +55,14 @@ reads dcache-probe's JSON Lines with Python's own parser.
       the same per-file comparison with fincore(1) (util-linux): pages
       resident per file equal the recorded pages (evicted ones counted
       as read); one line per difference.
+  manifest.py v1 ROOT
+      an independent writer of a manifest of format 1 (before format 2:
+      no manifest record, no fs records, every measured file with an
+      identity of device, inode, size and mtime only): one entry per name
+      below ROOT (os.walk; ROOT at depth 0), each "cached", each regular
+      file with its resident pages (cachestat per page) as its ranges.
+  manifest.py handle MANIFEST PATH
+      the handle recorded in PATH's identity ("TYPE:HEX"), or nothing
   manifest.py paths MANIFEST [STATES]
       the entry paths whose snapshot state is in STATES (cached,negative)
   manifest.py ranges MANIFEST
@@ -609,7 +617,7 @@ def pin(manifest, bdev=None):
 
     n, fds = 0, []
     for e in file_entries(manifest):
-        size = e["identity"]["size"]
+        size = size_of(e)
         fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
         fds.append(fd)
         for off, ln in e["ranges"]:
@@ -621,6 +629,45 @@ def pin(manifest, bdev=None):
         n += lock_resident(fd, 0, -(-os.lseek(fd, 0, os.SEEK_END) // PS))
     print("pinned %d" % n, flush=True)
     sys.stdin.read()
+
+
+KINDS = {0o100000: "file", 0o040000: "dir", 0o120000: "symlink", 0o010000: "fifo",
+         0o140000: "socket", 0o020000: "char", 0o060000: "block"}
+
+
+def v1(root):
+    def entry(path, depth):
+        st = os.lstat(path)
+        kind = KINDS.get(st.st_mode & 0o170000, "unknown")
+        o = {"type": "entry", "path": path, "state": "cached", "kind": kind, "depth": depth}
+        if kind == "file":
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            pages, off = [], 0
+            try:
+                # Pages of the data extents only: those of a hole cost no
+                # I/O to read again, and a restore reads no hole.
+                while off < st.st_size:
+                    try:
+                        a = os.lseek(fd, off, os.SEEK_DATA)
+                    except OSError:
+                        break
+                    b = os.lseek(fd, a, os.SEEK_HOLE)
+                    pages += [p for p in range(a // PS, -(-b // PS)) if cachestat(fd, p * PS, PS)[0]]
+                    off = b
+            finally:
+                os.close(fd)
+            o["data"] = "measured"
+            o["identity"] = {"dev": "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)),
+                             "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            o["ranges"] = coalesce(pages, -(-st.st_size // PS))
+        print(json.dumps(o, separators=(",", ":")))
+
+    entry(root, 0)
+    base = root.rstrip("/").count("/")
+    for d, dirs, files in os.walk(root):
+        for n in sorted(dirs) + sorted(files):
+            p = os.path.join(d, n)
+            entry(p, p.count("/") - base)
 
 
 def main(argv):
@@ -651,6 +698,12 @@ def main(argv):
                 print("%s: %d pages resident" % (p, res))
     elif cmd == "fincore":
         fincore(args[0])
+    elif cmd == "v1":
+        v1(args[0])
+    elif cmd == "handle":
+        for e in entries(args[0]):
+            if e["path"] == args[1] and "handle" in e.get("identity", {}):
+                print(e["identity"]["handle"])
     elif cmd == "paths":
         want = (args[1] if len(args) > 1 else "cached,negative").split(",")
         for e in entries(args[0]):

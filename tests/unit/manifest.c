@@ -121,6 +121,22 @@ static void malformed(void)
 		"{\"type\":\"entry\",\"path\":{\"bytes\":\"@@@@\"},\"state\":\"cached\"}",
 		"{\"type\":\"entry\",\"path\":\"/a/../b\",\"state\":\"cached\"}",
 		"{\"type\":\"entry\",\"path\":\"..\",\"state\":\"negative\"}",
+		/* format 2's own records, and an identity's new members */
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"fs\":3,\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":[[0,4096]]}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"fs\":1048576,\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":[[0,4096]]}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"handle\":\"1:0d0\",\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":[[0,4096]]}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"handle\":\"-1:0d\",\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":[[0,4096]]}",
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"handle\":5,\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":[[0,4096]]}",
+		"{\"type\":\"fs\",\"fs\":0,\"uuid\":\"zz22e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"fsuuid\"}",
+		"{\"type\":\"fs\",\"fs\":0,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"blkid\"}",
+		"{\"type\":\"fs\",\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"fsuuid\"}",
+		"{\"type\":\"fs\",\"fs\":1048576,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"fsuuid\"}",
+		"{\"type\":\"fs\",\"fs\":-1,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"fsuuid\"}",
+		"{\"type\":\"manifest\",\"version\":2,\"page_size\":4096}",	/* not first */
+		"{\"type\":\"manifest\",\"version\":1}",
+		"{\"type\":\"manifest\"}",
+		"{\"type\":\"manifest_root\",\"root\":0}",
+		"{\"type\":\"manifest_root\",\"root\":0,\"path\":\"/a/../b\"}",
 	};
 	size_t n = sizeof(lines) / sizeof(lines[0]);
 
@@ -355,10 +371,89 @@ static void two_restores(void)
 	free(j);
 }
 
+/*
+ * Format 2: its roots come from its manifest_root records (an entry at
+ * depth 0 is one too), an identity gets the UUID of the fs record it
+ * names and its handle; a filesystem number given twice, a root after an
+ * entry are refused; a manifest of a later format is read not at all.
+ */
+static void format2(void)
+{
+	static const char in[] =
+		"{\"type\":\"manifest\",\"version\":2,\"page_size\":4096}\n"
+		"{\"type\":\"manifest_root\",\"root\":0,\"path\":\"/srv\"}\n"
+		"{\"type\":\"manifest_root\",\"root\":1,\"path\":\"/srv/app\"}\n"
+		"{\"type\":\"fs\",\"fs\":5,\"uuid\":\"8822E3F7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"btrfs\",\"x\":1}\n"
+		"{\"type\":\"entry\",\"path\":\"/srv/app/a\",\"state\":\"cached\",\"kind\":\"file\",\"depth\":1,"
+		"\"identity\":{\"fs\":5,\"dev\":\"0:44\",\"ino\":258,\"handle\":\"77:0201000000000000\","
+		"\"size\":6,\"mtime_ns\":1},\"ranges\":[[0,4096]]}\n"
+		"{\"type\":\"entry\",\"path\":\"/srv/b\",\"state\":\"cached\",\"kind\":\"file\",\"depth\":1,\"ranges\":[]}\n"
+		"{\"type\":\"fs\",\"fs\":5,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197d\",\"uuid_from\":\"fsuuid\"}\n"
+		"{\"type\":\"manifest_root\",\"root\":2,\"path\":\"/srv/b\"}\n"
+		"{\"type\":\"entry\",\"path\":\"/opt\",\"state\":\"cached\",\"depth\":0}\n";
+	static const uint8_t uuid[16] = { 0x88, 0x22, 0xe3, 0xf7, 0x33, 0x7c, 0x4f, 0x8b,
+					  0x8b, 0x3f, 0xf1, 0x77, 0xb1, 0xcc, 0x19, 0x7c };
+	static const uint8_t handle[8] = { 2, 1, 0, 0, 0, 0, 0, 0 };
+	struct dcp_manifest m = { 0 };
+	struct bad b = { 0 };
+	char *later = NULL;
+
+	CHECK_INT(read_str(in, &m, &b), 0);
+	CHECK_INT(m.format, 2);
+	CHECK_INT(b.n, 2);
+	CHECK_INT(b.rec[0], 7); /* fs 5 again */
+	CHECK_INT(b.rec[1], 8); /* a root after an entry */
+	CHECK_INT(m.n, 3);
+	if (m.n == 3) {
+		const struct dcp_pages_identity *id = &m.v[0].identity;
+
+		CHECK_INT(m.v[0].has_identity, 1);
+		CHECK_INT(id->fs.from, DCP_FSID_BTRFS);
+		CHECK(!memcmp(id->fs.uuid, uuid, 16));
+		CHECK_INT(id->handle_type, 77);
+		CHECK_INT(id->handle_len, 8);
+		CHECK(id->handle && !memcmp(id->handle, handle, 8));
+		CHECK_INT(m.v[1].has_identity, 0);
+		CHECK_INT(m.v[1].has_ranges, 1);
+		CHECK_INT(m.v[1].nranges, 0);
+		CHECK_INT(m.v[1].identity.fs.from, DCP_FSID_NONE);
+		CHECK_INT(m.v[1].identity.handle_len, 0);
+		/* The longest root by components; /opt, at depth 0, one too. */
+		CHECK_INT(m.nroots, 3);
+		CHECK_STR(m.roots[0], "/srv");
+		CHECK_STR(m.roots[1], "/srv/app");
+		CHECK_STR(m.roots[2], "/opt");
+		CHECK_INT(m.v[0].root, 1);
+		CHECK_INT(m.v[1].root, 0);
+		CHECK_INT(m.v[2].root, 2);
+	}
+	dcp_manifest_free(&m);
+
+	/* A format without the manifest record is 1. */
+	b.n = 0;
+	CHECK_INT(read_str("{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\"}\n", &m, &b), 0);
+	CHECK_INT(m.format, 1);
+	CHECK_INT(m.n, 1);
+	dcp_manifest_free(&m);
+
+	/* A later format: said once, nothing read. */
+	b.n = 0;
+	CHECK(asprintf(&later, "{\"type\":\"manifest\",\"version\":3}\n%s", in + strlen(
+		"{\"type\":\"manifest\",\"version\":2,\"page_size\":4096}\n")) > 0);
+	CHECK_INT(read_str(later, &m, &b), 0);
+	CHECK_INT(b.n, 1);
+	CHECK_INT(b.rec[0], 1);
+	CHECK_INT(m.n, 0);
+	CHECK_INT(m.nroots, 0);
+	dcp_manifest_free(&m);
+	free(later);
+}
+
 int main(void)
 {
 	good();
 	malformed();
+	format2();
 	ranges_joined();
 	over_the_bound();
 	read_error();
