@@ -103,6 +103,34 @@ int dcp_manifest_read(const char *file, struct dcp_manifest *m,
 int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
 		       void (*bad)(size_t record, const char *what, void *arg), void *arg);
 
+/*
+ * A manifest read a window at a time, in memory bounded whatever its size:
+ * dcp_manifest_open() of the open stream F (left open, read from where it
+ * stands; close it after dcp_manifest_close()); with ROOTS, its roots are
+ * known before its first entry (as dcp_manifest_read() gives them, the
+ * entries' root indexes the same): from a file by a pre-pass that keeps
+ * nothing else, and -ESPIPE from a pipe (read it whole then).  A bad
+ * record is handed to BAD as dcp_manifest_read() does, once.
+ * dcp_manifest_next() empties the window *WIN and fills it with the next
+ * entries, at most MAX (0: 4096) and about 8 MiB of records (one record
+ * may be larger); returns their number, 0 at the end, or -errno (a read
+ * error, ENOMEM too, after the entries before it: never an end; its line
+ * is dcp_manifest_line()).  (*WIN)->roots are the roots so far: they only
+ * grow.  The window is the reader's, valid until the next call.
+ */
+struct dcp_manifest_reader;
+int dcp_manifest_open(FILE *f, bool roots,
+		      void (*bad)(size_t record, const char *what, void *arg), void *arg,
+		      struct dcp_manifest_reader **out);
+int dcp_manifest_next(struct dcp_manifest_reader *x, size_t max, const struct dcp_manifest **win);
+/* dcp_manifest_line - the line of the read error dcp_manifest_next() returned, else 0. */
+size_t dcp_manifest_line(const struct dcp_manifest_reader *x);
+/* dcp_manifest_format - 2 once its first record said so, else 1. */
+int dcp_manifest_format(const struct dcp_manifest_reader *x);
+/* dcp_manifest_entries - the entries read so far. */
+uint64_t dcp_manifest_entries(const struct dcp_manifest_reader *x);
+void dcp_manifest_close(struct dcp_manifest_reader *x);
+
 /* dcp_manifest_free - free what M holds; M is then empty. */
 void dcp_manifest_free(struct dcp_manifest *m);
 
@@ -173,6 +201,18 @@ struct dcp_manifest_restore_stats {
  */
 int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest_restore_opts *opts,
 			 struct dcp_manifest_restore_stats *st);
+
+/*
+ * dcp_manifest_restore_from - dcp_manifest_restore() of the manifest X
+ * reads, a window at a time (dcp_manifest_next(): the batches are its
+ * windows), so that memory does not follow the manifest's size.  Returns
+ * 0, the -errno of reading X (what came before was restored; the line is
+ * dcp_manifest_line()), or as dcp_manifest_restore(); ST->recorded counts
+ * the entries read.
+ */
+int dcp_manifest_restore_from(struct dcp_manifest_reader *x,
+			      const struct dcp_manifest_restore_opts *opts,
+			      struct dcp_manifest_restore_stats *st);
 
 /*
  * dcp_manifest_lexical - PATH made absolute (from the current directory)

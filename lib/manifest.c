@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -1018,70 +1019,147 @@ static void entry_free(struct dcp_manifest_entry *e)
 	free((void *)e->identity.handle);
 }
 
-int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
+/* A manifest being read: what reading keeps between its records. */
+struct dcp_manifest_reader {
+	FILE *f;		/* the caller's */
+	struct lines r;
+	struct dcp_buf line;
+	struct bufs b;
+	struct reading rd;	/* rd.m: the manifest the records' format and lines go to */
+	size_t record;		/* lines read */
+	bool end;		/* the end, or a later format: no more entries */
+	int err;		/* a read error (-errno): the line is rd.m->lines */
+	void (*bad)(size_t record, const char *what, void *arg);
+	void *arg;
+	/* dcp_manifest_next(): the window, its roots' index, the roots given
+	 * by manifest_root records already in it, the entries read. */
+	struct dcp_manifest win;
+	struct rootset rs;
+	size_t given;
+	uint64_t entries;
+};
+
+static void no_bad(size_t record, const char *what, void *arg)
+{
+	(void)record, (void)what, (void)arg;
+}
+
+static int reader_init(struct dcp_manifest_reader *x, FILE *f, struct dcp_manifest *m,
 		       void (*bad)(size_t record, const char *what, void *arg), void *arg)
 {
-	struct bufs b = { DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT };
-	struct dcp_buf line = DCP_BUF_INIT;
-	struct lines r = { f, malloc(LINES_BLOCK), 0, 0 };
-	struct reading rd = { .m = m };
-	size_t record = 0;
-	int ret, roots;
-
+	*x = (struct dcp_manifest_reader){
+		.f = f, .r = { f, malloc(LINES_BLOCK), 0, 0 }, .line = DCP_BUF_INIT,
+		.b = { DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT, DCP_BUF_INIT },
+		.rd = { .m = m }, .bad = bad ? bad : no_bad, .arg = arg,
+	};
 	m->format = 1;
-	if (!r.buf) {
+	if (!x->r.buf) {
 		m->lines = 1; /* the first line could not be read */
-		ret = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
-	while ((ret = read_line(&r, &line, DCP_MANIFEST_MAX_RECORD)) != 0) {
+	return 0;
+}
+
+/* Free what reading holds (not F, not the window). */
+static void reader_fini(struct dcp_manifest_reader *x)
+{
+	free(x->r.buf);
+	x->r.buf = NULL;
+	dcp_buf_free(&x->line);
+	dcp_buf_free(&x->b.key);
+	dcp_buf_free(&x->b.val);
+	dcp_buf_free(&x->b.tmp);
+	dcp_buf_free(&x->b.path);
+	for (size_t i = 0; i < x->rd.nroots; i++)
+		free(x->rd.roots[i]);
+	free(x->rd.roots);
+	free(x->rd.fs);
+	x->rd.roots = NULL;
+	x->rd.nroots = 0;
+	x->rd.fs = NULL;
+}
+
+/*
+ * The next entry of the manifest into *OUT: 1, 0 at its end (or at a
+ * manifest of a later format: nothing of it is read), or -errno (a read
+ * error, ENOMEM too: never an end; the line is X->rd.m->lines).  A
+ * malformed record is handed to BAD and skipped.
+ */
+static int next_entry(struct dcp_manifest_reader *x, struct dcp_manifest_entry *out)
+{
+	struct dcp_manifest *m = x->rd.m;
+	int ret;
+
+	if (x->end)
+		return 0;
+	while ((ret = read_line(&x->r, &x->line, DCP_MANIFEST_MAX_RECORD)) != 0) {
 		struct dcp_manifest_entry e;
 		struct js j;
 		struct rec rc;
 		enum rec_type t;
 
-		m->lines = ++record;
+		m->lines = ++x->record;
 		if (ret == -E2BIG) {
-			bad(record, "the record is longer than " DCP_MANIFEST_MAX_RECORD_TEXT, arg);
+			x->bad(x->record, "the record is longer than " DCP_MANIFEST_MAX_RECORD_TEXT,
+			       x->arg);
 			continue;
 		}
 		if (ret < 0)
-			break; /* the line that could not be read: m->lines */
-		if (!line.len)
+			return ret; /* the line that could not be read: m->lines */
+		if (!x->line.len)
 			continue; /* an empty line (no buffer yet, maybe) */
-		j = (struct js){ line.data, line.data + line.len, NULL, 0, false };
+		j = (struct js){ x->line.data, x->line.data + x->line.len, NULL, 0, false };
 		js_ws(&j);
 		if (j.p == j.end)
 			continue; /* an empty line holds no record */
-		rd.records++;
-		if (memchr(line.data, '\0', line.len)) {
-			bad(record, "the record contains a NUL byte", arg);
+		x->rd.records++;
+		if (memchr(x->line.data, '\0', x->line.len)) {
+			x->bad(x->record, "the record contains a NUL byte", x->arg);
 			continue;
 		}
-		t = parse_record(&j, &b, &e, &rc);
+		t = parse_record(&j, &x->b, &e, &rc);
 		if (t != REC_ENTRY) {
 			free(e.ranges);
-			if (j.oom || b.key.oom || b.val.oom || b.tmp.oom || b.path.oom) {
-				ret = -ENOMEM;
-				break;
-			}
-			if (j.err)
-				bad(record, j.err, arg);
-			else if ((ret = take_record(&rd, &rc, &b.path, record, bad, arg)) != 0)
-				break;
-			continue;
-		}
-		rd.entries = true;
-		ret = take_identity(&rd, &rc, &e, record, bad, arg);
-		if (ret) {
-			entry_free(&e);
-			if (ret > 0) {
-				ret = 0;
+			if (j.oom || x->b.key.oom || x->b.val.oom || x->b.tmp.oom || x->b.path.oom)
+				return -ENOMEM;
+			if (j.err) {
+				x->bad(x->record, j.err, x->arg);
 				continue;
 			}
-			break;
+			ret = take_record(&x->rd, &rc, &x->b.path, x->record, x->bad, x->arg);
+			if (ret > 0) { /* a later format: nothing of it is read */
+				x->end = true;
+				return 0;
+			}
+			if (ret < 0)
+				return ret;
+			continue;
 		}
-		e.record = record;
+		x->rd.entries = true;
+		ret = take_identity(&x->rd, &rc, &e, x->record, x->bad, x->arg);
+		if (ret) {
+			entry_free(&e);
+			if (ret > 0)
+				continue;
+			return ret;
+		}
+		e.record = x->record;
+		*out = e;
+		return 1;
+	}
+	x->end = true;
+	return 0;
+}
+
+int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
+		       void (*bad)(size_t record, const char *what, void *arg), void *arg)
+{
+	struct dcp_manifest_reader x;
+	struct dcp_manifest_entry e;
+	int ret = reader_init(&x, f, m, bad, arg), roots;
+
+	while (!ret && (ret = next_entry(&x, &e)) > 0) {
+		ret = 0;
 		if (m->n == m->cap) {
 			size_t c = m->cap ? 2 * m->cap : 256;
 			struct dcp_manifest_entry *v = realloc(m->v, c * sizeof(*v));
@@ -1096,22 +1174,200 @@ int dcp_manifest_fread(FILE *f, struct dcp_manifest *m,
 		}
 		m->v[m->n++] = e;
 	}
-	if (ret > 0) /* a later format: nothing of it is read */
-		ret = 0;
-out:
-	free(r.buf);
-	dcp_buf_free(&line);
-	dcp_buf_free(&b.key);
-	dcp_buf_free(&b.val);
-	dcp_buf_free(&b.tmp);
-	dcp_buf_free(&b.path);
 	/* What was read before an error is kept, each entry with its root. */
-	roots = assign_roots(m, rd.roots, rd.nroots);
-	for (size_t i = 0; i < rd.nroots; i++)
-		free(rd.roots[i]);
-	free(rd.roots);
-	free(rd.fs);
+	roots = assign_roots(m, x.rd.roots, x.rd.nroots);
+	reader_fini(&x);
 	return ret ? ret : roots;
+}
+
+/* ---- a manifest read a window at a time ---- */
+
+/*
+ * The roots of X's window so far: the manifest_root records read and not
+ * yet in it, then E's path when it is at depth 0.  0 or -ENOMEM.
+ */
+static int window_roots(struct dcp_manifest_reader *x, const struct dcp_manifest_entry *e)
+{
+	int ret = 0;
+
+	for (; x->given < x->rd.nroots && !ret; x->given++)
+		ret = root_add(&x->win, &x->rs, x->rd.roots[x->given]);
+	if (!ret && e && e->depth == 0)
+		ret = root_add(&x->win, &x->rs, e->path);
+	return ret;
+}
+
+/*
+ * A pre-pass over a manifest in a file (seekable): its roots, in the
+ * order dcp_manifest_read() gives them (the manifest_root records, then
+ * the entries at depth 0), nothing else kept; then back to its start.  A
+ * read error ends it: the main pass meets it again and says it.
+ */
+static int prepass_roots(struct dcp_manifest_reader *x, off_t start)
+{
+	struct dcp_manifest_entry e;
+	char **depth0 = NULL;
+	size_t n0 = 0;
+	int ret = 0;
+
+	x->bad = no_bad;
+	while (next_entry(x, &e) > 0) {
+		if (e.depth == 0) {
+			char **v = realloc(depth0, (n0 + 1) * sizeof(*v));
+
+			if (!v) {
+				entry_free(&e);
+				ret = -ENOMEM; /* the roots cannot be kept */
+				break;
+			}
+			depth0 = v;
+			depth0[n0++] = e.path;
+			e.path = NULL;
+		}
+		entry_free(&e);
+	}
+	if (!ret)
+		ret = window_roots(x, NULL);
+	for (size_t i = 0; i < n0; i++) {
+		if (!ret)
+			ret = root_add(&x->win, &x->rs, depth0[i]);
+		free(depth0[i]);
+	}
+	free(depth0);
+	if (ret)
+		return ret;
+	/* The main pass: from the start, as if nothing had been read. */
+	for (size_t i = 0; i < x->rd.nroots; i++)
+		free(x->rd.roots[i]);
+	free(x->rd.roots);
+	free(x->rd.fs);
+	x->rd = (struct reading){ .m = &x->win };
+	dcp_buf_free(&x->line); /* as long as the longest record: grown again as needed */
+	x->line = (struct dcp_buf)DCP_BUF_INIT;
+	x->given = 0;
+	x->record = 0;
+	x->end = false;
+	x->r.pos = x->r.len = 0;
+	x->win.format = 1;
+	x->win.lines = 0;
+	clearerr(x->f);
+	if (fseeko(x->f, start, SEEK_SET) < 0)
+		return -errno;
+	return 0;
+}
+
+int dcp_manifest_open(FILE *f, bool roots,
+		      void (*bad)(size_t record, const char *what, void *arg), void *arg,
+		      struct dcp_manifest_reader **out)
+{
+	struct dcp_manifest_reader *x = calloc(1, sizeof(*x));
+	struct stat st;
+	off_t start = -1;
+	int ret;
+
+	*out = NULL;
+	if (!x)
+		return -ENOMEM;
+	ret = reader_init(x, f, &x->win, bad, arg);
+	if (!ret && roots) {
+		/* Roots before the first entry: from a file, a pre-pass. */
+		if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+			start = ftello(f);
+		ret = start < 0 ? -ESPIPE : prepass_roots(x, start);
+		x->bad = bad ? bad : no_bad;
+	}
+	if (ret) {
+		dcp_manifest_close(x);
+		return ret;
+	}
+	*out = x;
+	return 0;
+}
+
+/* The bytes of records a window holds at most (one record may be larger). */
+#define WINDOW_BYTES (8u << 20)
+
+int dcp_manifest_next(struct dcp_manifest_reader *x, size_t max, const struct dcp_manifest **win)
+{
+	size_t bytes = 0;
+	int ret = 0;
+
+	*win = &x->win;
+	for (size_t i = 0; i < x->win.n; i++)
+		entry_free(&x->win.v[i]);
+	x->win.n = 0;
+	if (x->err)
+		return x->err;
+	if (!max)
+		max = 4096;
+	while (x->win.n < max && bytes < WINDOW_BYTES) {
+		struct dcp_manifest_entry *e;
+		size_t r;
+
+		if (x->win.n == x->win.cap) {
+			/* Grown as entries come: a short manifest costs little. */
+			size_t c = x->win.cap ? 2 * x->win.cap : 64;
+			struct dcp_manifest_entry *v = realloc(x->win.v, (c < max ? c : max) * sizeof(*v));
+
+			if (!v) {
+				ret = -ENOMEM;
+				break;
+			}
+			x->win.v = v;
+			x->win.cap = c < max ? c : max;
+		}
+		e = &x->win.v[x->win.n];
+		ret = next_entry(x, e);
+		if (ret <= 0)
+			break;
+		bytes += x->line.len;
+		x->win.n++;
+		x->entries++;
+		/* Its root: the longest one that is its path or a prefix of it. */
+		ret = window_roots(x, e);
+		r = root_find(&x->win, &x->rs, e->path, e->len);
+		for (size_t n = e->len; !ret && r == SIZE_MAX && n > 0; n--)
+			if (e->path[n - 1] == '/')
+				r = root_find(&x->win, &x->rs, e->path, n - 1 ? n - 1 : 1);
+		if (!ret && r == SIZE_MAX) {
+			ret = root_add(&x->win, &x->rs, e->path);
+			r = x->win.nroots - 1;
+		}
+		e->root = r;
+		if (ret < 0)
+			break;
+	}
+	if (ret < 0) {
+		x->err = ret; /* said after the entries before it */
+		if (!x->win.n)
+			return ret;
+	}
+	return (int)x->win.n;
+}
+
+size_t dcp_manifest_line(const struct dcp_manifest_reader *x)
+{
+	return x->err ? x->win.lines : 0;
+}
+
+int dcp_manifest_format(const struct dcp_manifest_reader *x)
+{
+	return x->win.format;
+}
+
+uint64_t dcp_manifest_entries(const struct dcp_manifest_reader *x)
+{
+	return x->entries;
+}
+
+void dcp_manifest_close(struct dcp_manifest_reader *x)
+{
+	if (!x)
+		return;
+	reader_fini(x);
+	dcp_manifest_free(&x->win);
+	free(x->rs.slot);
+	free(x);
 }
 
 void dcp_manifest_free(struct dcp_manifest *m)
@@ -1473,8 +1729,12 @@ static void fit_descriptors(unsigned *threads, size_t *batch)
 		*batch = MAX_BATCH;
 }
 
-int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest_restore_opts *o,
-			 struct dcp_manifest_restore_stats *st)
+/* The address space a restore keeps from its threads' stacks under ulimit -v. */
+#define RESERVE (24u << 20)
+
+/* A restore of M whole, or of what X reads, a window at a time. */
+static int restore_run(const struct dcp_manifest *m, struct dcp_manifest_reader *x,
+		       const struct dcp_manifest_restore_opts *o, struct dcp_manifest_restore_stats *st)
 {
 	struct restore r = {
 		.m = m, .o = o,
@@ -1484,7 +1744,9 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 	unsigned want = o->threads ? o->threads : dcp_warm_default_threads(), threads = 0;
 	uint64_t t0 = dcp_now_ns();
 	pthread_t *tids;
-	size_t batch, pos = 0;
+	size_t batch, pos = 0, end, recorded = 0;
+	void *reserve = MAP_FAILED;
+	struct rlimit as;
 	int ret = 0;
 
 	*st = (struct dcp_manifest_restore_stats){ 0 };
@@ -1509,20 +1771,45 @@ int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest
 		r.items[i].plan.fd = -1;
 	/*
 	 * Fewer threads when the system refuses that many (a task limit, the
-	 * address space): with none, the calling thread does the work.
+	 * address space): with none, the calling thread does the work.  Under
+	 * an address-space limit (ulimit -v) the threads' stacks would take
+	 * all there is: RESERVE is kept out of their reach meanwhile, for what
+	 * the run itself needs (a window of records, the longest record, the
+	 * reads' rings).
 	 */
+	if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+		reserve = mmap(NULL, RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			       -1, 0);
 	for (; threads < want; threads++) {
 		if (dcp_thread_create(&tids[threads], worker, &r))
 			break;
 	}
-	while (pos < m->n) {
+	if (reserve != MAP_FAILED)
+		munmap(reserve, RESERVE);
+	for (;;) {
+		/* The next batch: BATCH entries of M, or X's next window. */
+		if (x) {
+			int n = dcp_manifest_next(x, batch, &r.m);
+
+			if (n <= 0) {
+				ret = n;
+				break;
+			}
+			pos = 0;
+			end = (size_t)n;
+		} else if (pos < m->n) {
+			end = m->n - pos > batch ? pos + batch : m->n;
+		} else {
+			break;
+		}
+		recorded += end - pos;
 		r.nitems = 0;
-		for (; pos < m->n && r.nitems < batch; pos++) {
-			if (dcp_manifest_counted(&m->v[pos])) {
+		for (; pos < end; pos++) {
+			if (dcp_manifest_counted(&r.m->v[pos])) {
 				r.items[r.nitems++].entry = pos;
 			} else {
 				st->skipped++;
-				st->skipped_errors += m->v[pos].state == DCP_ERROR;
+				st->skipped_errors += r.m->v[pos].state == DCP_ERROR;
 			}
 		}
 		run_phase(&r, threads, 1);
@@ -1565,7 +1852,7 @@ out:
 	free(r.order);
 	free(tids);
 	dcp_pages_run_free(r.pages);
-	st->recorded = m->n;
+	st->recorded = recorded;
 	st->entries = atomic_load(&r.entries);
 	st->errors = atomic_load(&r.errors);
 	st->changed = atomic_load(&r.changed);
@@ -1574,4 +1861,17 @@ out:
 	st->jobs = threads ? threads : 1;
 	st->elapsed_ns = dcp_now_ns() - t0;
 	return ret;
+}
+
+int dcp_manifest_restore(const struct dcp_manifest *m, const struct dcp_manifest_restore_opts *o,
+			 struct dcp_manifest_restore_stats *st)
+{
+	return restore_run(m, NULL, o, st);
+}
+
+int dcp_manifest_restore_from(struct dcp_manifest_reader *x,
+			      const struct dcp_manifest_restore_opts *o,
+			      struct dcp_manifest_restore_stats *st)
+{
+	return restore_run(NULL, x, o, st);
 }

@@ -216,6 +216,14 @@ int dcp_opts_can_probe(bool probes, bool pages);
 enum dcp_pr_format dcp_opts_format(const struct dcp_opts *o);
 
 /*
+ * dcp_opts_manifest_fopen - the stream of --manifest=FILE ("-": standard
+ * input), or NULL with errno; dcp_opts_manifest_fclose() closes it (not
+ * standard input).
+ */
+FILE *dcp_opts_manifest_fopen(const struct dcp_opts *o);
+void dcp_opts_manifest_fclose(const struct dcp_opts *o, FILE *f);
+
+/*
  * dcp_opts_manifest_read - dcp_manifest_read() of --manifest=FILE, "-"
  * being standard input.
  */

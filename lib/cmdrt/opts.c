@@ -895,6 +895,18 @@ enum dcp_pr_format dcp_opts_format(const struct dcp_opts *o)
 	return DCP_PR_TEXT;
 }
 
+FILE *dcp_opts_manifest_fopen(const struct dcp_opts *o)
+{
+	return strcmp(o->manifest, "-") == 0 ? stdin : fopen(o->manifest, "re");
+}
+
+void dcp_opts_manifest_fclose(const struct dcp_opts *o, FILE *f)
+{
+	if (f && f != stdin)
+		fclose(f);
+	(void)o;
+}
+
 int dcp_opts_manifest_read(const struct dcp_opts *o, struct dcp_manifest *m,
 			   void (*bad)(size_t record, const char *what, void *arg), void *arg)
 {

@@ -835,6 +835,29 @@ static void manifest_bad(size_t record, const char *what, void *arg)
 	dcp_opts_input_error(o, &run.input_errors, o->manifest, record, 0, what);
 }
 
+/* Probe manifest entry ME as a path given, counted under its manifest root. */
+static int visit_path(const char *path, size_t len, size_t root, int depth, unsigned char kind);
+
+static int probe_manifest_entry(const struct dcp_manifest_entry *me)
+{
+	int ret;
+
+	if (!dcp_manifest_counted(me))
+		return DCP_WALK_DESCEND;
+	cur_entry = me;
+	ret = visit_path(me->path, me->len, me->root, me->depth, me->kind);
+	cur_entry = NULL;
+	return ret;
+}
+
+/* Push the roots of M from number *PUSHED on. */
+static void manifest_roots(const struct dcp_manifest *m, size_t *pushed)
+{
+	for (; *pushed < m->nroots; (*pushed)++)
+		if (dcp_root_table_push(&run.roots, m->roots[*pushed]) < 0)
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--manifest");
+}
+
 /*
  * One path given with its root and depth (a manifest's entry, a
  * recording's): probed as a path given (nothing is walked), counted under
@@ -862,31 +885,66 @@ static void given_roots(const char *const *roots, size_t n, const char *what)
 }
 
 /*
- * --manifest: probe each path it recorded as cached or negative; a file's
- * data is measured within the ranges recorded (measure_pages()).
+ * --manifest: probe each path it recorded as cached or negative, as a path
+ * given (nothing is walked), counted under its manifest root; a file's data
+ * is measured within the ranges recorded (measure_pages()).  Read a window
+ * at a time, its roots known first (a pre-pass over the file): memory does
+ * not follow the manifest.  From a pipe (no pre-pass), read whole.
  */
 static void probe_manifest(void)
 {
 	static struct dcp_manifest m; /* static: reachable until exit */
-	int ret = dcp_opts_manifest_read(o, &m, manifest_bad, NULL);
+	struct dcp_manifest_reader *x;
+	const struct dcp_manifest *w;
+	size_t pushed = 0;
+	FILE *f = dcp_opts_manifest_fopen(o);
+	int ret = f ? dcp_manifest_open(f, true, manifest_bad, NULL, &x) : -errno, n;
 
-	/* A read error (ENOMEM too) names its line; what came before is checked. */
-	if (ret < 0)
-		dcp_opts_input_error(o, &run.input_errors, o->manifest, m.lines, -ret, NULL);
-	if (m.n)
-		dcp_opts_manifest_notice(o, o->manifest, m.format);
-	given_roots((const char *const *)m.roots, m.nroots, "--manifest");
-	for (size_t i = 0; i < m.n; i++) {
-		const struct dcp_manifest_entry *me = &m.v[i];
+	if (ret == -ESPIPE) {
+		ret = dcp_manifest_fread(f, &m, manifest_bad, NULL);
+		dcp_opts_manifest_fclose(o, f);
+		/* A read error (ENOMEM too) names its line; what came before is checked. */
+		if (ret < 0)
+			dcp_opts_input_error(o, &run.input_errors, o->manifest, m.lines, -ret, NULL);
+		if (m.n)
+			dcp_opts_manifest_notice(o, o->manifest, m.format);
+		manifest_roots(&m, &pushed);
+		dcp_root_table_settle(&run.roots);
+		for (size_t i = 0; i < m.n; i++)
+			if (probe_manifest_entry(&m.v[i]) == DCP_WALK_ABORT)
+				break;
+		return;
+	}
+	if (ret < 0) {
+		dcp_opts_input_error(o, &run.input_errors, o->manifest, 0, -ret, NULL);
+		dcp_opts_manifest_fclose(o, f);
+		return;
+	}
+	/* The roots the pre-pass found, before any entry. */
+	ret = dcp_manifest_next(x, 0, &w);
+	manifest_roots(w, &pushed);
+	dcp_root_table_settle(&run.roots);
+	for (n = ret; n > 0; n = dcp_manifest_next(x, 0, &w)) {
+		size_t before = pushed;
 
-		if (!dcp_manifest_counted(me))
-			continue;
-		cur_entry = me;
-		ret = visit_path(me->path, me->len, me->root, me->depth, me->kind);
-		cur_entry = NULL;
-		if (ret == DCP_WALK_ABORT)
+		manifest_roots(w, &pushed); /* an entry under no root is one */
+		if (pushed != before)
+			dcp_root_table_settle(&run.roots);
+		for (size_t i = 0; i < w->n; i++)
+			if (probe_manifest_entry(&w->v[i]) == DCP_WALK_ABORT) {
+				n = 0;
+				break;
+			}
+		if (!n)
 			break;
 	}
+	/* A read error (ENOMEM too) names its line; what came before is checked. */
+	if (n < 0)
+		dcp_opts_input_error(o, &run.input_errors, o->manifest, dcp_manifest_line(x), -n, NULL);
+	if (dcp_manifest_entries(x))
+		dcp_opts_manifest_notice(o, o->manifest, dcp_manifest_format(x));
+	dcp_manifest_close(x);
+	dcp_opts_manifest_fclose(o, f);
 }
 
 /*

@@ -226,31 +226,44 @@ static void manifest_bad(size_t record, const char *what, void *arg)
 	dcp_opts_input_error(o, arg, o->manifest, record, 0, what);
 }
 
-/* Read the manifest and restore it; its counts into *ST, its problems into B. */
+/*
+ * Read the manifest and restore it, a window at a time (memory does not
+ * follow its size); its counts into *ST, its problems into B.
+ */
 static void run_manifest(struct dcp_warm_stats *st, struct dcp_buf *b)
 {
-	static struct dcp_manifest m; /* static: reachable until exit */
 	struct dcp_manifest_restore_opts ro = {
 		.threads = o->jobs, .pages = &env.pages, .mounts = mounts,
 		.report = manifest_report, .arg = b,
 	};
-	struct dcp_manifest_restore_stats rs;
+	struct dcp_manifest_restore_stats rs = { 0 };
+	struct dcp_manifest_reader *x;
 	unsigned long long bad = 0;
-	int ret = dcp_opts_manifest_read(o, &m, manifest_bad, &bad);
+	FILE *f = dcp_opts_manifest_fopen(o);
+	int ret = f ? dcp_manifest_open(f, false, manifest_bad, &bad, &x) : -errno;
 
-	/* A read error (ENOMEM too) names its line; what came before is restored. */
-	if (ret < 0)
-		dcp_opts_input_error(o, &bad, o->manifest, m.lines, -ret, NULL);
-	if (m.n)
-		dcp_opts_manifest_notice(o, o->manifest, m.format);
-	ret = dcp_manifest_restore(&m, &ro, &rs);
 	if (ret < 0) {
-		struct dcp_buf q = DCP_BUF_INIT;
+		static const struct dcp_manifest none;
 
-		dcp_warn(-ret, "cannot restore %s", dcp_quoted(&q, o->manifest));
-		dcp_buf_free(&q);
-		bad++;
+		dcp_opts_input_error(o, &bad, o->manifest, 0, -ret, NULL);
+		dcp_manifest_restore(&none, &ro, &rs); /* nothing: its counts all the same */
+	} else {
+		ret = dcp_manifest_restore_from(x, &ro, &rs);
+		/* A read error (ENOMEM too) names its line; what came before is restored. */
+		if (ret < 0 && dcp_manifest_line(x))
+			dcp_opts_input_error(o, &bad, o->manifest, dcp_manifest_line(x), -ret, NULL);
+		else if (ret < 0) {
+			struct dcp_buf q = DCP_BUF_INIT;
+
+			dcp_warn(-ret, "cannot restore %s", dcp_quoted(&q, o->manifest));
+			dcp_buf_free(&q);
+			bad++;
+		}
+		if (dcp_manifest_entries(x))
+			dcp_opts_manifest_notice(o, o->manifest, dcp_manifest_format(x));
+		dcp_manifest_close(x);
 	}
+	dcp_opts_manifest_fclose(o, f);
 	restored = rs;
 	st->entries += rs.entries;
 	st->errors += rs.errors;
@@ -258,7 +271,6 @@ static void run_manifest(struct dcp_warm_stats *st, struct dcp_buf *b)
 	if (rs.elapsed_ns > st->elapsed_ns)
 		st->elapsed_ns = rs.elapsed_ns;
 	st->jobs = rs.jobs;
-	dcp_manifest_free(&m);
 }
 
 /* --- the run -------------------------------------------------------------- */

@@ -617,6 +617,8 @@ def pin(manifest, bdev=None):
 
     n, fds = 0, []
     for e in file_entries(manifest):
+        if not e["ranges"]:
+            continue  # nothing to hold (and no descriptor spent: a manifest may have millions)
         size = size_of(e)
         fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
         fds.append(fd)

@@ -449,11 +449,88 @@ static void format2(void)
 	free(later);
 }
 
+/*
+ * A manifest read a window at a time: the windows are its entries in
+ * order, at most MAX each, each entry with the root dcp_manifest_read()
+ * gives it (the roots known before the first entry: a pre-pass, as the
+ * depth-0 entry /b comes last), bad records said once; from a pipe a
+ * reader that wants roots is refused (-ESPIPE), one that does not reads.
+ */
+static void windows(void)
+{
+	static const char in[] =
+		"{\"type\":\"entry\",\"path\":\"/a/x\",\"state\":\"cached\",\"depth\":1}\n"
+		"{\"type\":\"entry\",\"path\":\"/b/y\",\"state\":\"negative\",\"depth\":1}\n"
+		"not json\n"
+		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"depth\":0}\n"
+		"{\"type\":\"entry\",\"path\":\"/c/z\",\"state\":\"cached\",\"depth\":2}\n"
+		"{\"type\":\"entry\",\"path\":\"/b\",\"state\":\"cached\",\"depth\":0}\n";
+	char file[] = "/tmp/unit-manifest.XXXXXX";
+	struct dcp_manifest whole = { 0 };
+	struct dcp_manifest_reader *x;
+	const struct dcp_manifest *w;
+	struct bad b = { 0 }, bw = { 0 };
+	size_t seen = 0;
+	FILE *f;
+	int fd = mkstemp(file), n, pipefd[2];
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, in, sizeof(in) - 1) == (ssize_t)(sizeof(in) - 1));
+	close(fd);
+	CHECK_INT(dcp_manifest_read(file, &whole, bad, &b), 0);
+	f = fopen(file, "re");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_INT(dcp_manifest_open(f, true, bad, &bw, &x), 0);
+	if (!x)
+		return;
+	while ((n = dcp_manifest_next(x, 2, &w)) > 0) {
+		CHECK(n <= 2);
+		for (int i = 0; i < n && seen < whole.n; i++, seen++) {
+			CHECK_STR(w->v[i].path, whole.v[seen].path);
+			CHECK_INT(w->v[i].record, whole.v[seen].record);
+			CHECK_STR(w->roots[w->v[i].root], whole.roots[whole.v[seen].root]);
+			CHECK_INT(w->v[i].root, whole.v[seen].root);
+		}
+	}
+	CHECK_INT(n, 0);
+	CHECK_INT(seen, 5);
+	CHECK_INT(whole.n, 5);
+	CHECK_INT(dcp_manifest_entries(x), 5);
+	CHECK_INT(dcp_manifest_format(x), 1);
+	CHECK_INT(b.n, 1);
+	CHECK_INT(bw.n, 1); /* the pre-pass says nothing */
+	CHECK_INT(bw.rec[0], 3);
+	dcp_manifest_close(x);
+	fclose(f);
+	dcp_manifest_free(&whole);
+
+	/* From a pipe: no pre-pass. */
+	CHECK_INT(pipe(pipefd), 0);
+	CHECK(write(pipefd[1], in, sizeof(in) - 1) == (ssize_t)(sizeof(in) - 1));
+	close(pipefd[1]);
+	f = fdopen(pipefd[0], "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_INT(dcp_manifest_open(f, true, bad, &bw, &x), -ESPIPE);
+	CHECK_INT(dcp_manifest_open(f, false, bad, &bw, &x), 0);
+	if (x) {
+		CHECK_INT(dcp_manifest_next(x, 0, &w), 5);
+		CHECK_INT(dcp_manifest_next(x, 0, &w), 0);
+		dcp_manifest_close(x);
+	}
+	fclose(f);
+	unlink(file);
+}
+
 int main(void)
 {
 	good();
 	malformed();
 	format2();
+	windows();
 	ranges_joined();
 	over_the_bound();
 	read_error();
