@@ -80,9 +80,10 @@ oneTimeSetUp() {
 	# of files outside the fixtures.
 	mkdir "$WORK/m" && for i in 1 2 3 4; do pages 4 >"$WORK/m/g$i"; done
 	BAD=$WORK/bad.jsonl
-	for i in 1 2 3; do
-		"$DCP_BIN/dcache-probe" --ranges --json "$WORK/m/g$i" | grep '"type":"entry"'
-	done >"$BAD"
+	# (One snapshot of the three: its format and "fs" records first, which
+	# each identity names, then their entries.)
+	"$DCP_BIN/dcache-probe" --ranges --json "$WORK/m/g1" "$WORK/m/g2" "$WORK/m/g3" |
+		grep -E '"type":"(manifest|fs|entry)"' >"$BAD"
 	python3 - "$("$DCP_BIN/dcache-probe" --ranges --json "$WORK/m/g4" | grep '"type":"entry"')" \
 		>>"$BAD" <<'PY' || fail "manifest"
 import json, sys
