@@ -210,10 +210,9 @@ static bool under(const struct dcp_procs *p, const char *path, size_t len)
 /* Whether cgroup ID is the cgroup or below it: its path through its handle. */
 static int cgroup_in(struct dcp_procs *p, uint64_t id)
 {
-	struct {
-		struct file_handle fh;
-		uint64_t id;
-	} h = { { sizeof(uint64_t), DCP_FILEID_KERNFS }, id };
+	/* A file_handle ends in a flexible array: its 8 bytes in one buffer. */
+	_Alignas(struct file_handle) unsigned char hb[sizeof(struct file_handle) + sizeof(uint64_t)];
+	struct file_handle *fh = (struct file_handle *)(void *)hb;
 	char link[64], path[PATH_MAX];
 	struct vslot *s = vget(p->bycg, id);
 	ssize_t n;
@@ -221,7 +220,11 @@ static int cgroup_in(struct dcp_procs *p, uint64_t id)
 
 	if (s)
 		return s->yes;
-	fd = (int)syscall(SYS_open_by_handle_at, p->cgroot, &h.fh, O_PATH | O_CLOEXEC);
+	memset(hb, 0, sizeof(hb));
+	fh->handle_bytes = sizeof(uint64_t);
+	fh->handle_type = DCP_FILEID_KERNFS;
+	memcpy(fh->f_handle, &id, sizeof(id));
+	fd = (int)syscall(SYS_open_by_handle_at, p->cgroot, fh, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return -errno; /* removed: whoever was in it has moved or gone */
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -501,20 +504,20 @@ static int drain(struct dcp_procs *p, pid_t want_child, bool *seen)
 
 static int cn_send(int fd, enum proc_cn_mcast_op op)
 {
-	struct {
-		struct nlmsghdr h;
-		struct cn_msg c;
-		enum proc_cn_mcast_op op;
-	} __attribute__((packed)) m;
+	/* The header, the connector message and its operation, in one buffer
+	 * (struct cn_msg ends in a flexible array). */
+	_Alignas(struct nlmsghdr) unsigned char buf[NLMSG_LENGTH(sizeof(struct cn_msg) + sizeof(op))];
+	struct nlmsghdr *h = (struct nlmsghdr *)(void *)buf;
+	struct cn_msg *c = NLMSG_DATA(h);
 
-	memset(&m, 0, sizeof(m));
-	m.h.nlmsg_len = sizeof(m);
-	m.h.nlmsg_type = NLMSG_DONE;
-	m.c.id.idx = CN_IDX_PROC;
-	m.c.id.val = CN_VAL_PROC;
-	m.c.len = sizeof(m.op);
-	m.op = op;
-	return send(fd, &m, sizeof(m), 0) < 0 ? -errno : 0;
+	memset(buf, 0, sizeof(buf));
+	h->nlmsg_len = sizeof(buf);
+	h->nlmsg_type = NLMSG_DONE;
+	c->id.idx = CN_IDX_PROC;
+	c->id.val = CN_VAL_PROC;
+	c->len = sizeof(op);
+	memcpy(c->data, &op, sizeof(op));
+	return send(fd, buf, sizeof(buf), 0) < 0 ? -errno : 0;
 }
 
 /* Listen to fork events; -errno when they cannot be had. */
