@@ -407,7 +407,9 @@ void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p);
  * dcp_pages_json_counts - ,"data":{"files":N,"unknown":U,"errors":F,
  * "pages":N,"resident":R,"resident_bytes":B,"size":S,"dirty":D,
  * "writeback":W,"recently_evicted":RE,"resident_percent":P,"method":M}
- * and, with MIN >= 0, "min_resident":MIN inside it.
+ * and, with MIN >= 0, "min_resident":MIN inside it.  D, W and RE are null
+ * when a file counted was measured by mincore (METHOD "mincore"): a total
+ * with an unknown part is unknown, never 0.
  */
 void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, double min);
 
@@ -416,7 +418,7 @@ void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, 
  * dirty, W writeback, E recently evicted; F files measured, U unknown
  * (not opened), X errors (METHOD)\n", byte counts in UNITS; METHOD and M
  * are C's method ("cachestat", "mincore", or "none" when no file was
- * measured).
+ * measured).  D, W and E are "?" under mincore: unknown, never 0.
  */
 void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c,
 			   enum dcp_units units);
@@ -465,6 +467,8 @@ enum dcp_pages_prom_scope {
  *   PREFIX_pages{...,kind="total|resident|dirty|writeback|recently_evicted"}
  *   PREFIX_files{...,state="measured|unknown|error"}
  *   PREFIX_resident_ratio{...}  0..1
+ * (no dirty, writeback or recently_evicted sample for counts measured by
+ * mincore: those totals are unknown)
  * PREFIX is dcprobe_data, dcprobe_mount_data or dcprobe_dir_data.
  */
 void dcp_pages_prometheus(struct dcp_prom *m, enum dcp_pages_prom_scope scope,

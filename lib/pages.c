@@ -1446,19 +1446,41 @@ void dcp_pages_json(struct dcp_buf *b, int ret, const struct dcp_pages *p)
 	dcp_buf_printf(b, "\"method\":\"%s\"}", dcp_pages_method_name(p->method));
 }
 
+/*
+ * Whether the dirty, writeback and eviction totals of C are known: not when
+ * one file counted in them was measured by mincore(2), which cannot tell
+ * them (its files' figures are unknown, not 0, and a sum with an unknown
+ * part is unknown: printed "?" in text, null in JSON, no Prometheus sample).
+ * A sum of no file is 0.
+ */
+static bool counts_dirty_known(const struct dcp_pages_counts *c)
+{
+	return c->method != DCP_PAGES_MINCORE;
+}
+
+/* ,"NAME":V or ,"NAME":null when C's dirty... totals are unknown. */
+static void json_dirty(struct dcp_buf *b, const struct dcp_pages_counts *c, const char *name,
+		       uint64_t v)
+{
+	if (counts_dirty_known(c))
+		dcp_buf_printf(b, ",\"%s\":%llu", name, (unsigned long long)v);
+	else
+		dcp_buf_printf(b, ",\"%s\":null", name);
+}
+
 void dcp_pages_json_counts(struct dcp_buf *b, const struct dcp_pages_counts *c, double min)
 {
 	dcp_buf_printf(b, ",\"data\":{\"files\":%llu,\"unknown\":%llu,\"errors\":%llu,"
-		       "\"pages\":%llu,\"resident\":%llu,\"resident_bytes\":%llu,\"size\":%llu,"
-		       "\"dirty\":%llu,\"writeback\":%llu,\"recently_evicted\":%llu,"
-		       "\"resident_percent\":",
+		       "\"pages\":%llu,\"resident\":%llu,\"resident_bytes\":%llu,\"size\":%llu",
 		       (unsigned long long)c->files, (unsigned long long)c->unknown,
 		       (unsigned long long)c->failed, (unsigned long long)c->pages,
 		       (unsigned long long)c->resident,
 		       (unsigned long long)c->resident_bytes,
-		       (unsigned long long)c->size, (unsigned long long)c->dirty,
-		       (unsigned long long)c->writeback,
-		       (unsigned long long)c->recently_evicted);
+		       (unsigned long long)c->size);
+	json_dirty(b, c, "dirty", c->dirty);
+	json_dirty(b, c, "writeback", c->writeback);
+	json_dirty(b, c, "recently_evicted", c->recently_evicted);
+	dcp_buf_puts(b, ",\"resident_percent\":");
 	if (c->pages)
 		dcp_buf_printf(b, "%.2f", dcp_pages_resident_pct(c));
 	else
@@ -1480,11 +1502,14 @@ void dcp_pages_text_counts(struct dcp_buf *b, const struct dcp_pages_counts *c,
 	dcp_buf_bytes(b, c->resident_bytes, units);
 	dcp_buf_putc(b, '/');
 	dcp_buf_bytes(b, c->size, units);
-	dcp_buf_printf(b, " bytes; "
-		       "%llu dirty, %llu writeback, %llu recently evicted; %llu file%s measured, "
+	if (counts_dirty_known(c))
+		dcp_buf_printf(b, " bytes; %llu dirty, %llu writeback, %llu recently evicted; ",
+			       (unsigned long long)c->dirty, (unsigned long long)c->writeback,
+			       (unsigned long long)c->recently_evicted);
+	else /* mincore cannot tell them: unknown, never 0 */
+		dcp_buf_puts(b, " bytes; ? dirty, ? writeback, ? recently evicted; ");
+	dcp_buf_printf(b, "%llu file%s measured, "
 		       "%llu unknown (not measured), %llu error%s (%s)\n",
-		       (unsigned long long)c->dirty,
-		       (unsigned long long)c->writeback, (unsigned long long)c->recently_evicted,
 		       (unsigned long long)c->files, c->files == 1 ? "" : "s",
 		       (unsigned long long)c->unknown, (unsigned long long)c->failed,
 		       c->failed == 1 ? "" : "s", dcp_pages_method_name(c->method));
@@ -1586,6 +1611,8 @@ void dcp_pages_prometheus(struct dcp_prom *m, enum dcp_pages_prom_scope scope,
 		uint64_t f[] = { c->files, c->unknown, c->failed };
 
 		for (size_t k = 0; k < 5; k++) {
+			if (k >= 2 && !counts_dirty_known(c))
+				continue; /* unknown under mincore: no sample */
 			dcp_prom_start(m, nm[1],
 				       "Pages of regular files whose dentry was cached: spanned, and in the page cache.");
 			prom_labels(m, nm[0], &s[i], "kind", kinds[k]);

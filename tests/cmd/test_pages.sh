@@ -453,6 +453,36 @@ test_mincore_fallback_and_no_method() {
 	assertEquals "without --pages nothing changes" 0 "$RC"
 }
 
+# Without cachestat (Linux < 6.5) mincore cannot tell dirty, writeback or
+# evicted pages: each file's are unknown, and so is every total with such a
+# part: "?" in text, null in JSON (summary and --per-mount rows), no
+# Prometheus sample; never 0.  With cachestat they are counts.
+test_mincore_totals_are_unknown_never_0() {
+	stat "$MNT"/k/* >/dev/null
+	run "$FI" cachestat=ENOSYS -- dcache-probe --pages "$MNT/k/m" "$MNT/k/p2"
+	assertEquals 0 "$RC"
+	assertContains "per file: unknown" "$OUT" "dirty=- writeback=- evicted=- $MNT/k/m"
+	assertContains "total: unknown ($ERR)" "$ERR" "bytes; ? dirty, ? writeback, ? recently evicted; 2 files measured"
+	assertNotContains "$ERR" "0 dirty"
+	run "$FI" cachestat=ENOSYS -- dcache-probe -s --pages --per-mount --json "$MNT/k"
+	assertEquals 0 "$RC"
+	assertEquals "summary and mount row: null" "None None None|None None None" \
+		"$(json_get '"|".join(" ".join(str(o["data"][k]) for k in ("dirty","writeback","recently_evicted")) for o in objs if o["type"] in ("summary","mount") and isinstance(o.get("data"), dict))' <<<"$OUT")"
+	run "$FI" cachestat=ENOSYS -- dcache-probe -r --pages --prometheus "$MNT/k"
+	prom_check <<<"$OUT" >/dev/null || fail "bad exposition format"
+	assertEquals "no dirty/writeback/evicted sample" "" \
+		"$(grep -E 'dcprobe_data_pages\{.*kind="(dirty|writeback|recently_evicted)"' <<<"$OUT")"
+	assertNotNull "total and resident are" \
+		"$(prom_check "dcprobe_data_pages{command=\"dcache-probe\",root=\"$MNT/k\",kind=\"resident\"}" <<<"$OUT")"
+	# With cachestat: counts.
+	run dcache-probe -s --pages --json "$MNT/k"
+	assertEquals "cachestat: 0 0 0" "0 0 0" \
+		"$(json_get '" ".join(str(objs[-1]["data"][k]) for k in ("dirty","writeback","recently_evicted"))' <<<"$OUT")"
+	run dcache-probe -r --pages --prometheus "$MNT/k"
+	assertEquals "cachestat: the dirty sample is there" 0 \
+		"$(prom_check "dcprobe_data_pages{command=\"dcache-probe\",root=\"$MNT/k\",kind=\"dirty\"}" <<<"$OUT")"
+}
+
 # evict FILE... - drop the files' clean pages from the page cache
 # (POSIX_FADV_DONTNEED), their dentries left cached.
 evict() {
