@@ -2,7 +2,7 @@
 /*
  * faultinject - run a command with chosen system calls failing.
  *
- *   faultinject [-v] SYSCALL=ERRNO... -- COMMAND [ARG...]
+ *   faultinject [-v] SYSCALL[:REQUEST]=ERRNO... -- COMMAND [ARG...]
  *
  * Installs a seccomp BPF filter (no_new_privs + SECCOMP_SET_MODE_FILTER)
  * whose rule for each SYSCALL is SECCOMP_RET_ERRNO(ERRNO), then execs
@@ -14,7 +14,12 @@
  * BPF sees only the syscall number and register arguments, not the
  * memory they point to: "openat2=EINVAL" fails every openat2 call, which
  * is what a kernel without RESOLVE_CACHED does to the calls that use it
- * (and dcprobe uses openat2 for nothing else).
+ * (and dcprobe uses openat2 for nothing else).  SYSCALL:REQUEST fails
+ * only the calls whose second argument is REQUEST (a number, or a name
+ * from the table of ioctl requests below): "ioctl:FS_IOC_GETFSUUID=ENOTTY"
+ * is a kernel before Linux 6.9 to a program asking a filesystem's UUID,
+ * while every other ioctl still works.  (The low 32 bits are compared:
+ * the kernel takes an ioctl's request as an unsigned int.)
  *
  * A test tool, built into build/tests, never installed.
  */
@@ -92,11 +97,22 @@ static const struct {
 #endif
 };
 
+/* ioctl requests by name (their numbers on every architecture dcprobe builds for). */
+static const struct {
+	const char *name;
+	unsigned long req;
+} requests[] = {
+	{ "FS_IOC_GETFSUUID", 0x80111500UL },	   /* _IOR(0x15, 0, struct fsuuid2) */
+	{ "EXT4_IOC_GETFSUUID", 0x8008662cUL },    /* _IOR('f', 44, struct fsuuid) */
+	{ "XFS_IOC_FSGEOMETRY_V1", 0x80705864UL }, /* _IOR('X', 100, xfs_fsop_geom_v1) */
+	{ "BTRFS_IOC_FS_INFO", 0x8400941fUL },	   /* _IOR(0x94, 31, 1024 bytes) */
+};
+
 #define MAX_RULES 32
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: faultinject [-v] SYSCALL=ERRNO... -- COMMAND [ARG...]\n");
+	fprintf(stderr, "usage: faultinject [-v] SYSCALL[:REQUEST]=ERRNO... -- COMMAND [ARG...]\n");
 	exit(64);
 }
 
@@ -120,6 +136,21 @@ static long syscall_nr(const char *name)
 	return parse_num(name);
 }
 
+static long request_value(const char *name)
+{
+	char *end;
+	unsigned long v;
+
+	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
+		if (strcmp(requests[i].name, name) == 0)
+			return (long)requests[i].req;
+	errno = 0;
+	v = strtoul(name, &end, 0);
+	if (errno || end == name || *end || v > 0xffffffffUL)
+		return -1;
+	return (long)v;
+}
+
 static int errno_value(const char *name)
 {
 	long v = parse_num(name);
@@ -137,7 +168,7 @@ static int errno_value(const char *name)
 
 int main(int argc, char **argv)
 {
-	struct sock_filter prog[4 + 2 * MAX_RULES + 1];
+	struct sock_filter prog[4 + 6 * MAX_RULES + 1];
 	unsigned n = 0, nrules = 0;
 	bool verbose = false;
 	int i = 1;
@@ -154,13 +185,22 @@ int main(int argc, char **argv)
 	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 						 offsetof(struct seccomp_data, nr));
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		char *eq = strchr(argv[i], '=');
-		long nr;
+		char *eq = strchr(argv[i], '='), *colon;
+		long nr, req = -1;
 		int err;
 
 		if (!eq || nrules == MAX_RULES)
 			usage();
 		*eq = '\0';
+		colon = strchr(argv[i], ':');
+		if (colon) {
+			*colon = '\0';
+			req = request_value(colon + 1);
+			if (req < 0) {
+				fprintf(stderr, "faultinject: unknown request: %s\n", colon + 1);
+				exit(64);
+			}
+		}
 		nr = syscall_nr(argv[i]);
 		err = errno_value(eq + 1);
 		if (nr < 0 || err < 0) {
@@ -169,12 +209,28 @@ int main(int argc, char **argv)
 			exit(64);
 		}
 		if (verbose)
-			fprintf(stderr, "faultinject: %s (%ld) fails with %s (%d)\n",
-				argv[i], nr, strerrorname_np(err), err);
-		prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-							 (unsigned)nr, 0, 1);
-		prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-							 SECCOMP_RET_ERRNO | (unsigned)err);
+			fprintf(stderr, "faultinject: %s (%ld)%s%s fails with %s (%d)\n",
+				argv[i], nr, colon ? " request " : "", colon ? colon + 1 : "",
+				strerrorname_np(err), err);
+		if (req < 0) {
+			prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								 (unsigned)nr, 0, 1);
+			prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+								 SECCOMP_RET_ERRNO | (unsigned)err);
+		} else {
+			/* The call, then its second argument's low word (little
+			 * endian), then the number again for the rules after. */
+			prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								 (unsigned)nr, 0, 3);
+			prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+								 offsetof(struct seccomp_data, args[1]));
+			prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+								 (unsigned)req, 0, 1);
+			prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+								 SECCOMP_RET_ERRNO | (unsigned)err);
+			prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+								 offsetof(struct seccomp_data, nr));
+		}
 		nrules++;
 	}
 	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
