@@ -11,7 +11,10 @@
  * is the filesystem's UUID (what blkid shows) and the file handle
  * (name_to_handle_at(2): the inode number with its generation, and on
  * btrfs the subvolume), which is what NFS gives its clients.  Both are
- * asked of a descriptor the caller holds, with no privilege and no I/O.
+ * asked of a descriptor the caller holds, with no privilege and no I/O,
+ * except where the kernel gives no UUID (before Linux 6.9, for a
+ * filesystem without an ioctl of its own): then the filesystem's block
+ * device is read (root), or /dev/disk/by-uuid names it.
  */
 #ifndef DCP_FSID_H
 #define DCP_FSID_H
@@ -29,8 +32,12 @@ enum dcp_fsid_from {
 	DCP_FSID_NONE = 0,   /* it has none (tmpfs has a random one per mount, the
 			      * kernel gives 16 zero bytes for some): the device
 			      * number is all there is */
-	DCP_FSID_FSUUID = 1, /* FS_IOC_GETFSUUID (ext4, xfs, overlay...) */
+	DCP_FSID_FSUUID = 1, /* FS_IOC_GETFSUUID (Linux 6.9: ext4, xfs, overlay...) */
 	DCP_FSID_BTRFS = 2,  /* btrfs: BTRFS_IOC_FS_INFO's fsid */
+	DCP_FSID_EXT4 = 3,   /* ext4's EXT4_IOC_GETFSUUID (Linux 6.0) */
+	DCP_FSID_XFS = 4,    /* xfs's XFS_IOC_FSGEOMETRY_V1 */
+	DCP_FSID_BLKID = 5,  /* libblkid on the filesystem's block device */
+	DCP_FSID_BYUUID = 6, /* the /dev/disk/by-uuid link to its block device */
 };
 
 /* A filesystem's UUID: 16 bytes, as blkid(8) shows it. */
@@ -46,12 +53,40 @@ struct dcp_fsid {
  * dcp_fsid_of - the UUID of the filesystem FD is on.  FD must be open for
  * something (FS_IOC_GETFSUUID refuses an O_PATH descriptor: -EBADF); a
  * regular file's O_RDONLY|O_NONBLOCK or a directory's descriptor does.
- * Asks FS_IOC_GETFSUUID (handled by the VFS for every filesystem), and
- * only where fstatfs(2) says btrfs, BTRFS_IOC_FS_INFO: a FUSE daemon is
- * never asked.  Returns 0, -ENODATA when the filesystem has no UUID
- * (OUT->from DCP_FSID_NONE: none, or all zero), or -errno.
+ * Asks, in order, until one answers: FS_IOC_GETFSUUID (handled by the VFS
+ * for every filesystem that has a UUID, Linux 6.9); the filesystem's own
+ * ioctl, sent only where fstatfs(2) names that filesystem (btrfs's
+ * BTRFS_IOC_FS_INFO, ext4's EXT4_IOC_GETFSUUID, xfs's geometry); and, for
+ * a filesystem on a block device (not FUSE, network or pseudo: no daemon
+ * is asked), dcp_fsid_of_device() of its device.  Returns 0, -ENODATA
+ * when the filesystem has no UUID to give (OUT->from DCP_FSID_NONE: none,
+ * or all zero), -EACCES when only its device could tell and this caller
+ * may not read it, or -errno.
  */
 int dcp_fsid_of(int fd, struct dcp_fsid *out);
+
+/*
+ * dcp_fsid_of_device - the UUID of the filesystem on the block device DEV
+ * (a file's st_dev): its superblock read with libblkid (loaded with
+ * dlopen at the first call) through a descriptor of the device node whose
+ * type and number were checked on an O_PATH descriptor first (a name is
+ * never trusted: /dev/block/MAJ:MIN, or the name sysfs gives); where that
+ * cannot be read, the link of /dev/disk/by-uuid (root's directory) whose
+ * target is that device.  Costs an open and a probe: a caller asking for
+ * many files caches it by DEV.  Returns 0, -ENODEV when DEV is no block
+ * device here, -ENODATA when its superblock has no UUID, -EACCES (not
+ * root, no link), -ELIBACC (no libblkid.so.1, no link), or -errno.
+ */
+int dcp_fsid_of_device(uint64_t dev, struct dcp_fsid *out);
+
+/* dcp_fsid_from_name - "fsuuid", "btrfs", "ext4", "xfs", "blkid", "by-uuid" ("none"). */
+const char *dcp_fsid_from_name(enum dcp_fsid_from from);
+
+/*
+ * dcp_fsid_from_parse - the source named by S (LEN bytes, as
+ * dcp_fsid_from_name() writes it; "none" is not one).  Returns it or -EINVAL.
+ */
+int dcp_fsid_from_parse(const char *s, size_t len);
 
 /* dcp_fsid_equal - the same filesystem UUID (never true of two NONEs). */
 bool dcp_fsid_equal(const struct dcp_fsid *a, const struct dcp_fsid *b);

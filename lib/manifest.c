@@ -662,13 +662,14 @@ static enum rec_type parse_record(struct js *j, struct bufs *b, struct dcp_manif
 					js_fail(j, "\"uuid\" is not a UUID (8-4-4-4-12 hexadecimal digits)");
 			} else if (!strcmp(b->key.data, "uuid_from")) {
 				if (js_string(j, &b->val)) {
+					int from = dcp_fsid_from_parse(b->val.data, b->val.len);
+
 					has_uuid_from = true;
-					if (b->val.len == 6 && !memcmp(b->val.data, "fsuuid", 6))
-						r->fsid.from = DCP_FSID_FSUUID;
-					else if (b->val.len == 5 && !memcmp(b->val.data, "btrfs", 5))
-						r->fsid.from = DCP_FSID_BTRFS;
+					if (from > 0)
+						r->fsid.from = (enum dcp_fsid_from)from;
 					else
-						js_fail(j, "\"uuid_from\" is not fsuuid or btrfs");
+						js_fail(j, "\"uuid_from\" is not fsuuid, btrfs, ext4, xfs, "
+							   "blkid or by-uuid");
 				}
 			} else {
 				js_skip(j);

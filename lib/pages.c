@@ -29,6 +29,7 @@
 #include "dcp_walk.h"
 #include "dcp_probe.h"
 #include "dcp_util.h"
+#include "private/dcp_fsid_cache.h"
 #include "private/dcp_ring.h"
 
 #ifndef __NR_cachestat
@@ -434,6 +435,7 @@ struct dcp_pages_run {
 	unsigned close_batch;	/* 0: close at once (few descriptors allowed) */
 	const struct dcp_mounts *mounts; /* the caller's, or own_mounts */
 	struct dcp_mounts *own_mounts;
+	struct fsid_cache fsid; /* what the block devices said of their UUIDs */
 };
 
 static uint64_t link_hash(uint64_t dev, uint64_t ino)
@@ -662,6 +664,7 @@ int dcp_pages_run_new(const struct dcp_pages_run_opts *o, struct dcp_pages_run *
 		return -ENOMEM;
 	r->proc_fd = -2;
 	pthread_mutex_init(&r->proc_mu, NULL);
+	pthread_mutex_init(&r->fsid.mu, NULL);
 	for (size_t i = 0; i < LINK_SHARDS; i++)
 		pthread_mutex_init(&r->shards[i].mu, NULL);
 	r->mounts = o ? o->mounts : NULL;
@@ -711,6 +714,7 @@ void dcp_pages_run_free(struct dcp_pages_run *r)
 	if (r->proc_fd >= 0 && r->owner == getpid())
 		close(r->proc_fd);
 	pthread_mutex_destroy(&r->proc_mu);
+	pthread_mutex_destroy(&r->fsid.mu);
 	dcp_mounts_free(r->own_mounts);
 	free(r);
 }
@@ -846,17 +850,18 @@ static enum dcp_pages_stale identity_of_path(int pfd, const struct statx *stx,
  * The rest of ID once FD, the reopened descriptor of a file that
  * identity_of_path() passed, is open (nothing read yet, nothing
  * measured): its filesystem's UUID when one was recorded
- * (FS_IOC_GETFSUUID, or btrfs's own ioctl, take no O_PATH descriptor),
+ * (dcp_fsid_of()'s ioctls take no O_PATH descriptor; a device read for
+ * it is read once per device in the run: R's cache),
  * and its size and mtime again (ST, its fstat), which a write between the
  * two may have changed.
  */
-static enum dcp_pages_stale identity_fs(int fd, const struct stat *st,
+static enum dcp_pages_stale identity_fs(struct dcp_pages_run *r, int fd, const struct stat *st,
 					const struct dcp_pages_identity *id)
 {
 	if (id->fs.from != DCP_FSID_NONE) {
 		struct dcp_fsid now;
 
-		if (dcp_fsid_of(fd, &now) < 0 || !dcp_fsid_equal(&now, &id->fs))
+		if (fsid_of_cached(&r->fsid, fd, &now) < 0 || !dcp_fsid_equal(&now, &id->fs))
 			return DCP_PAGES_STALE_FS;
 	}
 	if ((uint64_t)st->st_size != id->size ||
@@ -992,7 +997,7 @@ static int open_checked_how(struct dcp_pages_run *r, int dirfd, const char *name
 		close(fd);
 		return -ENODEV;
 	}
-	if (id && (*why = identity_fs(fd, after, id)) != DCP_PAGES_STALE_NONE) {
+	if (id && (*why = identity_fs(r, fd, after, id)) != DCP_PAGES_STALE_NONE) {
 		close(fd);
 		return -ESTALE;
 	}
@@ -1062,7 +1067,7 @@ int dcp_pages_at_ranges(struct dcp_pages_run *r, int dirfd, const char *name, un
 		/* What tells this file after a reboot: only a file a manifest
 		 * will restore data of needs it (one ioctl and one handle). */
 		if (!rg->failed && rg->n) {
-			dcp_fsid_of(fd, &rg->fs);
+			fsid_of_cached(&r->fsid, fd, &rg->fs);
 			if (dcp_handle_of(fd, &rg->handle) < 0)
 				rg->handle.len = 0;
 		}

@@ -14,8 +14,9 @@
 # The deb-* components hold what only a package carries (EXCLUDE_FROM_ALL:
 # "cmake --install" leaves them out): the manual pages compressed with
 # gzip -9n, and each package's copyright and changelog.Debian.gz.
-# Depends: dpkg-shlibdeps over each package's ELF files, plus libmount1,
-# which lib/mounts.c loads with dlopen (invisible to dpkg-shlibdeps).
+# Depends: dpkg-shlibdeps over each package's ELF files, plus libmount1
+# and libblkid1, which lib/mounts.c and lib/fsid.c load with dlopen
+# (invisible to dpkg-shlibdeps).
 
 set(DCP_DEB_MAINTAINER "dcprobe developers <maintainers@users.noreply.a-seed-fb8ad67b.example>")
 set(DCP_DEB_RELEASE 1)
@@ -109,7 +110,7 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_DEBIAN_DCPROBE_PACKAGE_NAME dcprobe)
 set(CPACK_DEBIAN_DCPROBE_PACKAGE_SECTION utils)
-set(CPACK_DEBIAN_DCPROBE_PACKAGE_DEPENDS "libmount1")
+set(CPACK_DEBIAN_DCPROBE_PACKAGE_DEPENDS "libmount1, libblkid1")
 # A static PIE cachedopen (DCP_LINK_COMMANDS) carries its libc, which
 # dpkg-shlibdeps cannot see, and its dlopen of libmount needs the libc6 of
 # the glibc release it was linked with.
@@ -121,7 +122,7 @@ if(DCP_LINK_COMMANDS STREQUAL "static-pie")
   endif()
   math(EXPR _dcp_next "${CMAKE_MATCH_2} + 1")
   set(CPACK_DEBIAN_DCPROBE_PACKAGE_DEPENDS
-    "libc6 (>= ${CMAKE_MATCH_1}.${CMAKE_MATCH_2}), libc6 (<< ${CMAKE_MATCH_1}.${_dcp_next}), libmount1")
+    "libc6 (>= ${CMAKE_MATCH_1}.${CMAKE_MATCH_2}), libc6 (<< ${CMAKE_MATCH_1}.${_dcp_next}), libmount1, libblkid1")
   install(FILES ${CMAKE_CURRENT_LIST_DIR}/dcprobe.lintian-overrides
     DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME dcprobe
     COMPONENT deb-dcprobe EXCLUDE_FROM_ALL)
@@ -141,7 +142,7 @@ file and Prometheus alerting rules are included as examples.")
 
 set(CPACK_DEBIAN_${_dcp_deb_lib}_PACKAGE_NAME ${DCP_DEB_LIB})
 set(CPACK_DEBIAN_${_dcp_deb_lib}_PACKAGE_SECTION libs)
-set(CPACK_DEBIAN_${_dcp_deb_lib}_PACKAGE_DEPENDS "libmount1")
+set(CPACK_DEBIAN_${_dcp_deb_lib}_PACKAGE_DEPENDS "libmount1, libblkid1")
 # The loader's cache is updated by libc's ldconfig trigger (policy 8.1.1).
 set(CPACK_DEBIAN_${_dcp_deb_lib}_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_LIST_DIR}/${DCP_DEB_LIB}/triggers)
 set(CPACK_DEBIAN_${_dcp_deb_lib}_DESCRIPTION "dentry cache probing library

@@ -126,6 +126,7 @@ test_three_packages_with_their_dependencies() {
 			assertContains "$(basename "$deb"): Depends" "$(field "$deb" Depends)" "liburing2 (>= "
 		fi
 		assertContains "$(basename "$deb"): Depends" "$(field "$deb" Depends)" "libmount1"
+		assertContains "$(basename "$deb"): Depends" "$(field "$deb" Depends)" "libblkid1"
 	done
 	if [ "$LINK" = static-pie ]; then
 		assertContains "dcprobe: Depends (static-pie)" "$(field "${DEBS[0]}" Depends)" \
