@@ -99,6 +99,8 @@ static struct {
 	pthread_mutex_t fs_lock;   /* --ranges: the filesystems given an "fs" record */
 	struct dcp_fsid *fs;
 	size_t nfs;
+	uint64_t *nouuid;	   /* --ranges: the devices said to have no UUID */
+	size_t nnouuid;
 	unsigned long long input_errors;
 	/* progress */
 	_Atomic bool want_path;
@@ -213,6 +215,109 @@ static void pages_keep_series(struct pages_series *s, const char *value, size_t 
 #define MANIFEST_MAX_FS 4096
 
 /*
+ * Why the filesystem on device DEV (FSTYPE) gave its files no UUID, as a
+ * code for the notice record and in words: asked again of its device
+ * (once per filesystem in a run), since what dcp_fsid_of() met is not
+ * kept per file.
+ */
+static const char *no_uuid_reason(uint64_t dev, const char *fstype, const char **words,
+				  char *buf, size_t len)
+{
+	struct dcp_fsid id;
+	int ret;
+
+	if (fstype && !strncmp(fstype, "fuse", 4)) {
+		*words = "a FUSE filesystem: neither its daemon nor its device is asked for one";
+		return "fuse";
+	}
+	if (major((dev_t)dev) == 0) {
+		*words = "the kernel gives it none (FS_IOC_GETFSUUID needs Linux 6.9 and a "
+			 "filesystem that has one) and it is on no block device";
+		return "no_device";
+	}
+	ret = dcp_fsid_of_device(dev, &id);
+	switch (ret) {
+	case -EACCES:
+	case -EPERM:
+		*words = "no filesystem UUID on this kernel (FS_IOC_GETFSUUID needs Linux 6.9) "
+			 "and its block device may not be read by this user (not root), nor does "
+			 "/dev/disk/by-uuid name it";
+		return "device_denied";
+	case -ENODATA:
+		*words = "neither the kernel nor its block device gives one";
+		return "none";
+	case -ELIBACC:
+		*words = "no filesystem UUID on this kernel (FS_IOC_GETFSUUID needs Linux 6.9), "
+			 "and libblkid.so.1, which would read it from the device, cannot be "
+			 "loaded, nor does /dev/disk/by-uuid name it";
+		return "no_libblkid";
+	case -ENODEV:
+		*words = "no filesystem UUID on this kernel (FS_IOC_GETFSUUID needs Linux 6.9) "
+			 "and no device node here is its block device";
+		return "no_device";
+	}
+	snprintf(buf, len, "no filesystem UUID on this kernel (FS_IOC_GETFSUUID needs Linux 6.9) "
+		 "and reading its block device failed: %s", strerror(ret < 0 ? -ret : EIO));
+	*words = buf;
+	return "error";
+}
+
+/*
+ * --ranges: W's file has ranges but its filesystem no UUID: said once per
+ * filesystem (by device number), on stderr and as a "notice" record
+ * before the file's, under the lock that orders the "fs" records.  The
+ * file is then recorded by device number, which a reboot or a move may
+ * change; the run's verdict and exit status are not changed.
+ */
+static void manifest_no_uuid(struct worker *w)
+{
+	uint64_t dev = w->pg.dev;
+	struct dcp_mount mt = { 0 };
+	struct dcp_buf b = DCP_BUF_INIT, e = DCP_BUF_INIT;
+	const char *code, *words, *mount;
+	char why[256], num[32];
+	uint64_t *v;
+	size_t i;
+
+	pthread_mutex_lock(&run.fs_lock);
+	for (i = 0; i < run.nnouuid; i++)
+		if (run.nouuid[i] == dev)
+			break;
+	if (i < run.nnouuid || run.nnouuid >= MANIFEST_MAX_FS ||
+	    !(v = realloc(run.nouuid, (run.nnouuid + 1) * sizeof(*v)))) {
+		pthread_mutex_unlock(&run.fs_lock);
+		return;
+	}
+	run.nouuid = v;
+	run.nouuid[run.nnouuid++] = dev;
+	if (!run.mounts || dcp_mounts_by_dev(run.mounts, (dev_t)dev, &mt) < 0)
+		mt = (struct dcp_mount){ 0 };
+	mount = mt.target ? mt.target : "?";
+	code = no_uuid_reason(dev, mt.fstype, &words, why, sizeof(why));
+	snprintf(num, sizeof(num), "%u:%u", major((dev_t)dev), minor((dev_t)dev));
+	dcp_buf_puts(&b, "{\"type\":\"notice\",\"mount\":");
+	dcp_buf_json_str(&b, mount, strlen(mount));
+	if (mt.fstype) {
+		dcp_buf_puts(&b, ",\"fstype\":");
+		dcp_buf_json_str(&b, mt.fstype, strlen(mt.fstype));
+	}
+	dcp_buf_printf(&b, ",\"dev\":\"%s\",\"no_uuid\":\"%s\",\"message\":", num, code);
+	dcp_buf_json_str(&b, words, strlen(words));
+	dcp_buf_puts(&b, "}\n");
+	if (!b.oom)
+		flush_buf(&b);
+	pthread_mutex_unlock(&run.fs_lock);
+	dcp_buf_free(&b);
+	dcp_msg_path(&e, mount, strlen(mount));
+	dcp_buf_printf(&e, "%s: files there are recorded by device number (%s) and will not "
+		       "match after a reboot or a move\n", words, num);
+	if (e.oom)
+		dcp_warn(ENOMEM, "a filesystem without a UUID could not be said");
+	dcp_msg_buf(&e);
+	dcp_buf_free(&e);
+}
+
+/*
  * --ranges: the number of the manifest's "fs" record that gives the UUID
  * of W's file (its ranges' fs), or -1 when it has none.  The first file
  * of a filesystem writes its record, under the output lock, before the
@@ -227,8 +332,10 @@ static long manifest_fs(struct worker *w)
 	char text[DCP_FSID_TEXT];
 	size_t i;
 
-	if (id->from == DCP_FSID_NONE)
+	if (id->from == DCP_FSID_NONE) {
+		manifest_no_uuid(w);
 		return -1;
+	}
 	if (w->fs_last_id >= 0 && w->fs_last.from == id->from &&
 	    !memcmp(w->fs_last.uuid, id->uuid, sizeof(id->uuid)))
 		return w->fs_last_id;
@@ -247,7 +354,7 @@ static long manifest_fs(struct worker *w)
 		run.fs = v;
 		dcp_fsid_text(id, text);
 		dcp_buf_printf(&b, "{\"type\":\"fs\",\"fs\":%zu,\"uuid\":\"%s\",\"uuid_from\":\"%s\"",
-			       i, text, id->from == DCP_FSID_BTRFS ? "btrfs" : "fsuuid");
+			       i, text, dcp_fsid_from_name(id->from));
 		if (dcp_mounts_by_dev(run.mounts, (dev_t)w->pg.dev, &mt) == 0 && mt.fstype) {
 			dcp_buf_puts(&b, ",\"fstype\":");
 			dcp_buf_json_str(&b, mt.fstype, strlen(mt.fstype));
