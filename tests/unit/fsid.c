@@ -6,13 +6,34 @@
  * handle of a file is the same from an O_PATH and a reading descriptor,
  * and another file's differs.  (The UUIDs of real ext4, xfs and btrfs
  * images, against blkid, are cmd/identity's.)
+ *
+ * As root, with loop devices and mkfs.ext4: each step of dcp_fsid_of()'s
+ * chain on an ext4 image, the steps before it refused by a seccomp filter
+ * in a child (as faultinject does: the ioctl request fails with ENOTTY,
+ * as on a kernel without it): FS_IOC_GETFSUUID, ext4's own ioctl, the
+ * device read with libblkid, and, for nobody, /dev/disk/by-uuid (in a
+ * /dev of the test's own, in a mount namespace of its own), whose links
+ * count only when they lead to the very device and the directory is root's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -134,10 +155,265 @@ static void descriptors(void)
 	rmdir(dir);
 }
 
+/* The ioctl requests a kernel may lack (their numbers: tests/faultinject.c). */
+#define REQ_FSUUID 0x80111500u /* FS_IOC_GETFSUUID, Linux 6.9 */
+#define REQ_EXT4 0x8008662cu   /* EXT4_IOC_GETFSUUID, Linux 6.0 */
+
+#if defined(__x86_64__)
+#define ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* In this (child) process, every ioctl of the requests in REQS fails with ENOTTY. */
+static int refuse(const unsigned *reqs, size_t n)
+{
+#ifdef ARCH
+	struct sock_filter f[16];
+	unsigned k = 0;
+
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, arch));
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, nr));
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, args[1]));
+	for (size_t i = 0; i < n && i < 4; i++) {
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, reqs[i], 0, 1);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOTTY);
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+
+	struct sock_fprog prog = { .len = (unsigned short)k, .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return -errno;
+	return 0;
+#else
+	(void)reqs;
+	(void)n;
+	return -ENOSYS;
+#endif
+}
+
+struct answer {
+	int ret;
+	struct dcp_fsid id;
+};
+
+/*
+ * dcp_fsid_of() of FILE in a child with the requests REQS refused, as UID
+ * (0: root; else that user, no capabilities).
+ */
+static struct answer ask(const char *file, const unsigned *reqs, size_t n, uid_t uid)
+{
+	struct answer a = { -EPROTO, { 0 } };
+	int p[2], st;
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return a;
+	pid = fork();
+	if (pid == 0) {
+		int fd;
+
+		close(p[0]);
+		if (uid && (setgroups(0, NULL) < 0 || setgid(uid) < 0 || setuid(uid) < 0))
+			_exit(2);
+		if (refuse(reqs, n) < 0)
+			_exit(3);
+		fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(4);
+		a.ret = dcp_fsid_of(fd, &a.id);
+		_exit(write(p[1], &a, sizeof(a)) == sizeof(a) ? 0 : 5);
+	}
+	close(p[1]);
+	if (pid > 0 && read(p[0], &a, sizeof(a)) != sizeof(a))
+		a.ret = -EPROTO;
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	return a;
+}
+
+/* Each step of the chain on an ext4 image, in a mount namespace of its own. */
+static int fallbacks(void)
+{
+	char dir[] = "/tmp/unit-fsid-chain-XXXXXX", img[96], mnt[96], file[128], dev[160],
+	     link[400], text[DCP_FSID_TEXT], want_text[64] = "";
+	static const unsigned fsuuid[] = { REQ_FSUUID }, both[] = { REQ_FSUUID, REQ_EXT4 };
+	struct dcp_fsid want = { DCP_FSID_NONE, { 0 } }, id;
+	struct answer a;
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "unit/fsid: not root: the fallback chain is left out\n");
+		return 77;
+	}
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    !mkdtemp(dir) || mount("unit-fsid", dir, "tmpfs", 0, "mode=0755") < 0) {
+		fprintf(stderr, "unit/fsid: no mount namespace of its own: %s\n", strerror(errno));
+		return 77;
+	}
+	snprintf(img, sizeof(img), "%s/e.img", dir);
+	snprintf(mnt, sizeof(mnt), "%s/m", dir);
+	snprintf(file, sizeof(file), "%s/m/f", dir);
+	snprintf(link, sizeof(link), "truncate -s 32M %s && mkfs.ext4 -q -F %s >/dev/null 2>&1",
+		 img, img);
+	if (system(link) != 0 || mkdir(mnt, 0755) < 0 ||
+	    (snprintf(link, sizeof(link), "mount -o loop %s %s", img, mnt), system(link)) != 0) {
+		fprintf(stderr, "unit/fsid: no ext4 image (mkfs.ext4, loop devices)\n");
+		umount2(dir, MNT_DETACH);
+		rmdir(dir);
+		return 77;
+	}
+	fd = open(file, O_RDWR | O_CREAT, 0644);
+	CHECK(fd >= 0 && fstat(fd, &st) == 0);
+	close(fd);
+	/* The UUID, as blkid (the program, not the library) reads it. */
+	snprintf(dev, sizeof(dev), "blkid -p -o value -s UUID %s", img);
+	f = popen(dev, "r");
+	if (f) {
+		if (fgets(want_text, sizeof(want_text), f))
+			want_text[strcspn(want_text, "\n")] = '\0';
+		pclose(f);
+	}
+	CHECK_INT(dcp_fsid_parse(want_text, strlen(want_text), &want), 0);
+	want.from = DCP_FSID_BLKID; /* (parse leaves the source to the caller) */
+
+	/* 1. Nothing refused: FS_IOC_GETFSUUID where the kernel has it. */
+	fd = open(file, O_RDONLY);
+	{
+		struct { uint8_t len, uuid[16]; } u = { 0 };
+		bool has = ioctl(fd, REQ_FSUUID, &u) == 0;
+
+		a = ask(file, NULL, 0, 0);
+		CHECK_INT(a.ret, 0);
+		if (has)
+			CHECK_INT(a.id.from, DCP_FSID_FSUUID);
+		CHECK(dcp_fsid_equal(&a.id, &want));
+	}
+	close(fd);
+
+	/* 2. FS_IOC_GETFSUUID refused (Linux 6.1): ext4's own ioctl (6.0). */
+	a = ask(file, fsuuid, 1, 0);
+	CHECK_INT(a.ret, 0);
+	CHECK(a.id.from == DCP_FSID_EXT4 || a.id.from == DCP_FSID_BLKID); /* 5.10: no ext4 ioctl */
+	CHECK(dcp_fsid_equal(&a.id, &want));
+
+	/* 3. Both refused (5.10, or a filesystem without an ioctl): root reads
+	 * the loop device with libblkid. */
+	a = ask(file, both, 2, 0);
+	CHECK_INT(a.ret, 0);
+	CHECK_INT(a.id.from, DCP_FSID_BLKID);
+	CHECK(dcp_fsid_equal(&a.id, &want));
+	dcp_fsid_text(&a.id, text);
+	CHECK_STR(text, want_text);
+	CHECK_INT(dcp_fsid_of_device(st.st_dev, &id), 0);
+	CHECK_INT(id.from, DCP_FSID_BLKID);
+	CHECK(dcp_fsid_equal(&id, &want));
+
+	/* An anonymous device number (tmpfs, FUSE, NFS): no device to read. */
+	CHECK_INT(dcp_fsid_of_device(makedev(0, 42), &id), -ENODEV);
+	CHECK_INT(id.from, DCP_FSID_NONE);
+	snprintf(link, sizeof(link), "%s/t", dir);
+	fd = open(link, O_RDWR | O_CREAT, 0644);
+	close(fd);
+	a = ask(link, both, 2, 0);
+	CHECK_INT(a.ret, -ENODATA);
+	CHECK_INT(a.id.from, DCP_FSID_NONE);
+
+	/* A /dev of our own (the image stays mounted): the loop device's node
+	 * root's alone, and no /dev/disk/by-uuid yet. */
+	snprintf(dev, sizeof(dev), "/dev/loop%u", minor(st.st_dev));
+	if (major(st.st_dev) != 7 || mount("unit-fsid-dev", "/dev", "tmpfs", 0, "mode=0755") < 0 ||
+	    mknod(dev, S_IFBLK | 0600, st.st_dev) < 0) {
+		fprintf(stderr, "unit/fsid: no /dev of its own (%s): by-uuid left out\n", dev);
+		umount2(mnt, MNT_DETACH);
+		umount2(dir, MNT_DETACH);
+		rmdir(dir);
+		return 0;
+	}
+	/* Root still reads it (its node, found through sysfs's DEVNAME). */
+	a = ask(file, both, 2, 0);
+	CHECK_INT(a.ret, 0);
+	CHECK_INT(a.id.from, DCP_FSID_BLKID);
+
+	/* 4. nobody may not open the device, and no link names it: -EACCES. */
+	a = ask(file, both, 2, 65534);
+	CHECK_INT(a.ret, -EACCES);
+	CHECK_INT(a.id.from, DCP_FSID_NONE);
+
+	/* Links that must not count: one to another device, one whose name
+	 * is no UUID, one to a character device of the same number. */
+	CHECK_INT(mkdir("/dev/disk", 0755), 0);
+	CHECK_INT(mkdir("/dev/disk/by-uuid", 0755), 0);
+	CHECK_INT(mknod("/dev/other", S_IFBLK | 0600, makedev(7, 250)), 0);
+	CHECK_INT(mknod("/dev/chr", S_IFCHR | 0600, st.st_dev), 0);
+	CHECK_INT(symlink("../../other", "/dev/disk/by-uuid/11111111-2222-3333-4444-555555555555"), 0);
+	CHECK_INT(symlink("../../chr", "/dev/disk/by-uuid/11111111-2222-3333-4444-666666666666"), 0);
+	snprintf(link, sizeof(link), "../../loop%u", minor(st.st_dev));
+	CHECK_INT(symlink(link, "/dev/disk/by-uuid/ABCD-1234"), 0);
+	a = ask(file, both, 2, 65534);
+	CHECK_INT(a.ret, -EACCES);
+
+	/* 5. The link udev makes: nobody has the UUID from its name. */
+	snprintf(text, sizeof(text), "%s", want_text);
+	{
+		char name[128];
+
+		snprintf(name, sizeof(name), "/dev/disk/by-uuid/%s", want_text);
+		CHECK_INT(symlink(link, name), 0);
+	}
+	a = ask(file, both, 2, 65534);
+	CHECK_INT(a.ret, 0);
+	CHECK_INT(a.id.from, DCP_FSID_BYUUID);
+	CHECK(dcp_fsid_equal(&a.id, &want));
+
+	/* A directory anyone may write is no one's word: not read. */
+	CHECK_INT(chmod("/dev/disk/by-uuid", 0777), 0);
+	a = ask(file, both, 2, 65534);
+	CHECK_INT(a.ret, -EACCES);
+	CHECK_INT(chmod("/dev/disk/by-uuid", 0755), 0);
+
+	/* Two links naming the device with two UUIDs: neither. */
+	CHECK_INT(symlink(link, "/dev/disk/by-uuid/99999999-2222-3333-4444-555555555555"), 0);
+	a = ask(file, both, 2, 65534);
+	CHECK_INT(a.ret, -EACCES);
+
+	/* The names dcp_fsid_from_name() gives read back. */
+	for (int k = DCP_FSID_FSUUID; k <= DCP_FSID_BYUUID; k++) {
+		const char *nm = dcp_fsid_from_name((enum dcp_fsid_from)k);
+
+		CHECK_INT(dcp_fsid_from_parse(nm, strlen(nm)), k);
+	}
+	CHECK_INT(dcp_fsid_from_parse("none", 4), -EINVAL);
+	CHECK_INT(dcp_fsid_from_parse("blkidx", 6), -EINVAL);
+	umount2("/dev", MNT_DETACH);
+	umount2(mnt, MNT_DETACH); /* the loop device goes with it (autoclear) */
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+	return 0;
+}
+
 int main(void)
 {
+	int ret;
+
 	uuid_text();
 	handle_text();
 	descriptors();
+	/* Last: it leaves this process in a mount namespace of its own. */
+	ret = fallbacks();
+	if (ret == 77 && !check_failures)
+		fprintf(stderr, "unit/fsid: the fallback chain was not tested here\n");
 	return CHECK_DONE();
 }
