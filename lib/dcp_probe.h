@@ -130,7 +130,13 @@ bool dcp_probe_refused(int err);
  * closed at once.  DCP_FOLLOW drops O_NOFOLLOW.
  * Returns 0 when the lookup was cached, or the negative errno of the
  * failed lookup: -ENOENT (negative dentry), -EAGAIN (miss), other -errno.
- * dcp_state_of_errno(-ret) gives the state.
+ * dcp_state_of_errno(-ret) gives the state.  A path below a directory the
+ * caller may not search is -EACCES on every kernel (Linux 6.1 says so,
+ * later ones miss): after a miss, for a caller without CAP_DAC_READ_SEARCH
+ * or CAP_DAC_OVERRIDE, the mode of the directory where the cached walk
+ * stopped (statx AT_STATX_DONT_SYNC: no I/O, no ACL loaded) decides a
+ * denial no ACL can lift; one an ACL entry could lift stays -EAGAIN.
+ * dcp_probe_again() and dcp_open_cached() do the same.
  */
 int dcp_probe_at(int dirfd, const char *path, unsigned flags);
 

@@ -3,8 +3,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <linux/capability.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -141,6 +145,129 @@ static int probe_once(int dirfd, const char *path, unsigned flags)
 }
 
 /*
+ * A denied search, one state on every kernel.  A name looked up in a
+ * directory the caller may not search fails RESOLVE_CACHED with EACCES on
+ * Linux 6.1 (the RCU walk's permission check answers for good), but with
+ * EAGAIN on later kernels (6.18: a failed check in RCU mode is confirmed
+ * only after leaving it, which the flag forbids).  The decided state is
+ * error EACCES, on every kernel: warming cannot fix it, and a real open
+ * fails with EACCES too.  So after a miss, a caller who may not search
+ * every directory (no CAP_DAC_READ_SEARCH or CAP_DAC_OVERRIDE) looks at
+ * the directory where the cached walk stopped: the deepest prefix of the
+ * path that resolves from the cache (DIRFD itself for a single name, as
+ * the walker probes).  Its mode, owner and group come from statx(2) with
+ * AT_STATX_DONT_SYNC on its O_PATH descriptor: no lookup, no I/O, no FUSE
+ * daemon or NFS server asked, and no POSIX ACL loaded (faccessat2(2) would
+ * load a non-owner's ACL, and so warm the very path it measures: the next
+ * probe would be cached, and --explain would no longer see why it missed).
+ * So only a denial no ACL can lift is called one: the owner without
+ * S_IXUSR, a member of the group without S_IXGRP, anyone else when neither
+ * S_IXGRP (an ACL's mask) nor S_IXOTH is set.  A denial that only an ACL
+ * entry could make or lift (someone outside the owner and the group of a
+ * directory whose group class may search, 0750) stays a miss.  Only misses
+ * pay for this, and only for unprivileged callers.
+ */
+static bool may_search_all(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return d[0].effective & ((1u << CAP_DAC_READ_SEARCH) | (1u << CAP_DAC_OVERRIDE));
+}
+
+static bool in_group(gid_t gid)
+{
+	gid_t small[64], *v = small;
+	int n;
+	bool in = false;
+
+	if (getegid() == gid)
+		return true;
+	n = getgroups(0, NULL);
+	if (n <= 0)
+		return false;
+	if ((size_t)n > sizeof(small) / sizeof(small[0]) && !(v = malloc(n * sizeof(*v))))
+		return false;
+	n = getgroups(n, v);
+	for (int i = 0; i < n && !in; i++)
+		in = v[i] == gid;
+	if (v != small)
+		free(v);
+	return in;
+}
+
+/* Does directory FD's mode deny this caller search, whatever its ACL says? */
+static bool search_denied(int fd)
+{
+	struct statx stx;
+	mode_t m;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID, &stx) < 0 ||
+	    (stx.stx_mask & (STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID)) !=
+		    (STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID) ||
+	    !S_ISDIR(stx.stx_mode))
+		return false;
+	m = stx.stx_mode;
+	if (geteuid() == stx.stx_uid)
+		return !(m & S_IXUSR);
+	if (in_group(stx.stx_gid))
+		return !(m & S_IXGRP);
+	return !(m & (S_IXGRP | S_IXOTH));
+}
+
+/* A miss of PATH (relative to DIRFD): -EACCES when it is a denied search. */
+static int confirm_miss(int dirfd, const char *path)
+{
+	size_t n = strlen(path), i = 0, stop = 0;
+	char buf[PATH_MAX];
+	bool denied;
+	int fd;
+
+	if (n >= sizeof(buf) || may_search_all())
+		return -EAGAIN;
+	memcpy(buf, path, n + 1);
+	/* The deepest prefix that resolves from the cache, shortest first. */
+	for (;;) {
+		size_t e;
+
+		while (i < n && buf[i] == '/')
+			i++;
+		while (i < n && buf[i] != '/')
+			i++;
+		e = i;
+		while (i < n && buf[i] == '/')
+			i++;
+		if (i >= n)
+			break; /* the whole path: that missed */
+		buf[e] = '\0';
+		fd = dcp_openat2(dirfd, buf, O_PATH | O_CLOEXEC, 0, RESOLVE_CACHED);
+		buf[e] = '/';
+		if (fd == -EACCES)
+			return -EACCES; /* a kernel that says so itself */
+		if (fd < 0)
+			break;
+		close(fd);
+		stop = e;
+	}
+	if (stop) {
+		buf[stop] = '\0';
+		fd = dcp_openat2(dirfd, buf, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_CACHED);
+	} else if (path[0] == '/') {
+		fd = dcp_openat2(AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_CACHED);
+	} else {
+		return search_denied(dirfd) ? -EACCES : -EAGAIN;
+	}
+	if (fd < 0)
+		return -EAGAIN;
+	denied = search_denied(fd);
+	close(fd);
+	return denied ? -EACCES : -EAGAIN;
+}
+
+/*
  * A mount or unmount anywhere on the machine (in any mount namespace), or a
  * rename, fails an RCU walk that runs at that moment with EAGAIN although
  * everything is cached: the kernel's mount_lock (or rename_lock) sequence
@@ -175,14 +302,18 @@ int dcp_probe_again(int dirfd, const char *path, unsigned flags)
 	uint64_t now, until = spurious_ns + SETTLE_NS;
 	struct timespec ts;
 
-	if (ret != -EAGAIN || !spurious_ns || (now = dcp_now_ns()) >= until)
+	if (ret != -EAGAIN)
 		return ret;
+	if (!spurious_ns || (now = dcp_now_ns()) >= until)
+		return confirm_miss(dirfd, path);
 	ts.tv_sec = (time_t)((until - now) / 1000000000u);
 	ts.tv_nsec = (long)((until - now) % 1000000000u);
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 	ret = probe_next(dirfd, path, flags);
-	return ret == -EAGAIN ? probe_next(dirfd, path, flags) : ret;
+	if (ret == -EAGAIN)
+		ret = probe_next(dirfd, path, flags);
+	return ret == -EAGAIN ? confirm_miss(dirfd, path) : ret;
 }
 
 int dcp_probe_at(int dirfd, const char *path, unsigned flags)
@@ -206,7 +337,9 @@ static unsigned long long open_flags(unsigned flags)
 
 int dcp_open_cached(int dirfd, const char *path, unsigned flags)
 {
-	return dcp_openat2(dirfd, path, open_flags(flags), 0, RESOLVE_CACHED);
+	int fd = dcp_openat2(dirfd, path, open_flags(flags), 0, RESOLVE_CACHED);
+
+	return fd == -EAGAIN ? confirm_miss(dirfd, path) : fd;
 }
 
 int dcp_open_blocking(int dirfd, const char *path, unsigned flags)

@@ -2,6 +2,7 @@
 # Tests for cachedopen on real cold-cache fixtures.
 . "${DCP_TESTS:-$(dirname "$0")/..}/lib/fixture.sh"
 fixture_require
+FI=$DCP_BUILD/tests/faultinject
 
 oneTimeSetUp() {
 	MNT=$(fixture_new 32) || fail "cannot make fixture"
@@ -12,6 +13,12 @@ oneTimeSetUp() {
 	chmod 0755 "$MNT/script"
 	echo secret >"$MNT/private/file"
 	chmod 0700 "$MNT/private"
+	mkdir "$MNT/listonly"
+	echo x >"$MNT/listonly/file"
+	chmod 0744 "$MNT/listonly"
+	mkdir "$MNT/grp"
+	echo x >"$MNT/grp/file"
+	chmod 0750 "$MNT/grp"
 	chmod 0755 "$MNT"
 	ln -s nanorc "$MNT/link"
 	ln -s nowhere "$MNT/dangling"
@@ -69,8 +76,9 @@ test_quiet_exit_codes() {
 		"cachedopen: '$MNT/loop1': openat2: Too many levels of symbolic links" "$ERR"
 }
 
-# Errors met in the middle of a walk (ENOTDIR, EACCES) are only confirmed
-# outside RCU mode, which RESOLVE_CACHED forbids: they read as a miss.
+# An error met in the middle of a walk (ENOTDIR) is only confirmed outside
+# RCU mode, which RESOLVE_CACHED forbids: it reads as a miss.  (A denied
+# search is not one: test_unprivileged_under_private_dir.)
 test_mid_walk_error_is_a_miss() {
 	ls -l "$MNT/script" >/dev/null
 	run cachedopen "$MNT/script/notadir"
@@ -174,23 +182,59 @@ test_hostile_names() {
 # RESOLVE_CACHED forbids: a path the caller may not search reads as a miss
 # even when every dentry is cached.  --retry shows the real error.
 test_unprivileged_under_private_dir() {
-	ls -l "$MNT/private" "$MNT/nanorc" >/dev/null
+	ls -l "$MNT/private" "$MNT/listonly" "$MNT/grp" "$MNT/nanorc" >/dev/null
 	# For a caller that is not the owner, the POSIX ACL of each directory
 	# must be in memory too: until one blocking lookup loads it, the walk
 	# is a miss although every dentry is cached.
 	run as_nobody "$DCP_BIN/cachedopen" "$MNT/nanorc"
 	assertEquals "ACLs not yet loaded" 1 "$RC"
+	run as_nobody "$DCP_BIN/cachedopen" "$MNT/nanorc"
+	assertEquals "the miss loaded no ACL" 1 "$RC"
 	as_nobody cat "$MNT/nanorc" >/dev/null
 	run as_nobody "$DCP_BIN/cachedopen" "$MNT/nanorc"
 	assertEquals "nobody probes readable cached paths" 0 "$RC"
 	assertEquals "open: 3" "$OUT"
 
+	# A denied search is an error, EACCES, on every kernel: 6.1 answers
+	# EACCES itself, later kernels EAGAIN (they leave RCU mode to confirm
+	# a failed permission check), and the library then looks at the mode of
+	# the directory where the cached walk stopped (no ACL loaded: the ACL
+	# case above stays a miss).
 	run as_nobody "$DCP_BIN/cachedopen" "$MNT/private/file"
-	assertEquals "a denied search is a miss under RESOLVE_CACHED" 1 "$RC"
-	assertEquals "$DCP_BIN/cachedopen: '$MNT/private/file': openat2: Resource temporarily unavailable" "$ERR"
+	assertEquals "a denied search is an error" 2 "$RC"
+	assertEquals "open: -1" "$OUT"
+	assertEquals "$DCP_BIN/cachedopen: '$MNT/private/file': openat2: Permission denied" "$ERR"
 	run as_nobody "$DCP_BIN/cachedopen" --retry "$MNT/private/file"
-	assertEquals "the blocking retry reports EACCES" 2 "$RC"
-	assertContains "$ERR" "open: Permission denied"
+	assertEquals "no retry of an error" 2 "$RC"
+	assertNotContains "$OUT" "retry:"
+	run as_nobody "$DCP_BIN/cachedopen" --json "$MNT/private/file"
+	assertEquals "error EACCES" "$(json_get '"%s %s" % (objs[0]["state"], objs[0]["errno"])' <<<"$OUT")"
+	run as_nobody "$DCP_BIN/dcache-probe" "$MNT/private/file" "$MNT/private/absent"
+	assertEquals "dcache-probe agrees" 2 "$RC"
+	assertEquals "error EACCES $MNT/private/file
+error EACCES $MNT/private/absent" "$OUT"
+	# The walker: a directory nobody may list but not search (0744).
+	run as_nobody "$DCP_BIN/dcache-probe" -r "$MNT/listonly"
+	assertEquals "the walker agrees" 2 "$RC"
+	assertEquals "cached $MNT/listonly
+error EACCES $MNT/listonly/file" "$OUT"
+	# As root the same paths are a miss (cold) or cached, never denied.
+	run "$DCP_BIN/cachedopen" -P "$MNT/private/file"
+	assertEquals "root: $OUT $ERR" 0 "$RC"
+	# Linux 6.1's own answer (openat2 fails EACCES), simulated: the same.
+	run as_nobody "$FI" openat2=EACCES -- "$DCP_BIN/cachedopen" "$MNT/private/file"
+	assertEquals "6.1's EACCES" 2 "$RC"
+	assertEquals "$DCP_BIN/cachedopen: '$MNT/private/file': openat2: Permission denied" "$ERR"
+	# A search the caller may make stays a miss (the ACL case above, and
+	# a name not cached in a directory it may search).
+	run as_nobody "$DCP_BIN/cachedopen" "$MNT/a/b/c/file"
+	assertEquals "a real miss is a miss" 1 "$RC"
+	# 0750: only an ACL entry could let nobody in, and no ACL is loaded to
+	# tell: a miss, and still one after (nothing was warmed).
+	run as_nobody "$DCP_BIN/cachedopen" "$MNT/grp/file"
+	assertEquals "0750: a miss" 1 "$RC"
+	run as_nobody "$DCP_BIN/cachedopen" "$MNT/grp/file"
+	assertEquals "0750: still a miss" 1 "$RC"
 }
 
 test_usage_errors() {
