@@ -333,7 +333,9 @@ static long manifest_fs(struct worker *w)
 	size_t i;
 
 	if (id->from == DCP_FSID_NONE) {
-		manifest_no_uuid(w);
+		/* Only a file with ranges was asked (and is named by it). */
+		if (w->ranges.n && !w->ranges.failed)
+			manifest_no_uuid(w);
 		return -1;
 	}
 	if (w->fs_last_id >= 0 && w->fs_last.from == id->from &&
