@@ -15,6 +15,7 @@
 fixture_require
 
 OPROBE=${DCP_BUILD:-$DCP_BIN/..}/tests/oprobe
+FI=${DCP_BUILD:-$DCP_BIN/..}/tests/faultinject
 NOBODY=65534
 
 mpy() { /usr/bin/python3 "$DCP_TESTS/lib/manifest.py" "$@"; }
@@ -138,23 +139,101 @@ restored() {
 	pin_stop
 }
 
-# elsewhere TYPE - snapshot on one loop device, restore on another.
+# elsewhere TYPE [WHO...] - snapshot on one loop device, restore on
+# another; WHO, a command prefix (faultinject: a kernel without an ioctl),
+# takes the snapshot and the restore.
 elsewhere() {
 	local t=$1 m d1 d2 dev0 M
+	shift
 	m=$W/m.$t M=$W/$t.jsonl
 	img "$t" "$t" || fail "mkfs.$t"
 	attach "$W/$t.img" && d1=$DEV && mnt "$d1" "$m" || fail "mount $t"
 	tree "$m" "$W/plan" || fail "tree"
 	remount "$d1" "$m" && mpy workload "$m/w" "$W/plan" || fail "workload"
-	dcache-probe -r --ranges --json "$m/w" >"$M"
+	"$@" dcache-probe -r --ranges --json "$m/w" >"$M"
 	chmod 0644 "$M"
+	UUID_FROM=$(json_get '" ".join(sorted(set(o["uuid_from"] + " " + o["uuid"] for o in objs if o["type"] == "fs")))' <"$M")
 	dev0=$(stat -c %d "$m/w")
 	# Another loop device for the same image: attached before the first
 	# goes, so that it cannot be given the same number.
 	umount "$m" && attach "$W/$t.img" && d2=$DEV && losetup -d "$d1" && mnt "$d2" "$m" ||
 		fail "reattach $t"
 	assertNotEquals "$t: another device number ($d1 -> $d2)" "$dev0" "$(stat -c %d "$m/w")"
-	restored "$M" "$d2"
+	restored "$M" "$d2" "$@"
+}
+
+# The ioctls a kernel before Linux 6.9 lacks (FAULT), and ext4's own too
+# (FAULT_EXT4: what Linux 5.10 lacks, as ext2/ext3 drivers do).
+FAULT=("$FI" ioctl:FS_IOC_GETFSUUID=ENOTTY --)
+FAULT_EXT4=("$FI" ioctl:FS_IOC_GETFSUUID=ENOTTY ioctl:EXT4_IOC_GETFSUUID=ENOTTY --)
+
+# Issue 43: Debian 12's kernel (6.1) has no FS_IOC_GETFSUUID.  A snapshot
+# there names the ext4 by the UUID ext4's own ioctl gives (6.0), and
+# restores on another loop device as on 6.18.  Before: no UUID recorded,
+# files named by device number, 0 restored ("another device number").
+test_ext4_without_fsuuid_on_another_loop_device() {
+	elsewhere ext4 "${FAULT[@]}"
+	assertEquals "the UUID from ext4's ioctl, blkid's" "ext4 $(blkid -p -o value -s UUID "$W/ext4.img")" "$UUID_FROM"
+}
+
+# Neither ioctl (5.10, or a filesystem without one): root reads the UUID
+# from the loop device with libblkid.  Before: as above, 0 restored.
+test_ext4_uuid_from_its_device_on_another_loop_device() {
+	elsewhere ext4 "${FAULT_EXT4[@]}"
+	assertEquals "the UUID from the device (libblkid), blkid's" "blkid $(blkid -p -o value -s UUID "$W/ext4.img")" "$UUID_FROM"
+}
+
+# xfs on a kernel before 6.9: its geometry ioctl gives the UUID.
+test_xfs_without_fsuuid_on_another_loop_device() {
+	has_mkfs xfs || return 0
+	elsewhere xfs "${FAULT[@]}"
+	assertEquals "the UUID from xfs's geometry, blkid's" "xfs $(blkid -p -o value -s UUID "$W/xfs.img")" "$UUID_FROM"
+}
+
+# nobody_no_by_uuid CMD... - CMD as nobody with neither ioctl and no
+# /dev/disk/by-uuid (an empty one over it, in a mount namespace of the
+# command's own, should udev have made one here).
+nobody_no_by_uuid() {
+	unshare --mount --propagation private -- bash -c '
+		if [ -d /dev/disk ]; then mount -t tmpfs -o mode=0755 none /dev/disk || exit 70; fi
+		exec setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- "$@"' \
+		nobody "${FAULT_EXT4[@]}" "$@"
+}
+
+# No UUID to be had: nobody, on a kernel without the ioctls, may not read
+# the loop device and no /dev/disk/by-uuid names it.  The snapshot says so
+# once for the filesystem (stderr and a notice record before its first
+# file), records its files by device number, and its exit status is what
+# it would be without the notice (0: everything cached).  Two directories
+# of files on it: still once.  Before: nothing said.
+test_nobody_no_uuid_said_once() {
+	local m=$W/m.ext4 d M=$W/nouuid.jsonl line
+	img ext4 ext4 || fail "mkfs"
+	attach "$W/ext4.img" && d=$DEV && mnt "$d" "$m" || fail "mount"
+	mkdir -p "$m/a" "$m/b"
+	for line in a/1 a/2 b/1 b/2; do head -c 20000 /dev/urandom >"$m/$line"; done
+	# nobody's own files: since Linux 6.15 nobody sees no residency of others'
+	chown -R 65534:65534 "$m/a" "$m/b"
+	as_nobody cat "$m"/a/* "$m"/b/* >/dev/null || fail "read as nobody"
+	run nobody_no_by_uuid dcache-probe -r --ranges --json "$m/a" "$m/b"
+	printf '%s\n' "$OUT" >"$M"
+	assertEquals "exit status as without the notice ($ERR)" 0 "$RC"
+	assertEquals "said once on stderr ($ERR)" 1 "$(grep -c "^dcache-probe: '$m': no filesystem UUID on this kernel .*: files there are recorded by device number ($(stat -c '%Hd:%Ld' "$m/a")) and will not match after a reboot or a move\$" <<<"$ERR")"
+	assertContains "why, in words" "$ERR" "may not be read by this user (not root)"
+	assertEquals "one notice record, before the first file with ranges" \
+		"1 $m $(stat -c '%Hd:%Ld' "$m/a") device_denied True" \
+		"$(json_get '(lambda n, f: "%d %s %s %s %s" % (len(n), objs[n[0]]["mount"], objs[n[0]]["dev"], objs[n[0]]["no_uuid"], n[0] < f))([i for i, o in enumerate(objs) if o["type"] == "notice"], min(i for i, o in enumerate(objs) if o.get("ranges")))' <"$M")"
+	assertEquals "no fs record; every file by device number" "0 4" \
+		"$(json_get '"%d %d" % (sum(o["type"] == "fs" for o in objs), sum(1 for o in objs if o.get("ranges") and "fs" not in o["identity"] and o["identity"]["dev"]))' <"$M")"
+	# The manifest is read as before (the notice skipped): restored on
+	# the same device.
+	run warm --manifest="$M"
+	assertEquals "the manifest restores on the same device ($ERR)" 0 "$RC"
+	# Root, under the same kernel, reads the device: no notice.
+	run "${FAULT_EXT4[@]}" "$DCP_BIN/dcache-probe" -r --ranges --json "$m/a" "$m/b"
+	assertNotContains "root: nothing said" "$ERR" "no filesystem UUID"
+	assertEquals "root: the UUID from the device" "blkid" \
+		"$(json_get '" ".join(o["uuid_from"] for o in objs if o["type"] == "fs")' <<<"$OUT")"
 }
 
 # An ext4 image snapshotted on one loop device, restored on another (as
