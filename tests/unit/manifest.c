@@ -128,7 +128,7 @@ static void malformed(void)
 		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"handle\":\"-1:0d\",\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":[[0,4096]]}",
 		"{\"type\":\"entry\",\"path\":\"/a\",\"state\":\"cached\",\"identity\":{\"handle\":5,\"dev\":\"1:2\",\"ino\":1,\"size\":1,\"mtime_ns\":1},\"ranges\":[[0,4096]]}",
 		"{\"type\":\"fs\",\"fs\":0,\"uuid\":\"zz22e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"fsuuid\"}",
-		"{\"type\":\"fs\",\"fs\":0,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"blkid\"}",
+		"{\"type\":\"fs\",\"fs\":0,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"libblkid\"}",
 		"{\"type\":\"fs\",\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"fsuuid\"}",
 		"{\"type\":\"fs\",\"fs\":1048576,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"fsuuid\"}",
 		"{\"type\":\"fs\",\"fs\":-1,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"fsuuid\"}",
@@ -525,11 +525,59 @@ static void windows(void)
 	unlink(file);
 }
 
+/*
+ * A snapshot taken where a filesystem gave no UUID (issue 43): its notice
+ * record is skipped (no bad record), its files are read by device number;
+ * a UUID from any source dcp_fsid_from_name() names is the same UUID (one
+ * of "blkid" matches one of "fsuuid"); an unknown source is a bad record.
+ */
+static void no_uuid_notice(void)
+{
+	static const char in[] =
+		"{\"type\":\"manifest\",\"version\":2,\"page_size\":4096}\n"
+		"{\"type\":\"manifest_root\",\"root\":0,\"path\":\"/m\"}\n"
+		"{\"type\":\"notice\",\"mount\":\"/m\",\"fstype\":\"ext4\",\"dev\":\"7:0\","
+		"\"no_uuid\":\"device_denied\",\"message\":\"no filesystem UUID on this kernel\"}\n"
+		"{\"type\":\"entry\",\"path\":\"/m/a\",\"state\":\"cached\",\"kind\":\"file\",\"depth\":1,"
+		"\"identity\":{\"dev\":\"7:0\",\"ino\":13,\"handle\":\"1:0d000000e8407922\","
+		"\"size\":6,\"mtime_ns\":1},\"ranges\":[[0,4096]]}\n"
+		"{\"type\":\"fs\",\"fs\":0,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197c\",\"uuid_from\":\"blkid\"}\n"
+		"{\"type\":\"fs\",\"fs\":1,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197d\",\"uuid_from\":\"by-uuid\"}\n"
+		"{\"type\":\"fs\",\"fs\":2,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197e\",\"uuid_from\":\"ext4\"}\n"
+		"{\"type\":\"fs\",\"fs\":3,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc197f\",\"uuid_from\":\"xfs\"}\n"
+		"{\"type\":\"fs\",\"fs\":4,\"uuid\":\"8822e3f7-337c-4f8b-8b3f-f177b1cc1970\",\"uuid_from\":\"none\"}\n"
+		"{\"type\":\"entry\",\"path\":\"/m/b\",\"state\":\"cached\",\"kind\":\"file\",\"depth\":1,"
+		"\"identity\":{\"fs\":0,\"dev\":\"7:0\",\"ino\":14,\"handle\":\"1:0e000000e8407922\","
+		"\"size\":6,\"mtime_ns\":1},\"ranges\":[[0,4096]]}\n"
+		"{\"type\":\"entry\",\"path\":\"/m/c\",\"state\":\"cached\",\"kind\":\"file\",\"depth\":1,"
+		"\"identity\":{\"fs\":2,\"dev\":\"7:0\",\"ino\":15,\"handle\":\"1:0f000000e8407922\","
+		"\"size\":6,\"mtime_ns\":1},\"ranges\":[[0,4096]]}\n";
+	struct dcp_manifest m = { 0 };
+	struct bad b = { 0 };
+	struct dcp_fsid fsuuid = { DCP_FSID_FSUUID, { 0x88, 0x22, 0xe3, 0xf7, 0x33, 0x7c, 0x4f, 0x8b,
+						     0x8b, 0x3f, 0xf1, 0x77, 0xb1, 0xcc, 0x19, 0x7c } };
+
+	CHECK_INT(read_str(in, &m, &b), 0);
+	CHECK_INT(m.format, 2);
+	CHECK_INT(b.n, 1);
+	CHECK_INT(b.rec[0], 9); /* uuid_from "none": no source */
+	CHECK_INT(m.n, 3);
+	if (m.n == 3) {
+		CHECK_INT(m.v[0].identity.fs.from, DCP_FSID_NONE);
+		CHECK_INT(m.v[0].identity.dev, makedev(7, 0));
+		CHECK_INT(m.v[1].identity.fs.from, DCP_FSID_BLKID);
+		CHECK(dcp_fsid_equal(&m.v[1].identity.fs, &fsuuid));
+		CHECK_INT(m.v[2].identity.fs.from, DCP_FSID_EXT4);
+	}
+	dcp_manifest_free(&m);
+}
+
 int main(void)
 {
 	good();
 	malformed();
 	format2();
+	no_uuid_notice();
 	windows();
 	ranges_joined();
 	over_the_bound();
