@@ -364,9 +364,20 @@ static int explain_at(struct dcp_explain *x, struct xworker *xw, const char *pat
 		uint64_t id = mount_of(par, &mount_root);
 		struct dcp_mount mt;
 
+		/*
+		 * A parent on a filesystem whose lookups the kernel never serves
+		 * from the cache (9p, CIFS, vfat...: DCP_FS_NEVER, lib/mounts.c)
+		 * missed for that reason, whatever the name is: that comes before
+		 * a mount on the name (with a guest's root on 9p, "/tmp" missed
+		 * because "/" is 9p, not because a tmpfs is mounted on it).
+		 */
+		const char *pfs = fstype_of(x, id);
+
+		if (dcp_fs_cache_class(pfs, NULL) == DCP_FS_NEVER) {
+			out->why = classify(pfs, false, mount_root);
 		/* An automount point, or a mount the name is itself: crossing it missed. */
-		if (abs && dcp_mounts_by_path(x->mounts, pfx, &mt) == 0 && (uint64_t)mt.id != id &&
-		    strcmp(mt.target, pfx) == 0) {
+		} else if (abs && dcp_mounts_by_path(x->mounts, pfx, &mt) == 0 &&
+			   (uint64_t)mt.id != id && strcmp(mt.target, pfx) == 0) {
 			out->why = DCP_WHY_MOUNT_POINT;
 		} else {
 			if (par != xw->par.data && !set_str(&xw->par, par, strlen(par)))
@@ -376,7 +387,7 @@ static int explain_at(struct dcp_explain *x, struct xworker *xw, const char *pat
 			if (xw->par.oom)
 				return -ENOMEM;
 			inner_miss = dcp_probe_at(AT_FDCWD, xw->par.data, DCP_NOTDIR) == -EAGAIN;
-			out->why = classify(fstype_of(x, id), inner_miss, mount_root);
+			out->why = classify(pfs, inner_miss, mount_root);
 		}
 		out->first_miss = set_str(&xw->res, path, e);
 		out->len = e;

@@ -245,6 +245,24 @@ test_pseudo_sysfs() {
 	assertEquals "/sys/kernel pseudo" "$(first_record)"
 }
 
+# A name on a filesystem whose lookups are never served from the cache is
+# explained by that filesystem even when something is mounted on the name
+# (issue 43: with a guest's root on 9p, "/tmp" was called a mount-point).
+# sysfs is one such filesystem here (9p, CIFS and vfat are not in this
+# kernel); a tmpfs is mounted on its "kernel".
+test_uncacheable_parent_before_mount_point() {
+	local s=$MNT/sysm
+	mkdir -p "$s"
+	mount -t sysfs dcp-sysfs "$s" || fail "cannot mount sysfs"
+	mount -t tmpfs dcp-tmpfs "$s/kernel" || fail "cannot mount tmpfs"
+	touch "$s/kernel/x"
+	run dcache-probe --explain "$s/kernel/x"
+	assertEquals "miss $s/kernel/x  (first miss: $s/kernel: pseudo)" "$OUT"
+	check_prefix "$s/kernel"
+	umount "$s/kernel"
+	umount "$s"
+}
+
 test_cached_paths_are_not_explained() {
 	run dcache-probe --explain --json "$MNT" /
 	assertEquals 0 "$RC"
