@@ -48,6 +48,7 @@
 #include "dcp_procs.h"	      /* who did it: a process tree, a cgroup */
 #include "dcp_record.h"	      /* what processes opened under some roots */
 #include "dcp_fsid.h"	      /* what tells a file after a reboot */
+#include "dcp_kfeat.h"	      /* the kernel mechanisms, asked */
 #include "dcp_explain.h"      /* why a path is cold (--explain) */
 #include "dcp_uring.h"	      /* one io_uring open: inline or punted */
 #include "dcp_report.h"	      /* buffers, quoting, JSON, Prometheus labels */
