@@ -27,6 +27,8 @@ static struct dcp_probe_run_config env = {
 
 static struct dcp_record_run_config rec; /* --record and its options */
 
+static bool diagnose; /* --diagnose: the kernel's mechanisms, no PATH */
+
 static struct dcp_buf qbuf; /* a name quoted for a message (main thread) */
 
 const char *argp_program_version = "dcache-probe (dcprobe) " DCP_VERSION;
@@ -57,6 +59,10 @@ static const char doc[] =
 "and what was opened, read or listed under them (by --pid or --cgroup's\n"
 "processes) is written to FILE as such a manifest when --for runs out or on\n"
 "SIGINT or SIGTERM: what one service used, for warm --manifest.\n"
+"\n"
+"With --diagnose, no PATH: each kernel mechanism dcprobe uses, asked of the\n"
+"running kernel, is listed as present, absent or blocked, with what its\n"
+"absence changes in the numbers; exit 0, or 3 when this kernel cannot probe.\n"
 "\n"
 "EXAMPLES:\n"
 "  dcache-probe /etc/passwd /usr/bin/ls    # one line per path\n"
@@ -93,6 +99,7 @@ enum {
 	OPT_PID,
 	OPT_CGROUP,
 	OPT_LISTED,
+	OPT_DIAGNOSE,
 };
 
 /* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/cmdrt/opts.c. */
@@ -126,6 +133,11 @@ static const struct argp_option options[] = {
 	{ "listed", OPT_LISTED, NULL, 0,
 	  "--record: also the cached names of the directories they listed, as names "
 	  "only (what they looked up without opening it: stat)", DCP_OPTS_GROUP_INPUT },
+
+	{ "diagnose", OPT_DIAGNOSE, NULL, 0,
+	  "Instead of probing, list each kernel mechanism dcprobe uses: present, absent "
+	  "or blocked here, and what its absence changes in the numbers (no PATH)",
+	  DCP_OPTS_GROUP_INPUT },
 
 	{ NULL, 0, NULL, 0, "What to report:", DCP_OPTS_GROUP_REPORT },
 	{ "only", OPT_ONLY, "STATE[,STATE]", 0,
@@ -199,6 +211,24 @@ static bool cgroup_path(const char *s)
 	return true;
 }
 
+/* --diagnose asks the kernel, not about paths: only -q, --json and --output go with it. */
+static void check_diagnose(struct argp_state *state)
+{
+	const char *x = o.npaths ? "PATH arguments" : o.ninputs ? "--from and --files0-from" :
+			o.manifest ? "--manifest" : rec.file ? "--record" : env.min_cached >= 0 ?
+			"--min-cached" : env.min_resident >= 0 ? "--min-resident" :
+			env.per_dir >= 0 ? "--per-dir" : o.summary || o.total ? "-s and -c" :
+			o.recursive ? "-r" : o.explain ? "--explain" : o.prometheus ?
+			"--prometheus" : o.nul ? "-0" : env.per_mount ? "--per-mount" :
+			o.follow != DCP_FOLLOW_NONE ? "-L and -H" : env.no_perturb ?
+			"--no-perturb" : env.pages ? "--pages" : env.only ? "--only" : env.sort ?
+			"--sort" : env.ignore_unvisited ? "--ignore-unvisited" : o.progress > 0 ?
+			"--progress" : NULL;
+
+	if (x)
+		argp_error(state, "--diagnose excludes %s: it asks the kernel, probing no path", x);
+}
+
 /* --record's own checks, once every option is known: it walks nothing. */
 static void check_record(struct argp_state *state)
 {
@@ -265,6 +295,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_LISTED:
 		rec.listed = true;
 		break;
+	case OPT_DIAGNOSE:
+		diagnose = true;
+		o.set |= DCP_OPTS_PATHS_OPTIONAL; /* and check_diagnose() refuses one */
+		break;
 	case OPT_NO_PERTURB:
 		env.no_perturb = true;
 		break;
@@ -303,6 +337,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		o.recursive = true;
 		break;
 	case ARGP_KEY_END:
+		if (diagnose) {
+			check_diagnose(state);
+			break;
+		}
 		check_record(state);
 		if (rec.file) {
 			env.pages = env.ranges = true; /* a manifest */
@@ -359,6 +397,8 @@ int main(int argc, char **argv)
 		return DCP_EXIT_ERROR;
 	}
 
+	if (diagnose)
+		return dcp_diagnose_run(&o);
 	if (rec.file)
 		return dcp_record_run(&o, &env, &rec);
 	return dcp_probe_run(&o, &env);

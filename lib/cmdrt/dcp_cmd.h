@@ -28,6 +28,7 @@
  *   record_run.c dcache-probe --record's run: the loop around a recording
  *                (dcp_record.h), its messages, its entries to probe_run.c
  *   notify.c     READY=1 and STATUS= to the service manager (sd_notify)
+ *   diagnose.c   dcache-probe --diagnose: the kernel mechanisms, asked
  *
  * A command file is its own options and one call: dcp_probe_run(),
  * dcp_warm_run(), dcp_uring_run(), or (cachedopen) its loop over the paths.
@@ -47,5 +48,6 @@
 #include "dcp_probe_run.h" /* a dcache-probe run: each entry's journey */
 #include "dcp_warm_run.h"  /* a warm run */
 #include "dcp_uring_run.h" /* a uring-open run */
+#include "dcp_diagnose.h"  /* dcache-probe --diagnose */
 
 #endif
