@@ -1335,7 +1335,7 @@ static int retrace(struct dcp_walk *w, int dirfd, const char *name, int *inside)
 			break;
 		}
 		int fd = dcp_openat2(cur, c, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_CACHED);
-		struct stat st;
+		struct stat st = { 0 }; /* GCC 12 -O3 cannot see that fd_stat() filled it */
 
 		if (fd < 0 || fd_stat(fd, &st, &sx) < 0) {
 			if (fd >= 0)
