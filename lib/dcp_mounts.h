@@ -101,6 +101,17 @@ enum dcp_fs_cache {
 enum dcp_fs_cache dcp_fs_cache_class(const char *fstype, const char **why);
 
 /*
+ * dcp_mounts_never_on_path - does a lookup of PATH look a name up in a
+ * directory on a filesystem whose lookups the kernel never serves from the
+ * cache (DCP_FS_NEVER)?  The directories are the start ("/", or the current
+ * directory for a relative PATH) and each one PATH names before its last
+ * name, placed by their text alone (dcp_mounts_by_path(): no lookup, no
+ * I/O, symlinks not followed).  Returns 1 and, when OUT is not NULL, the
+ * first such mount in *OUT; 0 when there is none; or -ENOMEM.
+ */
+int dcp_mounts_never_on_path(const struct dcp_mounts *m, const char *path, struct dcp_mount *out);
+
+/*
  * The kernel's pseudo filesystems, whose entries are made up by the kernel
  * rather than stored: walks stay out of them by default (--exclude-fstype)
  * and --explain calls their misses "pseudo".

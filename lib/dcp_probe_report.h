@@ -68,6 +68,37 @@ unsigned long long dcp_pr_total(const struct dcp_pr_counts *c);
  */
 double dcp_pr_cached_pct(const struct dcp_pr_counts *c);
 
+/*
+ * Misses counted apart.  A lookup on a filesystem whose lookups the kernel
+ * never serves from the cache (DCP_FS_NEVER: 9p, CIFS, vfat, sysfs...)
+ * misses however warm it is: such a miss keeps its state (miss, exit
+ * status 1: the lookup does block), but the tables and summaries count it
+ * as "never cached", apart from the cold misses, and the cached share is
+ * over the paths a cache can serve.  The *_split functions take NEVER, how
+ * many of C->n[DCP_MISS] are such misses (the caller counts them with
+ * dcp_pr_never_cached()); the functions without it are the same with
+ * NEVER 0.  Their records then say:
+ *   text:  "CACHED/PROBED, N never cached" (PROBED without them);
+ *          "..., M miss, N never cached, E error" in the summary line
+ *   JSON:  "miss": the cold misses, "never_cached": N (always present)
+ *   Prometheus: state="never_cached" beside state="miss" (the cold ones)
+ * A --per-mount row (dcp_pr_mount()) counts every miss on a DCP_FS_NEVER
+ * mount so: each probe counts in the mount its lookup ran in.
+ */
+
+/*
+ * dcp_pr_never_cached - does the probe result RET (0 or -errno) of a lookup
+ * in a directory on filesystem type FSTYPE count as never cached: a miss
+ * there, and FSTYPE of class DCP_FS_NEVER (dcp_fs_cache_class())?
+ */
+bool dcp_pr_never_cached(int ret, const char *fstype);
+
+/*
+ * dcp_pr_cached_pct_split - dcp_pr_cached_pct() over the paths a cache can
+ * serve: NEVER of C's misses left out of the total; -1 when none is left.
+ */
+double dcp_pr_cached_pct_split(const struct dcp_pr_counts *c, unsigned long long never);
+
 /* The tables of dcache-probe, for dcp_pr_heading(). */
 enum dcp_pr_table {
 	DCP_PR_TABLE_TREE,  /* -s, -c, --per-dir: dcp_pr_root(), dcp_pr_dir() */
@@ -139,6 +170,8 @@ void dcp_pr_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, si
  */
 void dcp_pr_root(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len,
 		 const struct dcp_pr_counts *c);
+void dcp_pr_root_split(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len,
+		       const struct dcp_pr_counts *c, unsigned long long never);
 
 /*
  * dcp_pr_dir - one row of the --per-dir table: the paths below directory
@@ -149,6 +182,9 @@ void dcp_pr_root(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, si
  */
 void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		size_t len, int depth, const struct dcp_pr_counts *c);
+void dcp_pr_dir_split(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
+		      size_t len, int depth, const struct dcp_pr_counts *c,
+		      unsigned long long never);
 
 /*
  * dcp_pr_mount - one row of the --per-mount table.  MT is NULL when the
@@ -158,6 +194,8 @@ void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
  *   JSON: {"type":"mount","mountpoint":...,"fstype":...,"source":...,
  *          "resolve_cached":"yes|never|partial|revalidate",["note":...,]
  *          "paths":N,"cached":N,...}
+ * On a mount whose "resolve_cached" is "never", every miss is counted as
+ * never cached (dcp_pr_never_cached()), apart from the cold ones.
  */
 void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mount *mt,
 		  dev_t dev, const struct dcp_pr_counts *c);
@@ -169,6 +207,8 @@ void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mo
  * "; D directories not visited (what they hold is unknown)" follows.
  */
 void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c);
+void dcp_pr_summary_text_split(struct dcp_buf *b, const struct dcp_pr_counts *c,
+			       unsigned long long never);
 
 /*
  * dcp_pr_summary_json - {"type":"summary","paths":N,...,"cached_percent":P,
@@ -177,6 +217,9 @@ void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c);
  */
 void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,
 			 double min_cached, double elapsed_s, int status);
+void dcp_pr_summary_json_split(struct dcp_buf *b, const struct dcp_pr_counts *c,
+			       unsigned long long never, double min_cached, double elapsed_s,
+			       int status);
 
 /* One labelled set of counts for dcp_pr_prometheus(). */
 struct dcp_pr_prom_series {
@@ -225,6 +268,22 @@ struct dcp_pr_prom {
  * A root or directory given twice is one series: the first one's counts.
  */
 void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p);
+
+/* The never-cached misses (see dcp_pr_never_cached()) of a dcp_pr_prom's sets. */
+struct dcp_pr_prom_never {
+	const unsigned long long *roots; /* of roots[i], NROOTS of them */
+	unsigned long long total;	 /* of total */
+	const unsigned long long *dirs;	 /* of dirs[i], NDIRS of them */
+};
+
+/*
+ * dcp_pr_prometheus_split - dcp_pr_prometheus() with the never-cached misses
+ * of NV apart: state="never_cached" in dcprobe_paths, dcprobe_mount_paths
+ * (every miss on a DCP_FS_NEVER mount) and dcprobe_dir_paths, state="miss"
+ * the cold ones, dcprobe_cached_ratio over the paths a cache can serve.
+ */
+void dcp_pr_prometheus_split(struct dcp_prom *m, const struct dcp_pr_prom *p,
+			     const struct dcp_pr_prom_never *nv);
 
 #ifdef __cplusplus
 }

@@ -112,6 +112,18 @@ struct dcp_dir_rows {
 int dcp_dir_rows_add(struct dcp_dir_rows *r, const struct dcp_dir_row *row);
 
 /*
+ * dcp_dir_rows_add_split - the same, with NEVER: how many of the row's
+ * misses are never cached (dcp_pr_never_cached(), dcp_probe_report.h),
+ * kept with the row (struct dcp_dir_row has no room for it) and given back
+ * by dcp_dir_row_never().  dcp_dir_rows_add() keeps 0.  0 or -ENOMEM.
+ */
+int dcp_dir_rows_add_split(struct dcp_dir_rows *r, const struct dcp_dir_row *row,
+			   unsigned long long never);
+
+/* dcp_dir_row_never - the NEVER kept with ROW, a row of a struct dcp_dir_rows. */
+unsigned long long dcp_dir_row_never(const struct dcp_dir_row *row);
+
+/*
  * dcp_dir_rows_settle - one row per directory (device and inode): the one
  * of the first root, at its first path; then every row in du's order: by
  * root, post-order, siblings by the bytes of their names.

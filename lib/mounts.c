@@ -293,6 +293,47 @@ int dcp_mounts_by_path(const struct dcp_mounts *m, const char *path, struct dcp_
 	return 0;
 }
 
+int dcp_mounts_never_on_path(const struct dcp_mounts *m, const char *path, struct dcp_mount *out)
+{
+	size_t len = strlen(path), i = 0;
+	char *dir = malloc(len + 2);
+	int found = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	/* The lookup starts in "/" or in the current directory... */
+	strcpy(dir, path[0] == '/' ? "/" : ".");
+	for (;;) {
+		struct dcp_mount mt;
+		int ret = dcp_mounts_by_path(m, dir, &mt);
+		size_t j;
+
+		if (ret == -ENOMEM) {
+			found = ret;
+			break;
+		}
+		if (ret == 0 && dcp_fs_cache_class(mt.fstype, NULL) == DCP_FS_NEVER) {
+			if (out)
+				*out = mt;
+			found = 1;
+			break;
+		}
+		/* ...and goes on in each directory named before the last name. */
+		while (i < len && path[i] == '/')
+			i++;
+		while (i < len && path[i] != '/')
+			i++;
+		for (j = i; j < len && path[j] == '/'; j++)
+			;
+		if (j >= len)
+			break;
+		memcpy(dir, path, i);
+		dir[i] = '\0';
+	}
+	free(dir);
+	return found;
+}
+
 /*
  * Why a type is flagged.  The kernel drops out of RCU-walk mode (which
  * RESOLVE_CACHED requires) whenever a dentry's d_revalidate cannot answer

@@ -33,9 +33,26 @@ unsigned long long dcp_pr_total(const struct dcp_pr_counts *c)
 	return t;
 }
 
+/* NEVER as counted apart: never more than the misses it is part of. */
+static unsigned long long apart(const struct dcp_pr_counts *c, unsigned long long never)
+{
+	return never < c->n[DCP_MISS] ? never : c->n[DCP_MISS];
+}
+
+bool dcp_pr_never_cached(int ret, const char *fstype)
+{
+	return dcp_state_of_errno(ret) == DCP_MISS &&
+	       dcp_fs_cache_class(fstype, NULL) == DCP_FS_NEVER;
+}
+
 double dcp_pr_cached_pct(const struct dcp_pr_counts *c)
 {
-	unsigned long long t = dcp_pr_total(c);
+	return dcp_pr_cached_pct_split(c, 0);
+}
+
+double dcp_pr_cached_pct_split(const struct dcp_pr_counts *c, unsigned long long never)
+{
+	unsigned long long t = dcp_pr_total(c) - apart(c, never);
 
 	if (!t || c->unwalked_roots)
 		return -1.0; /* no share of nothing, nor of a tree not walked */
@@ -43,9 +60,9 @@ double dcp_pr_cached_pct(const struct dcp_pr_counts *c)
 }
 
 /* Percent with one decimal, never rounded up to 100.0 unless it is 100. */
-static double pct1(const struct dcp_pr_counts *c)
+static double pct1(const struct dcp_pr_counts *c, unsigned long long never)
 {
-	double p = dcp_pr_cached_pct(c);
+	double p = dcp_pr_cached_pct_split(c, never);
 
 	if (p < 100.0 && p > 99.95)
 		return 99.9;
@@ -68,15 +85,23 @@ const char *dcp_pr_kind_name(unsigned char dtype)
 	}
 }
 
-static void json_counts(struct dcp_buf *b, const struct dcp_pr_counts *c)
+/*
+ * "miss" counts the cold misses; "never_cached" the misses on a filesystem
+ * that never serves lookups from the cache, apart; the share is over the
+ * paths a cache can serve (all but those).
+ */
+static void json_counts(struct dcp_buf *b, const struct dcp_pr_counts *c,
+			unsigned long long never)
 {
+	never = apart(c, never);
 	dcp_buf_printf(b, "\"paths\":%llu,\"cached\":%llu,\"negative\":%llu,"
-		       "\"miss\":%llu,\"error\":%llu,\"not_visited\":%llu,"
+		       "\"miss\":%llu,\"never_cached\":%llu,\"error\":%llu,\"not_visited\":%llu,"
 		       "\"walk_errors\":%llu,\"cached_percent\":",
 		       dcp_pr_total(c), c->n[DCP_CACHED], c->n[DCP_NEGATIVE],
-		       c->n[DCP_MISS], c->n[DCP_ERROR], c->not_visited, c->walk_errors);
-	if (dcp_pr_cached_pct(c) >= 0)
-		dcp_buf_printf(b, "%.2f", dcp_pr_cached_pct(c));
+		       c->n[DCP_MISS] - never, never, c->n[DCP_ERROR], c->not_visited,
+		       c->walk_errors);
+	if (dcp_pr_cached_pct_split(c, never) >= 0)
+		dcp_buf_printf(b, "%.2f", dcp_pr_cached_pct_split(c, never));
 	else
 		dcp_buf_puts(b, "null");
 	dcp_buf_printf(b, ",\"complete\":%s", dcp_pr_complete(c) ? "true" : "false");
@@ -165,16 +190,25 @@ void dcp_pr_walk_error(struct dcp_buf *b, enum dcp_pr_format fmt, const char *pa
 	dcp_buf_puts(b, "}\n");
 }
 
-/* The "PCT%\tCACHED/TOTAL\t" columns of the text tables. */
-static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c)
+/*
+ * The "PCT%\tCACHED/TOTAL\t" columns of the text tables; TOTAL leaves out
+ * the misses on a filesystem never served from the cache, written after
+ * it as ", N never cached".
+ */
+static void text_share(struct dcp_buf *b, const struct dcp_pr_counts *c,
+		       unsigned long long never)
 {
-	if (dcp_pr_cached_pct(c) >= 0)
-		dcp_buf_printf(b, "%5.1f%%\t", pct1(c));
+	never = apart(c, never);
+	if (dcp_pr_cached_pct_split(c, never) >= 0)
+		dcp_buf_printf(b, "%5.1f%%\t", pct1(c, never));
 	else
 		dcp_buf_puts(b, "     -\t"); /* nothing probed, or not walked: no share */
-	dcp_buf_printf(b, "%llu/%llu", c->n[DCP_CACHED] + c->n[DCP_NEGATIVE], dcp_pr_total(c));
+	dcp_buf_printf(b, "%llu/%llu", c->n[DCP_CACHED] + c->n[DCP_NEGATIVE],
+		       dcp_pr_total(c) - never);
 	if (c->not_visited)
 		dcp_buf_printf(b, "+%llu?", c->not_visited);
+	if (never)
+		dcp_buf_printf(b, ", %llu never cached", never);
 	dcp_buf_putc(b, '\t');
 }
 
@@ -199,32 +233,45 @@ void dcp_pr_path(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, si
 void dcp_pr_root(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len,
 		 const struct dcp_pr_counts *c)
 {
+	dcp_pr_root_split(b, fmt, path, len, c, 0);
+}
+
+void dcp_pr_root_split(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path, size_t len,
+		       const struct dcp_pr_counts *c, unsigned long long never)
+{
 	if (fmt == DCP_PR_JSON) {
 		dcp_buf_puts(b, path ? "{\"type\":\"root\",\"path\":" : "{\"type\":\"total\",");
 		if (path) {
 			dcp_buf_json_str(b, path, len);
 			dcp_buf_putc(b, ',');
 		}
-		json_counts(b, c);
+		json_counts(b, c, never);
 		dcp_buf_puts(b, "}\n");
 		return;
 	}
-	text_share(b, c);
+	text_share(b, c, never);
 	text_path(b, fmt, path ? path : "total", path ? len : 5);
 }
 
 void dcp_pr_dir(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
 		size_t len, int depth, const struct dcp_pr_counts *c)
 {
+	dcp_pr_dir_split(b, fmt, path, len, depth, c, 0);
+}
+
+void dcp_pr_dir_split(struct dcp_buf *b, enum dcp_pr_format fmt, const char *path,
+		      size_t len, int depth, const struct dcp_pr_counts *c,
+		      unsigned long long never)
+{
 	if (fmt == DCP_PR_JSON) {
 		dcp_buf_puts(b, "{\"type\":\"dir\",\"path\":");
 		dcp_buf_json_str(b, path, len);
 		dcp_buf_printf(b, ",\"depth\":%d,", depth);
-		json_counts(b, c);
+		json_counts(b, c, never);
 		dcp_buf_puts(b, "}\n");
 		return;
 	}
-	text_share(b, c);
+	text_share(b, c, never);
 	text_path(b, fmt, path, len);
 }
 
@@ -243,6 +290,9 @@ void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mo
 	const char *target = mt ? mt->target : "?";
 	const char *why;
 	enum dcp_fs_cache cls = dcp_fs_cache_class(mt ? fstype : NULL, &why);
+	/* Every miss on such a mount is one (the walk counts a lookup in
+	 * the mount of the directory it ran in). */
+	unsigned long long never = cls == DCP_FS_NEVER ? c->n[DCP_MISS] : 0;
 
 	if (fmt == DCP_PR_JSON) {
 		dcp_buf_puts(b, "{\"type\":\"mount\",\"mountpoint\":");
@@ -261,11 +311,11 @@ void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mo
 			dcp_buf_json_str(b, why, strlen(why));
 			dcp_buf_putc(b, ',');
 		}
-		json_counts(b, c);
+		json_counts(b, c, never);
 		dcp_buf_puts(b, "}\n");
 		return;
 	}
-	text_share(b, c);
+	text_share(b, c, never);
 	dcp_buf_quote(b, fstype, strlen(fstype));
 	if (cls != DCP_FS_CACHEABLE)
 		dcp_buf_putc(b, '*');
@@ -275,14 +325,26 @@ void dcp_pr_mount(struct dcp_buf *b, enum dcp_pr_format fmt, const struct dcp_mo
 
 void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c)
 {
+	dcp_pr_summary_text_split(b, c, 0);
+}
+
+void dcp_pr_summary_text_split(struct dcp_buf *b, const struct dcp_pr_counts *c,
+			       unsigned long long never)
+{
 	unsigned long long t = dcp_pr_total(c);
 
+	never = apart(c, never);
 	dcp_buf_count(b, t, "path", "paths");
-	dcp_buf_printf(b, ": %llu cached, %llu negative, %llu miss, %llu error", c->n[DCP_CACHED],
-		       c->n[DCP_NEGATIVE], c->n[DCP_MISS], c->n[DCP_ERROR]);
-	if (dcp_pr_cached_pct(c) >= 0) {
+	dcp_buf_printf(b, ": %llu cached, %llu negative, %llu miss, ", c->n[DCP_CACHED],
+		       c->n[DCP_NEGATIVE], c->n[DCP_MISS] - never);
+	if (never)
+		dcp_buf_printf(b, "%llu never cached, ", never);
+	dcp_buf_printf(b, "%llu error", c->n[DCP_ERROR]);
+	if (dcp_pr_cached_pct_split(c, never) >= 0) {
 		dcp_buf_printf(b, "; %s%.1f%% cached", dcp_pr_complete(c) ? "" : "at most ",
-			       pct1(c));
+			       pct1(c, never));
+	} else if (never && !c->unwalked_roots) {
+		dcp_buf_puts(b, "; no share: no path probed is on a filesystem the cache can serve");
 	} else if (c->unwalked_roots) {
 		dcp_buf_puts(b, "; no share: ");
 		dcp_buf_count(b, c->unwalked_roots, "tree", "trees");
@@ -304,8 +366,15 @@ void dcp_pr_summary_text(struct dcp_buf *b, const struct dcp_pr_counts *c)
 void dcp_pr_summary_json(struct dcp_buf *b, const struct dcp_pr_counts *c,
 			 double min_cached, double elapsed_s, int status)
 {
+	dcp_pr_summary_json_split(b, c, 0, min_cached, elapsed_s, status);
+}
+
+void dcp_pr_summary_json_split(struct dcp_buf *b, const struct dcp_pr_counts *c,
+			       unsigned long long never, double min_cached, double elapsed_s,
+			       int status)
+{
 	dcp_buf_puts(b, "{\"type\":\"summary\",");
-	json_counts(b, c);
+	json_counts(b, c, never);
 	if (min_cached >= 0)
 		dcp_buf_printf(b, ",\"min_cached\":%g", min_cached);
 	dcp_buf_printf(b, ",\"elapsed_s\":%.6f,\"status\":%d}\n", elapsed_s, status);
@@ -330,15 +399,26 @@ static void prom_series_labels(struct dcp_prom *m, const char *pathlabel,
 	}
 }
 
+/*
+ * SPLIT: the misses on a filesystem never served from the cache (NEVER of
+ * them) are state="never_cached", apart from the cold ones (state="miss").
+ */
 static void prom_states(struct dcp_prom *m, const char *name, const char *help,
 			const char *pathlabel, const struct dcp_pr_prom_series *s,
-			const struct dcp_pr_counts *c)
+			const struct dcp_pr_counts *c, bool split, unsigned long long never)
 {
+	never = split ? apart(c, never) : 0;
 	for (int st = 0; st < DCP_NSTATES; st++) {
 		dcp_prom_start(m, name, help);
 		prom_series_labels(m, pathlabel, s);
 		dcp_prom_labelz(m, "state", dcp_state_name(st));
-		dcp_prom_u64(m, c->n[st]);
+		dcp_prom_u64(m, c->n[st] - (st == DCP_MISS ? never : 0));
+	}
+	if (split) {
+		dcp_prom_start(m, name, help);
+		prom_series_labels(m, pathlabel, s);
+		dcp_prom_labelz(m, "state", "never_cached");
+		dcp_prom_u64(m, never);
 	}
 }
 
@@ -353,24 +433,33 @@ static void prom_value(struct dcp_prom *m, const char *name, const char *help,
 
 void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p)
 {
+	dcp_pr_prometheus_split(m, p, NULL);
+}
+
+void dcp_pr_prometheus_split(struct dcp_prom *m, const struct dcp_pr_prom *p,
+			     const struct dcp_pr_prom_never *nv)
+{
 	size_t n = p->nroots ? p->nroots : 1;
 
 	/* Per-root series, or one series without a root for the whole run. */
 	for (size_t i = 0; i < n; i++) {
 		const struct dcp_pr_prom_series *s = p->nroots ? &p->roots[i] : NULL;
 		const struct dcp_pr_counts *c = p->nroots ? p->roots[i].c : p->total;
+		unsigned long long never = !nv ? 0 : p->nroots ? nv->roots[i] : nv->total;
 
 		if (!p->states_unknown) {
 			prom_states(m, "dcprobe_paths",
 				    "Paths probed with openat2 RESOLVE_CACHED, by residency state "
-				    "(warm: after warming).", "root", s, c);
+				    "(warm: after warming); never_cached: misses on a filesystem "
+				    "whose lookups the kernel never serves from the cache.",
+				    "root", s, c, nv != NULL, never);
 			/* No sample for a share of nothing, or of a tree
 			 * that could not be walked. */
-			if (dcp_pr_cached_pct(c) >= 0)
+			if (dcp_pr_cached_pct_split(c, never) >= 0)
 				prom_value(m, "dcprobe_cached_ratio",
 					   "Share of probed paths resolved from the dentry cache "
-					   "(cached or negative).",
-					   "root", s, true, dcp_pr_cached_pct(c) / 100.0);
+					   "(cached or negative), of those a cache can serve.",
+					   "root", s, true, dcp_pr_cached_pct_split(c, never) / 100.0);
 		}
 		if (!p->no_unvisited)
 			prom_value(m, "dcprobe_not_visited_dirs",
@@ -384,8 +473,12 @@ void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p)
 			   "root", s, false, (double)c->walk_errors);
 	}
 	for (size_t i = 0; i < p->nmounts; i++) {
+		const struct dcp_pr_counts *mc = p->mounts[i].c;
+
 		prom_states(m, "dcprobe_mount_paths", "Paths probed per mount, by residency state.",
-			    "mountpoint", &p->mounts[i], p->mounts[i].c);
+			    "mountpoint", &p->mounts[i], mc, nv != NULL,
+			    dcp_fs_cache_class(p->mounts[i].fstype, NULL) == DCP_FS_NEVER ?
+				    mc->n[DCP_MISS] : 0);
 		prom_value(m, "dcprobe_mount_resolve_cached",
 			   "1 if RESOLVE_CACHED lookups can succeed on the mount's filesystem type, "
 			   "0 if they can miss although cached.",
@@ -395,7 +488,7 @@ void dcp_pr_prometheus(struct dcp_prom *m, const struct dcp_pr_prom *p)
 	for (size_t i = 0; i < p->ndirs; i++) {
 		prom_states(m, "dcprobe_dir_paths",
 			    "Paths probed below a directory (--per-dir), by residency state.", "path",
-			    &p->dirs[i], p->dirs[i].c);
+			    &p->dirs[i], p->dirs[i].c, nv != NULL, nv ? nv->dirs[i] : 0);
 		prom_value(m, "dcprobe_dir_not_visited_dirs",
 			   "Directories not listed at or below a directory (--per-dir): what they "
 			   "hold is unknown; 1 with no path below for a directory not listed itself.",

@@ -95,7 +95,32 @@ void dcp_root_table_free(struct dcp_root_table *t)
 
 /* ---- per directory ---- */
 
+/*
+ * A row's path is the rows' own allocation: the never-cached misses of the
+ * row (dcp_dir_rows_add_split) are kept after it, at the first multiple of
+ * their alignment past its '\0', where no caller looks.
+ */
+static size_t never_at(size_t pathlen)
+{
+	return (pathlen + 1 + _Alignof(unsigned long long) - 1) &
+	       ~(size_t)(_Alignof(unsigned long long) - 1);
+}
+
 int dcp_dir_rows_add(struct dcp_dir_rows *r, const struct dcp_dir_row *row)
+{
+	return dcp_dir_rows_add_split(r, row, 0);
+}
+
+unsigned long long dcp_dir_row_never(const struct dcp_dir_row *row)
+{
+	unsigned long long n;
+
+	memcpy(&n, row->path + never_at(row->pathlen), sizeof(n));
+	return n;
+}
+
+int dcp_dir_rows_add_split(struct dcp_dir_rows *r, const struct dcp_dir_row *row,
+			   unsigned long long never)
 {
 	char *p;
 
@@ -108,11 +133,12 @@ int dcp_dir_rows_add(struct dcp_dir_rows *r, const struct dcp_dir_row *row)
 		r->v = v;
 		r->cap = cap;
 	}
-	p = malloc(row->pathlen + 1);
+	p = malloc(never_at(row->pathlen) + sizeof(never));
 	if (!p)
 		return -ENOMEM;
 	memcpy(p, row->path, row->pathlen);
 	p[row->pathlen] = 0;
+	memcpy(p + never_at(row->pathlen), &never, sizeof(never));
 	r->v[r->n] = *row;
 	r->v[r->n++].path = p;
 	return 0;

@@ -52,6 +52,9 @@ struct worker {
 	struct dcp_buf out;
 	struct dcp_rows sorted;	    /* --sort: its lines, held until the end */
 	struct dcp_pr_counts c;
+	unsigned long long never;   /* of c's misses, never cached (dcp_pr_never_cached) */
+	uint64_t never_mnt;	    /* the last directory's mount looked at, and */
+	int never_fs;		    /* whether it is never cached: 1 yes, 2 no, 0 not known */
 	struct dcp_mount_table mount_rows; /* --per-mount, by mount ID (with --pages data) */
 	struct dcp_pages_counts pc; /* --pages */
 	uint64_t safe_mnt;	    /* --pages: the last mount looked at, and */
@@ -71,6 +74,7 @@ static struct dcp_progress *progress;
 struct dirstat {
 	struct dcp_pr_counts own; /* written by the thread visiting the dir */
 	struct dcp_pr_counts sub; /* written by dir_done, serialised */
+	unsigned long long own_never, sub_never; /* of their misses, never cached */
 	size_t root;
 	bool has_root;		  /* root is set: an entry was visited */
 	struct dcp_pages_counts pown, psub; /* --pages, as own and sub */
@@ -90,10 +94,13 @@ static struct {
 	struct dcp_dir_rows dirrows; /* held until the end, */
 	pthread_mutex_t rows_lock;   /* added by dir_done and by visitors (unvisited) */
 	struct dcp_pr_prom_series *dirs; /* --per-dir rows for --prometheus */
+	unsigned long long *dirs_never;	 /* and their never-cached misses */
 	size_t ndirs;
 	struct dcp_root_table roots; /* written by the main thread only */
 	size_t roots_added;	   /* roots handed to the walker */
 	struct dcp_mounts *mounts;
+	bool mounts_tried;	   /* loaded for the first miss (a run without -r) */
+	pthread_mutex_t mounts_lock;
 	struct dcp_pages_run *pages; /* --pages: the run's measuring context */
 	struct dcp_explain *explain; /* --explain */
 	pthread_mutex_t fs_lock;   /* --ranges: the filesystems given an "fs" record */
@@ -113,11 +120,13 @@ static struct {
 	.path_lock = PTHREAD_MUTEX_INITIALIZER,
 	.rows_lock = PTHREAD_MUTEX_INITIALIZER,
 	.fs_lock = PTHREAD_MUTEX_INITIALIZER,
+	.mounts_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* What dcache-probe counts for a root's tree (dcp_root_tally.data). */
 struct rootcounts {
 	struct dcp_pr_counts c;
+	unsigned long long never; /* of c's misses, never cached */
 	struct dcp_pages_counts pc; /* --pages */
 };
 #define RC(rr) ((struct rootcounts *)(rr)->data)
@@ -167,6 +176,53 @@ static uint64_t root_mount(const char *path, int ret, bool follow)
 	if (!id && dcp_mounts_by_path(run.mounts, path, &mt) == 0)
 		id = (uint64_t)mt.id;
 	return id;
+}
+
+/*
+ * The mount table for telling a never-cached miss from a cold one: a run
+ * that needs no table otherwise reads it at its first miss.  Without one
+ * (libmount missing), misses count as cold, as before the table.
+ */
+static struct dcp_mounts *never_mounts(void)
+{
+	pthread_mutex_lock(&run.mounts_lock);
+	if (!run.mounts && !run.mounts_tried) {
+		run.mounts_tried = true;
+		if (dcp_mounts_load(NULL, &run.mounts) < 0)
+			run.mounts = NULL;
+	}
+	pthread_mutex_unlock(&run.mounts_lock);
+	return run.mounts;
+}
+
+/*
+ * Does entry E's probe RET count as never cached (dcp_pr_never_cached())?
+ * An entry of a listed directory was looked up in that directory, on its
+ * mount; a path given was looked up from "/" or the current directory
+ * through every directory it names, placed by their text: its *MNT, the
+ * mount it is counted in, becomes the first never-cached one it crosses.
+ */
+static bool never_cached(struct worker *w, const struct dcp_entry *e, int ret, uint64_t *mnt)
+{
+	struct dcp_mounts *m;
+	struct dcp_mount mt;
+
+	if (dcp_state_of_errno(ret) != DCP_MISS || !(m = never_mounts()))
+		return false;
+	if (!e->dir) {
+		if (dcp_mounts_never_on_path(m, e->path, &mt) != 1)
+			return false;
+		*mnt = (uint64_t)mt.id;
+		return dcp_pr_never_cached(ret, mt.fstype);
+	}
+	if (!w->never_fs || w->never_mnt != e->dir->mnt_id) {
+		int r = e->dir->mnt_id ? dcp_mounts_by_id(m, e->dir->mnt_id, &mt)
+				       : dcp_mounts_by_dev(m, e->dir->dev, &mt);
+
+		w->never_mnt = e->dir->mnt_id;
+		w->never_fs = r == 0 && dcp_pr_never_cached(ret, mt.fstype) ? 1 : 2;
+	}
+	return w->never_fs == 1;
 }
 
 static bool shown_bit(unsigned bit)
@@ -439,12 +495,14 @@ static void unsaid_error(const char *path, size_t len, int ret, int pret)
 /* Count one probe result, and print it when asked. */
 static void record(struct worker *w, size_t root, const char *path, size_t len, int ret,
 		   unsigned char type, int depth, struct dcp_pr_counts *dirc,
-		   struct dcp_pr_counts *mntc, const struct dcp_why_info *why, bool again)
+		   unsigned long long *dirnever, struct dcp_pr_counts *mntc,
+		   const struct dcp_why_info *why, bool never, bool again)
 {
 	enum dcp_state st = dcp_state_of_errno(ret);
 
 	if (dirc) {
 		dirc->n[st]++;
+		*dirnever += never;
 		if (why)
 			dirc->why[why->why]++;
 	}
@@ -452,6 +510,7 @@ static void record(struct worker *w, size_t root, const char *path, size_t len, 
 	if (again)
 		return;
 	w->c.n[st]++;
+	w->never += never;
 	if (why)
 		w->c.why[why->why]++;
 	if (mntc) {
@@ -600,12 +659,12 @@ static bool follows(int depth)
 static void walk_error(const struct dcp_entry *e, int err, void *arg);
 
 /* Keep a --per-dir row; false when out of memory (said, and an error). */
-static bool keep_row(const struct dcp_dir_row *row)
+static bool keep_row(const struct dcp_dir_row *row, unsigned long long never)
 {
 	int ret;
 
 	pthread_mutex_lock(&run.rows_lock);
-	ret = dcp_dir_rows_add(&run.dirrows, row);
+	ret = dcp_dir_rows_add_split(&run.dirrows, row, never);
 	pthread_mutex_unlock(&run.rows_lock);
 	if (ret == 0)
 		return true;
@@ -631,7 +690,7 @@ static void unvisited_row(const struct dcp_entry *e)
 		.dev = e->dir ? e->dir->dev : (dev_t)-1,
 		.ino = e->dir ? e->ino : (ino_t)e->root,
 		.path = (char *)e->path, .pathlen = e->pathlen,
-		.c = { .not_visited = 1 } });
+		.c = { .not_visited = 1 } }, 0);
 }
 
 static int visit(const struct dcp_entry *e, void *arg)
@@ -646,6 +705,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	struct dcp_why_info why;
 	uint64_t mnt = 0;
 	struct dcp_mount_tally *mrow; /* --per-mount: the row of the entry's mount */
+	bool never;
 	int ret;
 
 	(void)arg;
@@ -680,6 +740,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	}
 	if (filtered && !dcp_filter_match(&o->filter, e))
 		goto walk_on; /* --type, --name, --mindepth: not counted */
+	never = never_cached(w, e, ret, &mnt);
 	mrow = env.per_mount && !e->again ? dcp_mount_table_row(&w->mount_rows, mnt) : NULL;
 	if (env.pages) {
 		bool run_again;
@@ -704,8 +765,10 @@ static int visit(const struct dcp_entry *e, void *arg)
 		}
 		w->pg.again = run_again;
 	}
-	record(w, e->root, e->path, e->pathlen, ret, e->type, e->depth, ds ? &ds->own : rr ? &RC(rr)->c : NULL,
-	       mrow ? &mrow->c : NULL, run.explain && st == DCP_MISS ? &why : NULL, e->again);
+	record(w, e->root, e->path, e->pathlen, ret, e->type, e->depth,
+	       ds ? &ds->own : rr ? &RC(rr)->c : NULL,
+	       ds ? &ds->own_never : rr ? &RC(rr)->never : NULL, mrow ? &mrow->c : NULL,
+	       run.explain && st == DCP_MISS ? &why : NULL, never, e->again);
 walk_on:
 	note_progress_path(e->path);
 	/* A tree that is not there is no tree: an error, never a warm one. */
@@ -802,6 +865,7 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 {
 	struct dirstat *ds = d->data;
 	struct dcp_pr_counts tot = ds->own;
+	unsigned long long never = ds->own_never + ds->sub_never;
 
 	(void)arg;
 	/* What --explain kept of a missed root is not needed below it any more. */
@@ -813,14 +877,17 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 		struct dirstat *up = d->parent->data;
 
 		dcp_pr_counts_add(&up->sub, &tot);
+		up->sub_never += never;
 		dcp_pages_counts_add(&up->psub, &ds->pown);
 		dcp_pages_links_merge(&up->links, &ds->links, &up->psub);
 	} else {
 		struct dcp_root_tally *rr = root_rec(d->root);
 
 		/* The root's own probe is in rr already; add what lies below. */
-		if (rr)
+		if (rr) {
 			dcp_pr_counts_add(&RC(rr)->c, &tot);
+			RC(rr)->never += never;
+		}
 		if (rr)
 			dcp_pages_counts_add(&RC(rr)->pc, &ds->pown);
 		dcp_pages_links_free(&ds->links);
@@ -831,7 +898,7 @@ static void dir_done(const struct dcp_dir *d, const char *path, size_t pathlen, 
 		return;
 	keep_row(&(struct dcp_dir_row){
 		.root = d->root, .dev = d->dev, .ino = d->ino, .depth = d->depth,
-		.path = (char *)path, .pathlen = pathlen, .c = tot, .pc = ds->pown });
+		.path = (char *)path, .pathlen = pathlen, .c = tot, .pc = ds->pown }, never);
 }
 
 /* The --per-dir rows: one per directory, in du's order, as text or JSON
@@ -846,7 +913,8 @@ static void dir_rows(void)
 		return;
 	if (o->prometheus) {
 		run.dirs = calloc(n, sizeof(*run.dirs));
-		if (!run.dirs) {
+		run.dirs_never = calloc(n, sizeof(*run.dirs_never));
+		if (!run.dirs || !run.dirs_never) {
 			run.input_errors++;
 			dcp_warn(ENOMEM, "--per-dir");
 			return;
@@ -856,6 +924,7 @@ static void dir_rows(void)
 
 			run.dirs[i] = (struct dcp_pr_prom_series){ .path = r->path,
 								   .pathlen = r->pathlen, .c = &r->c };
+			run.dirs_never[i] = dcp_dir_row_never(r);
 			if (env.pages)
 				pages_keep_series(&pdirs, r->path, r->pathlen, NULL, NULL, &r->pc);
 		}
@@ -866,7 +935,8 @@ static void dir_rows(void)
 		struct dcp_dir_row *r = &run.dirrows.v[i];
 		size_t row = run.dirbuf.len;
 
-		dcp_pr_dir(&run.dirbuf, run.fmt, r->path, r->pathlen, r->depth, &r->c);
+		dcp_pr_dir_split(&run.dirbuf, run.fmt, r->path, r->pathlen, r->depth, &r->c,
+				 dcp_dir_row_never(r));
 		if (env.pages)
 			dcp_pages_table_row(&run.dirbuf, row, run.fmt == DCP_PR_JSON, &r->pc);
 		if (run.dirbuf.len >= FLUSH_AT)
@@ -1311,7 +1381,7 @@ static void rows_out(struct dcp_rows *r, enum dcp_rows_order order, struct dcp_b
 	dcp_rows_write(r, order, out);
 }
 
-static int exit_status(const struct dcp_pr_counts *tot)
+static int exit_status(const struct dcp_pr_counts *tot, unsigned long long never)
 {
 	bool err = tot->n[DCP_ERROR] || tot->walk_errors || run.input_errors ||
 		   atomic_load(&run.write_err);
@@ -1336,7 +1406,8 @@ static int exit_status(const struct dcp_pr_counts *tot)
 		return DCP_EXIT_COLD;
 	}
 	if (env.min_cached >= 0)
-		return dcp_pr_cached_pct(tot) >= env.min_cached ? DCP_EXIT_OK : DCP_EXIT_COLD;
+		return dcp_pr_cached_pct_split(tot, never) >= env.min_cached ? DCP_EXIT_OK
+									    : DCP_EXIT_COLD;
 	return tot->n[DCP_MISS] ? DCP_EXIT_COLD : DCP_EXIT_OK;
 }
 
@@ -1460,7 +1531,9 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 	static struct dcp_pr_prom prom;
 	struct dcp_prom *metrics = NULL;
 	static struct worker single;
+	static struct dcp_pr_prom_never prom_never;
 	struct dcp_pr_counts tot = { 0 };
+	unsigned long long never = 0; /* of tot's misses, never cached */
 	struct dcp_pages_counts ptot = { 0 };
 	int ret, status, werr;
 
@@ -1529,6 +1602,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		if (i)
 			dcp_rows_merge(&run.w[0].sorted, &run.w[i].sorted);
 		dcp_pr_counts_add(&tot, &run.w[i].c);
+		never += run.w[i].never;
 		dcp_pages_counts_add(&ptot, &run.w[i].pc);
 	}
 	if (env.sort) {
@@ -1544,27 +1618,34 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 
 	if (o->prometheus) {
 		struct dcp_pr_prom_series *roots = NULL;
+		unsigned long long *roots_never = NULL;
 
 		if (rooted && run.roots.n) {
 			size_t n = 0;
 
 			roots = calloc(run.roots.n, sizeof(*roots));
-			for (size_t i = 0; roots && i < run.roots.n; i++) {
+			roots_never = calloc(run.roots.n, sizeof(*roots_never));
+			for (size_t i = 0; roots && roots_never && i < run.roots.n; i++) {
 				struct dcp_root_tally *rr = root_rec(i);
 
-				if (rr->reported)
-					roots[n++] = (struct dcp_pr_prom_series){
-						.path = rr->path, .pathlen = strlen(rr->path),
-						.c = &RC(rr)->c };
+				if (!rr->reported)
+					continue;
+				roots_never[n] = RC(rr)->never;
+				roots[n++] = (struct dcp_pr_prom_series){
+					.path = rr->path, .pathlen = strlen(rr->path),
+					.c = &RC(rr)->c };
 			}
 			prom.roots = roots;
 			prom.nroots = n;
+			prom_never.roots = roots_never;
 		}
 		prom.total = &tot;
+		prom_never.total = never;
 		if (env.per_mount)
 			per_mount(&out, &prom);
 		prom.dirs = run.dirs;
 		prom.ndirs = run.ndirs;
+		prom_never.dirs = run.dirs_never;
 	} else if (env.per_mount && !o->quiet) {
 		if (dcp_opts_headings(o))
 			dcp_pr_heading(&out, DCP_PR_TABLE_MOUNT, o->explain, env.pages);
@@ -1581,7 +1662,8 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 
 			if (!rr->reported)
 				continue;
-			dcp_pr_root(&out, run.fmt, rr->path, strlen(rr->path), &RC(rr)->c);
+			dcp_pr_root_split(&out, run.fmt, rr->path, strlen(rr->path), &RC(rr)->c,
+					  RC(rr)->never);
 			if (o->explain)
 				dcp_why_table_row(&out, row, o->json, RC(rr)->c.why);
 			if (env.pages)
@@ -1590,7 +1672,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		if (o->total) {
 			size_t row = out.len;
 
-			dcp_pr_root(&out, run.fmt, NULL, 0, &tot);
+			dcp_pr_root_split(&out, run.fmt, NULL, 0, &tot, never);
 			if (o->explain)
 				dcp_why_table_row(&out, row, o->json, tot.why);
 			if (env.pages)
@@ -1599,7 +1681,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 	}
 	if (env.given && env.given->incomplete)
 		tot.lost++; /* a recording that lost events: not all is known */
-	status = exit_status(&tot);
+	status = exit_status(&tot, never);
 	if (env.pages) {
 		status = pages_status(status, &ptot, &tot);
 		pages_roots(&out, &err);
@@ -1612,7 +1694,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--prometheus");
 		prom.duration_s = (double)(dcp_now_ns() - run.t0) / 1e9;
 		prom.status = status;
-		dcp_pr_prometheus(metrics, &prom);
+		dcp_pr_prometheus_split(metrics, &prom, &prom_never);
 	} else if (o->json) {
 		size_t at;
 
@@ -1620,14 +1702,14 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		if (env.given && env.given->records)
 			env.given->records(&out, env.given->arg);
 		at = out.len;
-		dcp_pr_summary_json(&out, &tot, env.min_cached,
+		dcp_pr_summary_json_split(&out, &tot, never, env.min_cached,
 				    (double)(dcp_now_ns() - run.t0) / 1e9, status);
 		if (o->explain)
 			dcp_why_table_row(&out, at, true, tot.why);
 	} else if (stderr_summary()) {
 		dcp_buf_puts(&err, program_invocation_name);
 		dcp_buf_puts(&err, ": ");
-		dcp_pr_summary_text(&err, &tot);
+		dcp_pr_summary_text_split(&err, &tot, never);
 		if (o->explain) {
 			dcp_buf_puts(&err, program_invocation_name);
 			dcp_buf_puts(&err, ": ");

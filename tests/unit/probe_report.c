@@ -73,7 +73,8 @@ int main(void)
 	dcp_buf_reset(&b);
 
 	dcp_pr_mount(&b, DCP_PR_TEXT, &mt, mt.dev, &c);
-	CHECK_STR(str(&b), " 75.0%\t9/12+2?\tvfat*\t/boot/efi\n");
+	/* vfat never serves lookups from the cache: its 3 misses apart. */
+	CHECK_STR(str(&b), "100.0%\t9/9+2?, 3 never cached\tvfat*\t/boot/efi\n");
 	dcp_buf_reset(&b);
 	dcp_pr_mount(&b, DCP_PR_TEXT, NULL, makedev(0, 99), &zero);
 	CHECK_STR(str(&b), "     -\t0/0\tunknown\t?\n"); /* no share of nothing */
@@ -95,9 +96,38 @@ int main(void)
 	dcp_buf_reset(&b);
 	dcp_pr_summary_json(&b, &c, 90, 1.5, 1);
 	CHECK_STR(str(&b), "{\"type\":\"summary\",\"paths\":12,\"cached\":8,\"negative\":1,"
-			   "\"miss\":3,\"error\":0,\"not_visited\":2,\"walk_errors\":0,"
+			   "\"miss\":3,\"never_cached\":0,\"error\":0,\"not_visited\":2,\"walk_errors\":0,"
 			   "\"cached_percent\":75.00,\"complete\":false,\"min_cached\":90,\"elapsed_s\":1.500000,"
 			   "\"status\":1}\n");
+	dcp_buf_reset(&b);
+
+	/* Misses never cached, apart (issue 43): 2 of c's 3. */
+	CHECK(dcp_pr_never_cached(-EAGAIN, "9p"));
+	CHECK(dcp_pr_never_cached(-EAGAIN, "sysfs"));
+	CHECK(!dcp_pr_never_cached(0, "9p"));
+	CHECK(!dcp_pr_never_cached(-ENOENT, "vfat"));
+	CHECK(!dcp_pr_never_cached(-EAGAIN, "ext4"));
+	CHECK(!dcp_pr_never_cached(-EAGAIN, "nfs")); /* revalidates: cold when it misses */
+	CHECK(dcp_pr_cached_pct_split(&c, 2) == 90.0);
+	CHECK(dcp_pr_cached_pct_split(&c, 99) == 100.0); /* never more than the misses */
+	CHECK(dcp_pr_cached_pct_split(&(struct dcp_pr_counts){ .n = { 0, 0, 4, 0 } }, 4) < 0);
+	dcp_pr_summary_text_split(&b, &c, 2);
+	CHECK_STR(str(&b), "12 paths: 8 cached, 1 negative, 1 miss, 2 never cached, 0 error; "
+			   "at most 90.0% cached; 2 directories not visited (what they hold is unknown)\n");
+	dcp_buf_reset(&b);
+	dcp_pr_summary_text_split(&b, &(struct dcp_pr_counts){ .n = { 0, 0, 4, 0 } }, 4);
+	CHECK_STR(str(&b), "4 paths: 0 cached, 0 negative, 0 miss, 4 never cached, 0 error; "
+			   "no share: no path probed is on a filesystem the cache can serve\n");
+	dcp_buf_reset(&b);
+	dcp_pr_dir_split(&b, DCP_PR_TEXT, "/9", 2, 0, &c, 2);
+	CHECK_STR(str(&b), " 90.0%\t9/10+2?, 2 never cached\t/9\n");
+	dcp_buf_reset(&b);
+	dcp_pr_root_split(&b, DCP_PR_JSON, NULL, 0, &c, 2);
+	CHECK(strstr(str(&b), "\"miss\":1,\"never_cached\":2,\"error\":0,") != NULL);
+	CHECK(strstr(str(&b), "\"cached_percent\":90.00,") != NULL);
+	dcp_buf_reset(&b);
+	dcp_pr_summary_json_split(&b, &c, 2, -1, 0, 1);
+	CHECK(strstr(str(&b), "\"miss\":1,\"never_cached\":2,") != NULL);
 	dcp_buf_reset(&b);
 
 	/*

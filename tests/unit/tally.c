@@ -65,6 +65,23 @@ int main(void)
 		dcp_dir_rows_free(&rows);
 	}
 
+	/* A row's never-cached misses go with it, whatever the order. */
+	{
+		struct dcp_dir_row r1 = { .dev = 2, .ino = 7, .path = (char *)"/z/y", .pathlen = 4 };
+		struct dcp_dir_row r2 = { .dev = 2, .ino = 5, .path = (char *)"/z/y/xxxxxxx", .pathlen = 12 };
+
+		CHECK_INT(dcp_dir_rows_add_split(&rows, &r1, 41), 0);
+		CHECK_INT(dcp_dir_rows_add_split(&rows, &r2, 1ULL << 40), 0);
+		CHECK_INT(dcp_dir_rows_add(&rows, &(struct dcp_dir_row){ .dev = 2, .ino = 6,
+			.path = (char *)"/z", .pathlen = 2 }), 0);
+		dcp_dir_rows_settle(&rows);
+		CHECK_STR(rows.v[0].path, "/z/y/xxxxxxx");
+		CHECK(dcp_dir_row_never(&rows.v[0]) == 1ULL << 40);
+		CHECK(dcp_dir_row_never(&rows.v[1]) == 41);
+		CHECK(dcp_dir_row_never(&rows.v[2]) == 0);
+		dcp_dir_rows_free(&rows);
+	}
+
 	/* Roots: an alias takes its twin's figures; the same name, one line. */
 	roots.data_size = sizeof(struct dcp_pr_counts);
 	CHECK_INT(dcp_root_table_push(&roots, "/srv"), 0);
