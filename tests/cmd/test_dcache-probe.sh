@@ -408,7 +408,9 @@ test_per_mount() {
 		"$(printf '  0.0%%\t0/4\text4\t%s' "$MNT/pm/ext")" "$(sed -n 2p <<<"$OUT")"
 	assertEquals "tmpfs is flagged: no negative dentries" "$(printf '100.0%%\t2/2\ttmpfs*\t%s' "$MNT/pm/inner")" "$(sed -n 3p <<<"$OUT")"
 	assertContains "sysfs is flagged" "$(sed -n 4p <<<"$OUT")" "$(printf 'sysfs*\t%s/pm/sys' "$MNT")"
-	assertContains "and always misses" "$(sed -n 4p <<<"$OUT")" "  0.0%"
+	assertContains "and always misses: never cached, no share" "$(sed -n 4p <<<"$OUT")" \
+		"$(printf '     -\t0/0, ')"
+	assertContains "$(sed -n 4p <<<"$OUT")" " never cached$(printf '\t')sysfs*"
 	run dcache-probe -r --per-mount --max-depth 2 --exclude-fstype=none --json "$MNT/pm"
 	assertEquals "never" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "sysfs"][0]' <<<"$OUT")"
 	assertEquals "no-negative" "$(json_get '[o["resolve_cached"] for o in objs if o["type"] == "mount" and o["fstype"] == "tmpfs"][0]' <<<"$OUT")"
@@ -422,6 +424,65 @@ test_per_mount() {
 	umount_retry "$MNT/pm/sys"
 	umount_retry "$MNT/pm/inner"
 	umount_retry "$MNT/pm/ext"
+}
+
+# A miss on a filesystem whose lookups the kernel never serves from the
+# cache (class "never": 9p, CIFS, vfat, sysfs...; sysfs here, the others
+# are not in this kernel) keeps its state and exit status 1, but no table
+# or summary counts it as cold: "N never cached" apart, the share over the
+# paths a cache can serve (issue 43).  The prober holds each such path a
+# miss after a lookup warmed it.
+test_never_cached_counted_apart() {
+	local s=$MNT/pm/sys mm k p bad=0 exp
+	mount -t sysfs dcp-sysfs "$s" || fail "cannot mount sysfs"
+	mm=$s/kernel/mm
+	k=$(find "$mm" -mindepth 1 -maxdepth 1 | wc -l)
+	find "$mm" -maxdepth 1 -exec stat {} + >/dev/null # a lookup of each, warming what can be
+	run dcache-probe -r --max-depth 1 "$mm"
+	assertEquals "every path keeps the state miss" $((k + 1)) "$(count_state miss)"
+	assertEquals "a lookup there blocks: exit 1" 1 "$RC"
+	for p in $(sed 's/^miss //' <<<"$OUT"); do
+		[ "$(findmnt -n -o FSTYPE -T "$p")" = sysfs ] || bad=$((bad + 1))
+		[ "$("$DCP_BUILD/tests/oprobe" "$p")" = "miss $p" ] || bad=$((bad + 1))
+	done
+	assertEquals "the prober: each a miss after its lookup, on sysfs" 0 "$bad"
+	assertEquals "the summary" "dcache-probe: $((k + 1)) paths: 0 cached, 0 negative, 0 miss, $((k + 1)) never cached, 0 error; no share: no path probed is on a filesystem the cache can serve" "$ERR"
+
+	# With a cold tree beside it: the cold share is the ext4 tree's.
+	run dcache-probe -r -s -c --max-depth 1 "$MNT/t" "$mm"
+	assertEquals 1 "$RC"
+	exp=$(printf '  0.0%%\t0/4\t%s\n     -\t0/0, %d never cached\t%s\n  0.0%%\t0/4, %d never cached\ttotal' \
+		"$MNT/t" $((k + 1)) "$mm" $((k + 1)))
+	assertEquals "-s -c" "$exp" "$OUT"
+	# Listing t warmed t itself: 1 of its 4 now cached.
+	run dcache-probe -r --json --max-depth 1 -s -c "$MNT/t" "$mm"
+	assertEquals 1 "$RC"
+	assertEquals "JSON: miss, never_cached, cached_percent per root, total, summary" \
+		"3 0 25.0;0 $((k + 1)) None;3 $((k + 1)) 25.0;3 $((k + 1)) 25.0" \
+		"$(json_get '";".join("%s %s %s" % (o["miss"], o["never_cached"], o["cached_percent"]) for o in objs if o["type"] in ("root", "total", "summary"))' <<<"$OUT")"
+	assertEquals "JSON: paths = cached + negative + miss + never_cached + error" "True" \
+		"$(json_get 'all(o["paths"] == o["cached"] + o["negative"] + o["miss"] + o["never_cached"] + o["error"] for o in objs if "never_cached" in o)' <<<"$OUT")"
+	run dcache-probe -r -0 -s --max-depth 1 "$mm"
+	assertEquals "-0" "$(printf '     -\t0/0, %d never cached\t%s' $((k + 1)) "$mm")" "$(tr -d '\0' <<<"$OUT")"
+	run dcache-probe -r --per-mount --max-depth 1 "$mm"
+	assertEquals "--per-mount" "$(printf '     -\t0/0, %d never cached\tsysfs*\t%s' $((k + 1)) "$s")" "$OUT"
+	run dcache-probe -r --per-dir=0 --max-depth 1 "$mm"
+	assertEquals "--per-dir" "$(printf '     -\t0/0, %d never cached\t%s' "$k" "$mm")" "$OUT"
+	run dcache-probe -r --prometheus --max-depth 1 "$MNT/t" "$mm"
+	assertEquals 1 "$RC"
+	prom_check <<<"$OUT" || fail "bad exposition format"
+	assertEquals "Prometheus: state never_cached apart from miss; a ratio only for the cold tree" \
+		"$(printf '%s\n' $((k + 1)) 0 3 0 0.25)" \
+		"$(prom_check "dcprobe_paths{command=\"dcache-probe\",root=\"$mm\",state=\"never_cached\"}" \
+			"dcprobe_paths{command=\"dcache-probe\",root=\"$mm\",state=\"miss\"}" \
+			"dcprobe_paths{command=\"dcache-probe\",root=\"$MNT/t\",state=\"miss\"}" \
+			"dcprobe_paths{command=\"dcache-probe\",root=\"$MNT/t\",state=\"never_cached\"}" \
+			"dcprobe_cached_ratio{command=\"dcache-probe\",root=\"$MNT/t\"}" <<<"$OUT")"
+	assertNotContains "no ratio of nothing" "$OUT" "dcprobe_cached_ratio{command=\"dcache-probe\",root=\"$mm\"}"
+	run dcache-probe --min-cached 0 "$mm"
+	assertEquals "a gate has no share to pass on" 1 "$RC"
+
+	umount_retry "$s"
 }
 
 test_json_parses() {
@@ -487,7 +548,7 @@ test_prometheus_series_unique() {
 	run dcache-probe -r -H --per-mount --prometheus "/proc/$p1/cwd" "/proc/$p2/cwd"
 	kill "$p1" "$p2"
 	wait "$p1" "$p2" 2>/dev/null
-	assertEquals "two detached mounts: both unknown ($OUT)" 8 "$(grep -c '^dcprobe_mount_paths{command="dcache-probe",mountpoint="?"' <<<"$OUT")"
+	assertEquals "two detached mounts: both unknown, 5 states each ($OUT)" 10 "$(grep -c '^dcprobe_mount_paths{command="dcache-probe",mountpoint="?"' <<<"$OUT")"
 	prom_check <<<"$OUT" || fail "mountpoint=\"?\" twice: $(grep 'mountpoint="?"' <<<"$OUT" | head -8)"
 	rm -rf "$MNT/pu"
 }
