@@ -832,9 +832,17 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 	struct dcp_root_tally *rr = e->dir ? NULL : root_rec(e->root);
 
 	(void)arg;
-	/* Siblings may fail on several threads at once: count atomically. */
+	/*
+	 * Siblings may fail on several threads at once: count atomically.  A
+	 * directory inside the tree that could not be listed is also one not
+	 * visited: what it holds is unknown ("+1?"), never left out of the
+	 * share as if the tree were complete without it.  (A cycle under -L
+	 * is not: its inside is the walk of an ancestor.)
+	 */
 	if (ds) {
 		__atomic_fetch_add(&ds->own.walk_errors, 1, __ATOMIC_RELAXED);
+		if (err != ELOOP)
+			__atomic_fetch_add(&ds->own.not_visited, 1, __ATOMIC_RELAXED);
 	} else if (rr) {
 		/* The tree itself could not be walked: it has no share. */
 		__atomic_fetch_add(&RC(rr)->c.walk_errors, 1, __ATOMIC_RELAXED);
@@ -845,6 +853,10 @@ static void walk_error(const struct dcp_entry *e, int err, void *arg)
 	w->c.walk_errors++;
 	if (!e->dir)
 		w->c.unwalked_roots++;
+	if (ds && err != ELOOP) {
+		w->c.not_visited++;
+		unvisited_row(e);
+	}
 	if (run.fmt == DCP_PR_JSON) {
 		size_t at = w->out.len;
 

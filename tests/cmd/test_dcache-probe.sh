@@ -681,6 +681,48 @@ test_unreadable_directory() {
 	assertEquals "EACCES" "$(json_get '[o["errno"] for o in objs if o["type"] == "error"][0]' <<<"$OUT")"
 }
 
+# A tree walked in part is no complete tree: as nobody, perm/priv (0700,
+# root's) cannot be listed, so what it holds is unknown.  Its tree reads
+# "+1?" beside the counts, in the -s line and the --per-dir rows (priv has
+# its own "-  0/0+1?" row); JSON says "not_visited":1 and not complete, in
+# the root's record, priv's row and the summary; Prometheus
+# dcprobe_not_visited_dirs 1 and dcprobe_complete 0; the summary on stderr
+# says "at most" and "1 directory not visited"; exit 2.  The prober agrees
+# that everything probed is cached.  A cycle under -L is a walk error but
+# no unvisited directory.  (Before: "100.0%  4/4", "not_visited":0, no
+# row for priv: only stderr and the exit status told.)
+test_a_partly_walked_tree_shows_what_it_did_not_visit() {
+	local p=$MNT/perm
+	as_nobody find "$p" -exec stat {} + >/dev/null 2>&1
+	assertEquals "the prober: all cached" "cached cached cached cached" \
+		"$(for x in "$p" "$p/priv" "$p/pub" "$p/pub/file"; do as_nobody "$DCP_BUILD/tests/oprobe" "$x"; done | cut -d' ' -f1 | xargs)"
+	run as_nobody "$DCP_BIN/dcache-probe" -r -s "$p"
+	assertEquals "-s: exit 2" 2 "$RC"
+	assertEquals "-s: the unknown shown" "100.0%	4/4+1?	$p" "$OUT"
+	run as_nobody "$DCP_BIN/dcache-probe" -r "$p"
+	assertContains "the summary" "$ERR" \
+		"4 paths: 4 cached, 0 negative, 0 miss, 0 error; at most 100.0% cached; 1 directory not visited (what it holds is unknown); 1 walk error"
+	run as_nobody "$DCP_BIN/dcache-probe" --per-dir=1 "$p"
+	assertEquals "--per-dir: a row for priv" "$(sort <<EOT
+100.0%	1/1	$p/pub
+     -	0/0+1?	$p/priv
+100.0%	3/3+1?	$p
+EOT
+)" "$(sort <<<"$OUT")"
+	run as_nobody "$DCP_BIN/dcache-probe" -r -s --json "$p"
+	assertEquals "JSON: root and summary" "root 1 False summary 1 False" \
+		"$(json_get '" ".join("%s %s %s" % (o["type"], o["not_visited"], o["complete"]) for o in objs if o["type"] in ("root", "summary"))' <<<"$OUT")"
+	run as_nobody "$DCP_BIN/dcache-probe" --per-dir=1 --json "$p"
+	assertEquals "JSON: priv's row" "0 1 None False" \
+		"$(json_get '" ".join("%s %s %s %s" % (o["paths"], o["not_visited"], o["cached_percent"], o["complete"]) for o in objs if o["type"] == "dir" and o["path"].endswith("/priv"))' <<<"$OUT")"
+	run as_nobody "$DCP_BIN/dcache-probe" -r -s --prometheus "$p"
+	assertEquals "Prometheus" "1 0" "$(prom_check "dcprobe_not_visited_dirs{command=\"dcache-probe\",root=\"$p\"}" \
+		"dcprobe_complete{command=\"dcache-probe\",root=\"$p\"}" <<<"$OUT" | xargs)"
+	# A cycle: its inside is walked, as its ancestor's.
+	run dcache-probe -r -s -L "$MNT/loop"
+	assertNotContains "-L over a cycle: nothing unknown" "$OUT" "?"
+}
+
 # Wait (at most 30 s) until the pipe on stdin is full, reading nothing.
 pipe_full() {
 	python3 -c '
@@ -853,7 +895,7 @@ test_walk_errors_never_share_a_line() {
 		as_nobody dcache-probe -r -j 64 "$d" >/dev/null 2>"$SHUNIT_TMPDIR/err"
 		assertEquals "run $run: exit" 2 $?
 		bad=$(grep -Evc -e "^dcache-probe: cannot walk '$d/d[0-9]+/u[0-9]+': Permission denied\$" \
-			-e '^dcache-probe: 1345 paths: [0-9]+ cached, 0 negative, [0-9]+ miss, 0 error; at most [0-9.]+% cached; 1280 walk errors$' \
+			-e '^dcache-probe: 1345 paths: [0-9]+ cached, 0 negative, [0-9]+ miss, 0 error; at most [0-9.]+% cached; 1280 directories not visited \(what they hold is unknown\); 1280 walk errors$' \
 			"$SHUNIT_TMPDIR/err")
 		assertEquals "run $run: lines that are not one whole message: $(grep -v 'Permission denied$' "$SHUNIT_TMPDIR/err" | head -3)" 0 "$bad"
 		assertEquals "run $run: one line per unreadable directory" 1280 \
