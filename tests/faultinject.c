@@ -19,7 +19,10 @@
  * from the table of ioctl requests below): "ioctl:FS_IOC_GETFSUUID=ENOTTY"
  * is a kernel before Linux 6.9 to a program asking a filesystem's UUID,
  * while every other ioctl still works.  (The low 32 bits are compared:
- * the kernel takes an ioctl's request as an unsigned int.)
+ * the kernel takes an ioctl's request as an unsigned int.)  "tmpfile" is
+ * no system call: it fails the openat (and open) calls whose flags hold
+ * O_TMPFILE, as a filesystem that makes no unnamed file does
+ * ("tmpfile=EOPNOTSUPP"), every other open working.
  *
  * A test tool, built into build/tests, never installed.
  */
@@ -112,7 +115,8 @@ static const struct {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: faultinject [-v] SYSCALL[:REQUEST]=ERRNO... -- COMMAND [ARG...]\n");
+	fprintf(stderr, "usage: faultinject [-v] SYSCALL[:REQUEST]=ERRNO... -- COMMAND [ARG...]\n"
+			"       (SYSCALL \"tmpfile\": the opens with O_TMPFILE)\n");
 	exit(64);
 }
 
@@ -166,6 +170,26 @@ static int errno_value(const char *name)
 	return -1;
 }
 
+/* __O_TMPFILE without O_DIRECTORY (the uapi's value on x86-64 and arm64). */
+#define FI_O_TMPFILE 020000000u
+
+/*
+ * Append to PROG at N: call NR whose argument ARG (its flags) holds
+ * O_TMPFILE fails with ERR; the number loaded again for the rules after.
+ */
+static unsigned tmpfile_rule(struct sock_filter *prog, unsigned n, long nr, unsigned arg, int err)
+{
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						 (unsigned)offsetof(struct seccomp_data, args[0]) +
+							 8 * arg);
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, FI_O_TMPFILE, 0, 1);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+						 offsetof(struct seccomp_data, nr));
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	struct sock_filter prog[4 + 6 * MAX_RULES + 1];
@@ -189,9 +213,24 @@ int main(int argc, char **argv)
 		long nr, req = -1;
 		int err;
 
-		if (!eq || nrules == MAX_RULES)
+		if (!eq || nrules >= MAX_RULES)
 			usage();
 		*eq = '\0';
+		if (strcmp(argv[i], "tmpfile") == 0) {
+			if (nrules + 2 > MAX_RULES)
+				usage();
+			err = errno_value(eq + 1);
+			if (err < 0) {
+				fprintf(stderr, "faultinject: unknown errno: %s\n", eq + 1);
+				exit(64);
+			}
+			n = tmpfile_rule(prog, n, SYS_openat, 2, err);
+#ifdef SYS_open
+			n = tmpfile_rule(prog, n, SYS_open, 1, err);
+#endif
+			nrules += 2;
+			continue;
+		}
 		colon = strchr(argv[i], ':');
 		if (colon) {
 			*colon = '\0';
