@@ -56,6 +56,7 @@ static void stop_trace_at_exit(void)
 
 static void on_signal(int sig)
 {
+	dcp_output_signalled(); /* this handler took --output's place */
 	if (trace)
 		dcp_trace_abort(trace);
 	signal(sig, SIG_DFL);

@@ -61,10 +61,78 @@ test_output_replaces_the_file_whole() {
 		# uring-open's lines carry times: all but those; a walk's order varies.
 		assertEquals "$cmd: the output is in FILE" "$(sed -E 's/[0-9.]+ us/T us/' <<<"$want" | sort)" \
 			"$(sed -E 's/[0-9.]+ us/T us/' "$OUTDIR/$cmd.out" | sort)"
-		assertEquals "$cmd: mode 0644 whatever the umask" 644 "$(stat -c %a "$OUTDIR/$cmd.out")"
+		assertEquals "$cmd: the replaced file's mode, whatever the umask" 644 \
+			"$(stat -c %a "$OUTDIR/$cmd.out")"
 	done
 	assertEquals "no temporary file left" "cachedopen.out dcache-probe.out uring-open.out warm.out" \
 		"$(listing "$OUTDIR")"
+}
+
+# The file --output makes is the one '>' would: a new FILE gets 0666 less
+# the umask (077: 0600, 027: 0640, 022: 0644); a FILE replaced keeps its
+# mode, owner and group (0600 stays 0600 under umask 022; nobody's 0640
+# file stays nobody's), as root and as nobody (its own 0600 file).  The
+# new file is never wider than FILE on its way: the system calls that set
+# its mode (strace) never give it more than 0600 when it replaces a 0600
+# file.  The same for a manifest (--ranges through --output, --record).
+# (Before: 0644 in every case, root's, whatever the umask or FILE.)
+test_output_behaves_as_a_redirection() {
+	local cmd f mask want
+	for cmd in "${ALL[@]}"; do
+		f=$OUTDIR/$cmd.out
+		for mask in 077:600 027:640 022:644; do
+			rm -f "$f"
+			# shellcheck disable=SC2046
+			run sh -c "umask ${mask%:*}; exec $cmd --output='$f' $(args "$cmd")"
+			assertEquals "$cmd, a new file under umask ${mask%:*} ($ERR)" "${mask#*:} root root" \
+				"$(stat -c '%a %U %G' "$f")"
+		done
+		echo old >"$f" && chmod 0600 "$f"
+		# shellcheck disable=SC2046
+		run sh -c "umask 022; exec $cmd --output='$f' $(args "$cmd")"
+		assertEquals "$cmd, a 0600 file replaced under umask 022" "600 root root" \
+			"$(stat -c '%a %U %G' "$f")"
+		assertNotEquals "$cmd: and replaced" old "$(cat "$f")"
+		echo old >"$f" && chown 65534:65534 "$f" && chmod 0640 "$f"
+		# shellcheck disable=SC2046
+		run "$cmd" --output="$f" $(args "$cmd")
+		assertEquals "$cmd, nobody's 0640 file replaced by root" "640 65534 65534" \
+			"$(stat -c '%a %u %g' "$f")"
+		assertNotEquals "$cmd: and replaced" old "$(cat "$f")"
+		# nobody, its own 0600 file in the sticky directory; a new one under 077.
+		f=$STICKY/$cmd.out
+		echo old >"$f" && chown 65534:65534 "$f" && chmod 0600 "$f"
+		# shellcheck disable=SC2046
+		run as_nobody sh -c "umask 022; exec $DCP_BIN/$cmd --output='$f' $(args "$cmd")"
+		assertEquals "nobody: $cmd, its 0600 file replaced ($ERR)" "600 65534" "$(stat -c '%a %u' "$f")"
+		rm -f "$f"
+		# shellcheck disable=SC2046
+		run as_nobody sh -c "umask 077; exec $DCP_BIN/$cmd --output='$f' $(args "$cmd")"
+		assertEquals "nobody: $cmd, a new file under umask 077 ($ERR)" "600 65534" "$(stat -c '%a %u' "$f")"
+	done
+	# The manifest writers too: --ranges through --output, and --record.
+	run sh -c "umask 077; exec dcache-probe -r --json --ranges --output='$OUTDIR/ranges.jsonl' '$MNT/t'"
+	assertEquals "--ranges, a new file under umask 077 ($ERR)" 600 "$(stat -c %a "$OUTDIR/ranges.jsonl")"
+	run sh -c "umask 077; exec dcache-probe --record='$OUTDIR/rec.jsonl' --for=1s '$MNT/t'"
+	assertEquals "--record, a new file under umask 077 ($ERR)" 600 "$(stat -c %a "$OUTDIR/rec.jsonl")"
+	rm -f "$OUTDIR/ranges.jsonl" "$OUTDIR/rec.jsonl"
+	assertEquals "no temporary file left" "cachedopen.out dcache-probe.out uring-open.out warm.out" \
+		"$(listing "$OUTDIR")"
+	assertEquals "nobody: no temporary file left" "cachedopen.out dcache-probe.out uring-open.out warm.out" \
+		"$(listing "$STICKY")"
+	# Never wider on the way: every mode set is within 0600.
+	command -v strace >/dev/null || {
+		fail "strace not found"
+		return
+	}
+	f=$OUTDIR/traced.out
+	echo old >"$f" && chmod 0600 "$f"
+	strace -f -qq -e trace=fchmod,fchmodat,chmod,openat -o "$SHUNIT_TMPDIR/modes" \
+		cachedopen --output="$f" "$MNT/t/x" >/dev/null 2>&1
+	want=$(grep -E 'chmod|O_CREAT|O_TMPFILE' "$SHUNIT_TMPDIR/modes" | grep -v ' = -1' |
+		grep -oE ', 0[0-7]+\)' | tr -d ' ,)' | sort -u | xargs)
+	assertEquals "the modes given on the way" 0600 "$want"
+	assertEquals "and the file published" "600" "$(stat -c %a "$f")"
 }
 
 test_output_on_a_full_disk_leaves_the_old_file() {
@@ -204,8 +272,10 @@ end_held() {
 # swapped for a FIFO, a device node or a symlink (as the user who may
 # write the directory could) while the command runs, is left as it is,
 # exit 2, said; so is FILE when the temporary file was replaced (the other
-# file is not renamed into place).  Absent or still a regular file, the
-# output is published.  (Before: each was replaced.)
+# file is not renamed into place; a temporary file with a name from the
+# start, as on a filesystem without O_TMPFILE, faultinject making it so).
+# Absent or still a regular file, the output is published.  (Before: each
+# was replaced.)
 test_output_checked_again_at_the_rename() {
 	local cmd kind f t
 	for cmd in "${ALL[@]}"; do
@@ -213,7 +283,13 @@ test_output_checked_again_at_the_rename() {
 		for kind in fifo cn fd1 tmp same; do
 			rm -f "$f" "$OUTDIR"/.*.out.*
 			echo old >"$f"
-			start_held "$cmd" --output="$f"
+			if [ "$kind" = tmp ]; then
+				# A temporary file to replace: one with a name from the start.
+				start_held "$DCP_BUILD/tests/faultinject" tmpfile=EOPNOTSUPP -- "$DCP_BIN/$cmd" \
+					--output="$f"
+			else
+				start_held "$cmd" --output="$f"
+			fi
 			case $kind in
 			fifo) rm "$f" && mkfifo "$f" ;;
 			cn) rm "$f" && mknod "$f" c 1 7 ;;
@@ -252,15 +328,68 @@ test_output_checked_again_at_the_rename() {
 	done
 }
 
+# A signal that ends a run in the middle (held reading its --from FIFO, its
+# output file made) leaves no temporary file and FILE as it was: SIGTERM,
+# SIGINT and SIGHUP, to each command, with the new file unnamed (O_TMPFILE:
+# no temporary name exists during the run) and, where the filesystem makes
+# no unnamed file (faultinject: O_TMPFILE fails with EOPNOTSUPP), with a
+# temporary name from the start, which is there during the run and gone
+# after the signal.  The command dies of the signal (128 + its number).
+# (Before: the temporary file stayed, with every signal, in every command.)
+test_output_leaves_no_temporary_after_a_signal() {
+	local cmd sig how f t rc
+	for cmd in "${ALL[@]}"; do
+		f=$OUTDIR/$cmd.out
+		for how in unnamed named; do
+			for sig in TERM INT HUP; do
+				rm -f "$OUTDIR"/.*.out.*
+				echo old >"$f"
+				rm -f "$SHUNIT_TMPDIR/list"
+				mkfifo "$SHUNIT_TMPDIR/list"
+				# A background job ignores SIGINT unless told otherwise.
+				if [ $how = named ]; then
+					env --default-signal="$sig" "$DCP_BUILD/tests/faultinject" \
+						tmpfile=EOPNOTSUPP -- "$DCP_BIN/$cmd" --output="$f" \
+						--from="$SHUNIT_TMPDIR/list" 2>"$SHUNIT_TMPDIR/held.err" &
+				else
+					env --default-signal="$sig" "$DCP_BIN/$cmd" --output="$f" \
+						--from="$SHUNIT_TMPDIR/list" 2>"$SHUNIT_TMPDIR/held.err" &
+				fi
+				HELD=$!
+				exec 7>"$SHUNIT_TMPDIR/list" # the command is reading its list
+				echo "$MNT/t/x" >&7
+				t=$(find "$OUTDIR" -name ".$cmd.out.*")
+				if [ $how = named ]; then
+					assertNotEquals "$cmd, $how: a temporary name during the run" "" "$t"
+				else
+					assertEquals "$cmd, $how: no temporary name during the run" "" "$t"
+				fi
+				kill -s "$sig" "$HELD"
+				wait "$HELD" 2>/dev/null # (bash would say "Hangup")
+				rc=$?
+				exec 7>&-
+				assertEquals "$cmd, $how, SIG$sig: ended by it ($(cat "$SHUNIT_TMPDIR/held.err"))" \
+					$((128 + $(kill -l "$sig"))) "$rc"
+				assertEquals "$cmd, $how, SIG$sig: FILE as it was" old "$(cat "$f")"
+				assertEquals "$cmd, $how, SIG$sig: no temporary file left" "" \
+					"$(find "$OUTDIR" -name ".$cmd.out.*")"
+			done
+		done
+	done
+}
+
 # The last moment: another process exchanges FILE (a regular file) and a
 # FIFO beside it atomically, over and over, while cachedopen runs 300 times
-# with --output=FILE.  Whatever moment the exchange falls on, the FIFO is
+# with --output=FILE (every other run with a named temporary file).  Whatever moment the exchange falls on, the FIFO is
 # never replaced: after every run it is still at FILE or beside it (the
 # rename exchanges FILE with the new file and checks what left it, putting
-# a FIFO back).  Every run publishes (0) or refuses (2).  (Before: the
-# first run replaced the FIFO or the file, whichever was at FILE.)
+# a FIFO back).  Every run publishes (0) or refuses (2), and none leaves a
+# temporary file: whatever comes back under the temporary name after the
+# exchange is removed (a regular file) or put back (a FIFO).  (Before: the
+# first run replaced the FIFO or the file, whichever was at FILE; then,
+# about one run in 18 left a ".swap.out.XXXXXX" behind.)
 test_output_never_replaces_what_is_swapped_in_at_the_last_moment() {
-	local f=$OUTDIR/swap.out a=$OUTDIR/swap.fifo i ino bad=0 refused=0 swapper
+	local f=$OUTDIR/swap.out a=$OUTDIR/swap.fifo i ino bad=0 refused=0 left=0 swapper
 	echo old >"$f"
 	mkfifo "$a"
 	ino=$(stat -c %i "$a")
@@ -273,7 +402,14 @@ while True:
 ' "$OUTDIR" &
 	swapper=$!
 	for i in $(seq 300); do
-		cachedopen --output="$f" "$MNT/t/x" >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+		# Every other run with a temporary name from the start (as on a
+		# filesystem without O_TMPFILE): the same exchange, the same checks.
+		if [ $((i % 2)) = 1 ]; then
+			"$DCP_BUILD/tests/faultinject" tmpfile=EOPNOTSUPP -- "$DCP_BIN/cachedopen" \
+				--output="$f" "$MNT/t/x" >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+		else
+			cachedopen --output="$f" "$MNT/t/x" >/dev/null 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+		fi
 		RC=$?
 		[ "$RC" = 2 ] && refused=$((refused + 1))
 		if [ "$RC" != 0 ] && [ "$RC" != 2 ]; then
@@ -286,13 +422,18 @@ while True:
 			fail "run $i: the FIFO was replaced"
 			break
 		fi
+		if [ -n "$(find "$OUTDIR" -name '.swap.out.*')" ]; then
+			left=$((left + 1))
+			rm -f "$OUTDIR"/.swap.out.*
+		fi
 		kill -CONT "$swapper"
 	done
 	kill -KILL "$swapper"
 	wait "$swapper" 2>/dev/null
-	echo "  $i runs: $refused refused"
+	echo "  $i runs: $refused refused, $left left a temporary file"
 	assertEquals "every run published or refused" 0 "$bad"
 	assertTrue "the swap happened during runs (some refused)" "[ $refused -gt 0 ]"
+	assertEquals "no run left a temporary file" 0 "$left"
 }
 
 # A regular file is replaced only when it is the caller's, in a sticky

@@ -166,12 +166,24 @@ test_node_exporter_cron_line() {
 	cmd=$(echo "$line" | cut -d' ' -f7- | local_paths)
 	assertContains "the recipe writes through --output" "$cmd" " --output=$TEXTFILE/dcache.prom "
 	assertContains "the recipe names its tree" "$cmd" " --label=tree=app "
+	# A new file gets 0666 less the umask, as with '>': 0644 under 022,
+	# 0600 under 077, which node_exporter's user could not read; created
+	# once readable, as README says, it keeps 0644 under any umask.
+	run sh -c "umask 022; $cmd"
+	assertEquals "a new file under umask 022" 644 "$(stat -c %a "$TEXTFILE/dcache.prom")"
+	rm -f "$TEXTFILE/dcache.prom"
+	run sh -c "umask 077; $cmd"
+	assertEquals "a new file under umask 077" 600 "$(stat -c %a "$TEXTFILE/dcache.prom")"
+	rm -f "$TEXTFILE/dcache.prom"
+	install -m 0644 /dev/null "$TEXTFILE/dcache.prom"
+	cmd="umask 077; $cmd"
 	# Cold: exit status 1 from the probe, the metrics are still published.
+	fixture_cold "$MNT" || fail "remount"
 	run sh -c "$cmd"
 	assertEquals "cold: 1" 1 "$RC"
 	assertTrue "dcache.prom published" "[ -s '$TEXTFILE/dcache.prom' ]"
 	assertEquals "nothing else left behind" "dcache.prom" "$(ls -A "$TEXTFILE")"
-	assertEquals "mode 0644" 644 "$(stat -c %a "$TEXTFILE/dcache.prom")"
+	assertEquals "mode 0644 kept under umask 077" 644 "$(stat -c %a "$TEXTFILE/dcache.prom")"
 	assertTrue "promtool accepts it, no duplicate series" "prom_check <'$TEXTFILE/dcache.prom' >/dev/null"
 	assertEquals "status 1 published" 1 \
 		"$(prom_check "dcprobe_exit_status{$job}" <"$TEXTFILE/dcache.prom")"
@@ -205,6 +217,7 @@ test_node_exporter_cron_line() {
 	assertEquals "the run-level series only" \
 		"dcprobe_duration_seconds dcprobe_exit_status dcprobe_last_run_timestamp_seconds dcprobe_build_info" \
 		"$(grep -v '^#' "$TEXTFILE/dcache.prom" | sed 's/{.*//' | xargs)"
+	assertEquals "still 0644 after every run" 644 "$(stat -c %a "$TEXTFILE/dcache.prom")"
 }
 
 # The cron recipe as two jobs (tree=app as written, and tree=etc, another tree
