@@ -102,6 +102,9 @@ enum {
 	OPT_DIAGNOSE,
 };
 
+/* The recorder's options, under their own heading after the shared ones. */
+enum { GROUP_RECORD = DCP_OPTS_GROUP_FORMAT + 1 };
+
 /* Its own options; the shared ones (-r, -x, -L, --json...) come from lib/cmdrt/opts.c. */
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "What to probe:", DCP_OPTS_GROUP_INPUT },
@@ -117,22 +120,24 @@ static const struct argp_option options[] = {
 	  "(device, inode, size, mtime): a snapshot of what is in memory; implies --pages",
 	  DCP_OPTS_GROUP_INPUT },
 
+	{ NULL, 0, NULL, 0, "Recording (--record; root only):", GROUP_RECORD },
 	{ "record", OPT_RECORD, "FILE", 0,
-	  "Watch the PATHs (directories; fanotify, root only) and, when the recording "
-	  "ends, write what was opened, read or listed under them as a manifest to FILE "
-	  "(- for standard output): see dcache-probe(1)", DCP_OPTS_GROUP_INPUT },
+	  "Instead of probing, watch the PATHs (directories; fanotify) and, when the "
+	  "recording ends, write what was opened, read or listed under them as a manifest "
+	  "to FILE (- for standard output)", GROUP_RECORD },
 	{ "for", OPT_FOR, "DURATION", 0,
-	  "--record: stop after DURATION (30s, 10m, 1h); else on SIGINT or SIGTERM",
-	  DCP_OPTS_GROUP_INPUT },
+	  "End the recording after DURATION: whole seconds, minutes or hours (30s, 10m, "
+	  "1h; 30 is 30s); else on SIGINT or SIGTERM", GROUP_RECORD },
 	{ "pid", OPT_PID, "PID", 0,
-	  "--record: only what process PID and its descendants open", DCP_OPTS_GROUP_INPUT },
+	  "Keep only what process PID and its descendants open (to record a command, "
+	  "start it stopped: dcache-probe(1), EXAMPLES)", GROUP_RECORD },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
-	  "--record: only what the processes of cgroup v2 PATH open, and of the "
-	  "cgroups below it (/system.slice/app.service; it may not exist yet)",
-	  DCP_OPTS_GROUP_INPUT },
+	  "Keep only what the processes of cgroup v2 PATH open, and of the cgroups below "
+	  "it (/system.slice/app.service; it may not exist yet, its parent must)",
+	  GROUP_RECORD },
 	{ "listed", OPT_LISTED, NULL, 0,
-	  "--record: also the cached names of the directories they listed, as names "
-	  "only (what they looked up without opening it: stat)", DCP_OPTS_GROUP_INPUT },
+	  "Also record the cached names of the directories they listed, as names only "
+	  "(what they looked up without opening it: stat)", GROUP_RECORD },
 
 	{ "diagnose", OPT_DIAGNOSE, NULL, 0,
 	  "Instead of probing, list each kernel mechanism dcprobe uses: present, absent "
@@ -276,9 +281,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_FOR: {
 		uint64_t ns;
 
-		if (dcp_parse_duration_ns(arg, &ns) < 0 || ns == 0)
-			argp_error(state, "invalid --for %s: a duration above 0 is needed (30s, "
-				   "10m, 1h)", dcp_quoted(&qbuf, arg));
+		/* Whole seconds, minutes or hours: a recording shorter than its
+		 * start and end (a second at most) would mean nothing. */
+		size_t len = strlen(arg);
+
+		if (dcp_parse_duration_ns(arg, &ns) < 0 || ns == 0 ||
+		    (len >= 2 && (arg[len - 1] == 's' || arg[len - 1] == 'S') &&
+		     strchr("nuNUmM", arg[len - 2])))
+			argp_error(state, "invalid --for %s: a whole number of seconds, minutes or "
+				   "hours above 0 is needed (30s, 10m, 1h; 30 is 30s)",
+				   dcp_quoted(&qbuf, arg));
 		rec.for_ns = ns;
 		break;
 	}

@@ -81,9 +81,13 @@ struct dcp_procs_stats {
  * from /proc/PID/task/TID/children, or the members of the cgroup and the
  * cgroups below it).  Fork events that cannot be had (no CAP_NET_ADMIN,
  * another network namespace, no CONFIG_PROC_EVENTS) are no error: the
- * stats say why.  Returns 0 and *OUT, or -ESRCH (no process PID), -ENOENT
- * (DCP_PROCS_CGROUP and no cgroup2 mount in O->mounts), -EINVAL (a cgroup
- * path that is not absolute, or has "." or ".." components), -ENOMEM.
+ * stats say why.  Returns 0 and *OUT, or -ESRCH (no process PID, or only
+ * its zombie: it opens nothing more), -ENOENT (DCP_PROCS_CGROUP and no
+ * cgroup2 mount in O->mounts), -EINVAL (a cgroup path that is not
+ * absolute, or has "." or ".." components), -ENOTDIR (the cgroup path
+ * names a file of the hierarchy, or lies below one), -ENXIO (neither the
+ * cgroup nor its parent exists: a cgroup that does not exist yet is
+ * followed once made, in a parent that exists), -ENOMEM.
  */
 int dcp_procs_new(const struct dcp_procs_opts *o, struct dcp_procs **out);
 

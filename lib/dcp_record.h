@@ -69,12 +69,18 @@ struct dcp_record_opts {
  * pseudo filesystems (dcp_fs_is_pseudo()).  Each root is opened O_PATH,
  * must be a directory, and is recorded by its real path (symlinks
  * resolved); each marked filesystem's root directory is opened before any
- * mark exists (open_by_handle_at needs it).  Returns 0 and *OUT, watching;
- * or -ENOTDIR/-ENOENT/... (a root; *O->failed_root says which), -EPERM (no
+ * mark exists (open_by_handle_at needs it).  Nothing on a FUSE, NFS, CIFS,
+ * 9p, ceph... mount (dcp_pages_fstype_opens_safely(), by O->mounts) is
+ * ever looked up, stat'ed, read or opened, then or later: a root on one,
+ * or reached through one, is refused, and a mount below a root behind one
+ * is not watched (nor is such a mount itself).  Returns 0 and *OUT,
+ * watching; or -ENOTDIR/-ENOENT/... (a root; *O->failed_root says which),
+ * -EREMOTE (a root on or through a FUSE, NFS... mount), -EPERM (no
  * CAP_SYS_ADMIN), -EINVAL (fanotify without directory handles: before
  * 5.9), -EXDEV (a root on a btrfs subvolume, which a filesystem mark
  * cannot watch), -EOPNOTSUPP or -ENODEV (a root's filesystem has no file
- * handles, *O->failed_root says which), -ENOMEM.
+ * handles, *O->failed_root says which), -ENOMEM.  O->mounts must outlive
+ * the recording.
  */
 int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out);
 
@@ -150,6 +156,26 @@ struct dcp_record_stats {
 	uint64_t ignore_marks;	     /* ignore marks placed */
 	uint64_t ignore_marks_failed; /* ... that could not be (max_user_marks) */
 };
+
+/*
+ * dcp_record_fds_needed - the descriptors a recording needs free, besides
+ * those it holds, to read its events: an open by handle per event and one
+ * spare, and with PIDFDS (O->procs given) one pidfd per event the kernel
+ * opens for a read, which is bounded by the descriptors free (at least
+ * one event).  A caller checks dcp_fd_free() against it once
+ * dcp_record_new() returned: with fewer, events go unresolved (counted,
+ * dcp_record_unresolved()).
+ */
+unsigned dcp_record_fds_needed(bool pidfds);
+
+/*
+ * dcp_record_unresolved - how many events and entries R could not resolve
+ * (an open by handle or a lookup that failed with EMFILE, ENFILE, ENOMEM...:
+ * not a directory or file deleted, which is counted as stale or gone): what
+ * they named may be missing from the recording, which is then incomplete.
+ * The first such error (-errno) goes to *ERR when ERR is not NULL.
+ */
+uint64_t dcp_record_unresolved(const struct dcp_record *r, int *err);
 
 /* dcp_record_stats - what R saw so far (the end's counts after dcp_record_items()). */
 void dcp_record_stats(const struct dcp_record *r, struct dcp_record_stats *st);

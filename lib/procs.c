@@ -738,6 +738,37 @@ static int seed_cgroup(struct dcp_procs *p, int dirfd, int depth)
 	return ret;
 }
 
+/*
+ * --cgroup: the cgroup is a directory of the hierarchy, or may become one:
+ * it is absent but its parent is a directory (where a service manager
+ * makes it).  -ENOTDIR: a file is on the way; -ENXIO: neither exists.
+ */
+static int cgroup_can_be(struct dcp_procs *p)
+{
+	struct stat st;
+	char *parent, *slash;
+	int ret;
+
+	if (!p->cglen)
+		return 0; /* the root */
+	if (fstatat(p->cgroot, p->cgroup + 1, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (errno != ENOENT)
+		return errno == ENOTDIR ? -ENOTDIR : -errno;
+	parent = strdup(p->cgroup);
+	if (!parent)
+		return -ENOMEM;
+	slash = strrchr(parent, '/');
+	*slash = '\0';
+	ret = 0;
+	if (slash != parent && fstatat(p->cgroot, parent + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		ret = errno == ENOENT ? -ENXIO : errno == ENOTDIR ? -ENOTDIR : -errno;
+	else if (slash != parent && !S_ISDIR(st.st_mode))
+		ret = -ENOTDIR;
+	free(parent);
+	return ret;
+}
+
 /* ---- the interface ---- */
 
 static bool cgroup_path_ok(const char *s)
@@ -814,6 +845,16 @@ int dcp_procs_new(const struct dcp_procs_opts *o, struct dcp_procs **out)
 		}
 		p->pidfs = fstatfs(fd, &sfs) == 0 && sfs.f_type == DCP_PID_FS_MAGIC;
 		close(fd);
+		/* A zombie has a pidfd, and opens nothing more: as gone. */
+		{
+			char st[512], *rp;
+
+			if (read_proc(o->pid, "stat", st, sizeof(st)) > 0 && (rp = strrchr(st, ')')) &&
+			    (rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))) {
+				ret = -ESRCH;
+				goto fail;
+			}
+		}
 	} else {
 		struct dcp_mount mt;
 		size_t len;
@@ -838,6 +879,9 @@ int dcp_procs_new(const struct dcp_procs_opts *o, struct dcp_procs **out)
 			ret = -errno;
 			goto fail;
 		}
+		ret = cgroup_can_be(p);
+		if (ret < 0)
+			goto fail;
 		fd = pidfd_open_(p->self);
 		p->pidfs = fd >= 0 && fstatfs(fd, &sfs) == 0 && sfs.f_type == DCP_PID_FS_MAGIC;
 		if (fd >= 0)

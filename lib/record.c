@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -37,8 +38,24 @@
 #include "dcp_pages.h"
 #include "dcp_procs.h"
 #include "dcp_record.h"
+#include "dcp_util.h"
+#include "dcp_walk.h"
 
 #define READ_BUF (256 * 1024)
+/*
+ * The largest event (its metadata, a pidfd, a directory handle and name,
+ * the file's handle) and the smallest one that carries a pidfd: a read
+ * holds at most READ_MIN / EVENT_MIN events, each with a descriptor.
+ */
+#define READ_MIN                                                                            \
+	(FAN_EVENT_METADATA_LEN + sizeof(struct fanotify_event_info_pidfd) +                \
+	 2 * (sizeof(struct fanotify_event_info_fid) + sizeof(struct file_handle) +         \
+	      MAX_HANDLE_SZ) + NAME_MAX + 8)
+#define EVENT_MIN                                                                           \
+	(FAN_EVENT_METADATA_LEN + sizeof(struct fanotify_event_info_pidfd) +                \
+	 2 * (sizeof(struct fanotify_event_info_fid) + sizeof(struct file_handle)) + 4)
+/* Descriptors an event needs besides its pidfd: an open by handle, and one spare. */
+#define EVENT_FDS 2
 #define MAX_FS 256
 
 struct fsrec {
@@ -91,6 +108,9 @@ struct dcp_record {
 	size_t nfs;
 	bool ignore_marks;	/* off when the kernel has no FAN_MARK_IGNORE, or marks ran out */
 	int err;		/* the first error of a read */
+	const struct dcp_mounts *mounts; /* whose FUSE, NFS... mounts are never asked */
+	uint64_t unresolved;	/* events, entries that could not be resolved */
+	int unresolved_err;	/* the first reason */
 	unsigned char *arena;
 	size_t alen, acap;
 	struct dir *dirs;
@@ -255,6 +275,45 @@ static struct slot *entry_get(struct dcp_record *r, uint32_t diridx, const char 
 	return &r->tab[j];
 }
 
+/* An event or an entry that could not be resolved (not a deleted one): counted. */
+static void unresolved(struct dcp_record *r, int err)
+{
+	r->unresolved++;
+	if (!r->unresolved_err)
+		r->unresolved_err = err > 0 ? -err : err;
+}
+
+/*
+ * The type and mount of the object open as FD, without syncing: a FUSE
+ * daemon or an NFS server is never asked (fstat(2) of a FUSE object whose
+ * attributes timed out waits on its daemon, for ever if it is stopped).
+ * Whether an open, a stat or a readlink of it may wait on one goes to
+ * *UNSAFE (its mount by the mount table: not FUSE, NFS...).
+ */
+static int fd_statx(const struct dcp_record *r, int fd, struct statx *stx, bool *unsafe)
+{
+	struct dcp_mount mt;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_NLINK | STATX_MNT_ID,
+		  stx) < 0)
+		return -errno;
+	*unsafe = r->mounts && (stx->stx_mask & STATX_MNT_ID) &&
+		  dcp_mounts_by_id(r->mounts, stx->stx_mnt_id, &mt) == 0 &&
+		  !dcp_pages_fstype_opens_safely(mt.fstype);
+	return 0;
+}
+
+/* A mount where a lookup may wait (dcp_walk_lookup()): FUSE, NFS... */
+static int judge_mount(uint64_t mnt_id, void *arg)
+{
+	const struct dcp_mounts *mounts = arg;
+	struct dcp_mount mt;
+
+	return mounts && dcp_mounts_by_id(mounts, mnt_id, &mt) == 0 &&
+			       !dcp_pages_fstype_opens_safely(mt.fstype) ?
+		       DCP_WALK_MOUNT_UNSAFE : DCP_WALK_MOUNT_ENTER;
+}
+
 /* ---- paths ---- */
 
 /* The root (longest) that PATH (LEN bytes) is or lies under; -1 when none. */
@@ -351,6 +410,12 @@ static void resolve(struct dcp_record *r, struct dir *d)
 	int fd = open_handle(r, d->fs, r->arena + d->hoff, d->hlen);
 
 	d->state = D_STALE;
+	if (fd < 0 && errno != ESTALE) {
+		/* EMFILE, ENOMEM...: not known, tried again at its next event. */
+		d->state = 0;
+		unresolved(r, errno);
+		return;
+	}
 	if (fd < 0)
 		goto stale; /* ESTALE: deleted already */
 	n = fd_path(fd, path, sizeof(path));
@@ -457,8 +522,10 @@ static void event(struct dcp_record *r, const struct fanotify_event_metadata *m,
 		r->err = -ENOMEM;
 		goto out;
 	}
-	if (fresh)
+	if (fresh || !d->state)
 		resolve(r, d);
+	if (!d->state)
+		goto out; /* counted: its directory could not be resolved */
 	if (d->state == D_OUTSIDE) {
 		r->st.outside++;
 		goto out;
@@ -509,6 +576,37 @@ out:
 		close(pidfd);
 }
 
+/*
+ * How much one read may take: with pidfds, the kernel opens one per event
+ * read, all at once; each event then needs EVENT_FDS more.  A read bounded
+ * by the descriptors free leaves them (dcp_record_fds_needed()).
+ */
+static size_t read_size(const struct dcp_record *r)
+{
+	uint32_t free_fds;
+	size_t n;
+
+	if (!r->procs)
+		return READ_BUF;
+	free_fds = dcp_fd_free();
+	if (free_fds == UINT32_MAX)
+		return READ_BUF;
+	n = free_fds > EVENT_FDS ? (free_fds - EVENT_FDS) * EVENT_MIN : 0;
+	return n < READ_MIN ? READ_MIN : n > READ_BUF ? READ_BUF : n;
+}
+
+unsigned dcp_record_fds_needed(bool pidfds)
+{
+	return pidfds ? EVENT_FDS + (unsigned)((READ_MIN + EVENT_MIN - 1) / EVENT_MIN) : EVENT_FDS;
+}
+
+uint64_t dcp_record_unresolved(const struct dcp_record *r, int *err)
+{
+	if (err)
+		*err = r->unresolved_err;
+	return r->unresolved;
+}
+
 int dcp_record_read(struct dcp_record *r)
 {
 	if (r->fan < 0)
@@ -519,7 +617,7 @@ int dcp_record_read(struct dcp_record *r)
 		/* Fork events first: a child's fork is queued before its opens. */
 		if (r->procs)
 			dcp_procs_drain(r->procs);
-		n = read(r->fan, r->buf, READ_BUF);
+		n = read(r->fan, r->buf, read_size(r));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -666,6 +764,12 @@ static bool dir_moved(struct dcp_record *r, struct dir *d)
 		return d->moved == 2;
 	fd = open_handle(r, d->fs, r->arena + d->hoff, d->hlen);
 	d->moved = 2;
+	if (fd < 0 && errno != ESTALE) {
+		/* EMFILE, ENOMEM...: not known, so not called moved. */
+		unresolved(r, errno);
+		d->moved = 0;
+		return false;
+	}
 	if (fd < 0)
 		return true; /* deleted */
 	n = fd_path(fd, path, sizeof(path));
@@ -687,9 +791,10 @@ static bool gone_elsewhere(struct dcp_record *r, struct dir *d, const char *path
 {
 	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_CACHED };
 	char now[PATH_MAX];
-	struct stat st, st2;
+	struct stat st;
+	struct statx sx2;
 	ssize_t n;
-	bool gone = false;
+	bool gone = false, unsafe;
 	int fd, fd2;
 
 	if (dir_moved(r, d))
@@ -697,6 +802,8 @@ static bool gone_elsewhere(struct dcp_record *r, struct dir *d, const char *path
 	if (fidlen <= sizeof(int))
 		return false;
 	fd = open_handle(r, d->fs, fid, fidlen);
+	if (fd < 0 && errno != ESTALE)
+		unresolved(r, errno);
 	if (fd < 0)
 		return errno == ESTALE; /* the file is deleted */
 	if (fstat(fd, &st) < 0 || st.st_nlink == 0) {
@@ -707,7 +814,10 @@ static bool gone_elsewhere(struct dcp_record *r, struct dir *d, const char *path
 	if (n > 0 && st.st_nlink == 1 && strcmp(now, path) != 0) {
 		fd2 = (int)syscall(SYS_openat2, AT_FDCWD, now, &how, sizeof(how));
 		if (fd2 >= 0) {
-			gone = fstat(fd2, &st2) == 0 && st2.st_dev == st.st_dev && st2.st_ino == st.st_ino;
+			/* Another mount at the name now (FUSE...) is not asked. */
+			gone = fd_statx(r, fd2, &sx2, &unsafe) == 0 && !unsafe &&
+			       makedev(sx2.stx_dev_major, sx2.stx_dev_minor) == st.st_dev &&
+			       sx2.stx_ino == st.st_ino;
 			close(fd2);
 		}
 	}
@@ -725,17 +835,28 @@ static int check_cached(struct dcp_record *r, struct dir *d, const char *path,
 {
 	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_CACHED };
 	struct handle now = { .fh.handle_bytes = MAX_HANDLE_SZ };
-	struct stat st;
+	struct statx sx;
+	bool unsafe = false;
 	int mnt, fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 
 	*replaced = false;
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return -ENOENT;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) {
+			unresolved(r, errno); /* kept, as not known to be cached */
+			return -EAGAIN;
+		}
 		return gone_elsewhere(r, d, path, fid, fidlen) ? -ENOENT : -EAGAIN;
 	}
-	if (fstat(fd, &st) == 0)
-		*kind = dt_of(st.st_mode);
+	/* statx without syncing: a FUSE mount now at the name is not asked. */
+	if (fd_statx(r, fd, &sx, &unsafe) == 0)
+		*kind = dt_of(sx.stx_mode);
+	if (unsafe) {
+		*replaced = true; /* another filesystem's object at the name */
+		close(fd);
+		return 0;
+	}
 	if (fidlen > sizeof(int) &&
 	    syscall(SYS_name_to_handle_at, fd, "", &now.fh, &mnt, AT_EMPTY_PATH) == 0) {
 		int type;
@@ -767,24 +888,43 @@ static int add_ancestors(const struct dcp_record *r, struct items *it, const cha
 }
 
 /* DCP_RECORD_LISTED: the names of directory PATH that are in the dentry cache. */
-static int add_listed(struct dcp_record *r, struct items *it, const char *path, size_t len,
-		      uint32_t root)
+static int add_listed(struct dcp_record *r, struct items *it, struct dir *d, const char *path,
+		      size_t len, uint32_t root)
 {
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	/*
+	 * The directory used, opened by its handle (the watched filesystem's
+	 * own object: never a mount now covering its name), at its path still.
+	 */
+	struct handle hd;
+	char now[PATH_MAX];
+	int fd = to_handle(r->arena + d->hoff, d->hlen, &hd) ?
+			 (int)syscall(SYS_open_by_handle_at, r->fs[d->fs].mntfd, &hd.fh,
+				      O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	int ret = 0;
+	DIR *dir;
 	struct dirent *de;
 	char full[PATH_MAX];
 
+	if (fd < 0 && errno != ESTALE)
+		unresolved(r, errno);
+	if (fd >= 0 && (fd_path(fd, now, sizeof(now)) != (ssize_t)len || memcmp(now, path, len))) {
+		close(fd);
+		return 0; /* moved since */
+	}
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
 		if (fd >= 0)
 			close(fd);
 		return 0;
 	}
 	while (ret == 0 && (de = readdir(dir))) {
+		/* Cached names only, and none that is a mount point (FUSE...). */
 		struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-					.resolve = RESOLVE_CACHED | RESOLVE_BENEATH };
+					.resolve = RESOLVE_CACHED | RESOLVE_BENEATH |
+						   RESOLVE_NO_XDEV };
 		int nfd;
-		struct stat st;
+		struct statx sx;
+		bool unsafe;
 		int n;
 
 		if (de->d_name[0] == '.' &&
@@ -793,12 +933,13 @@ static int add_listed(struct dcp_record *r, struct items *it, const char *path, 
 		nfd = (int)syscall(SYS_openat2, dirfd(dir), de->d_name, &how, sizeof(how));
 		if (nfd < 0)
 			continue; /* not cached: nobody looked it up */
-		n = snprintf(full, sizeof(full), "%.*s/%s", (int)len, path, de->d_name);
+		n = snprintf(full, sizeof(full), "%.*s/%s", (int)len == 1 ? 0 : (int)len, path,
+			     de->d_name);
 		if (n > 0 && (size_t)n < sizeof(full)) {
-			unsigned char kind = fstat(nfd, &st) == 0 ? dt_of(st.st_mode) : DT_UNKNOWN;
+			unsigned char kind = fd_statx(r, nfd, &sx, &unsafe) == 0 ? dt_of(sx.stx_mode) :
+										   DT_UNKNOWN;
 
 			ret = items_add(it, full, (size_t)n, root, kind, DCP_RECORD_ITEM_NAME);
-			r->st.listed_names += ret == 0;
 		}
 		close(nfd);
 	}
@@ -843,7 +984,7 @@ int dcp_record_items(struct dcp_record *r, int (*each)(const struct dcp_record_i
 				(d->used & D_LISTED ? DCP_RECORD_ITEM_LISTED : 0) |
 				(c == -EAGAIN ? DCP_RECORD_ITEM_EVICTED : 0));
 		if (ret == 0 && c == 0 && (r->flags & DCP_RECORD_LISTED) && (d->used & D_LISTED))
-			ret = add_listed(r, &it, path, d->plen, d->root);
+			ret = add_listed(r, &it, d, path, d->plen, d->root);
 	}
 	/* The files (and whatever else they opened: FIFOs, devices). */
 	for (size_t i = 0; ret == 0 && i < r->tcap; i++) {
@@ -901,6 +1042,10 @@ int dcp_record_items(struct dcp_record *r, int (*each)(const struct dcp_record_i
 				it.v[i + 1].kind = x->kind;
 			x = &it.v[++i];
 		}
+		/* A file they opened keeps its data, whatever listed its name too. */
+		if (x->flags & DCP_RECORD_ITEM_USED)
+			x->flags &= ~(unsigned)DCP_RECORD_ITEM_NAME;
+		r->st.listed_names += !!(x->flags & DCP_RECORD_ITEM_NAME);
 		rl = r->rootlen[x->root] == 1 ? 0 : r->rootlen[x->root];
 		for (size_t k = rl; x->len > r->rootlen[x->root] && k < x->len; k++)
 			depth += x->path[k] == '/';
@@ -980,6 +1125,7 @@ int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out)
 	r->flags = o->flags;
 	r->procs = o->procs;
 	r->self = getpid();
+	r->mounts = o->mounts;
 	r->ignore_marks = !(o->flags & DCP_RECORD_NO_IGNORE_MARKS);
 	r->buf = malloc(READ_BUF);
 	r->roots = calloc(o->nroots ? o->nroots : 1, sizeof(*r->roots));
@@ -991,19 +1137,31 @@ int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out)
 	}
 	for (size_t i = 0; i < o->nroots; i++)
 		fds[i] = -1;
-	/* Each root: a directory, by its real path. */
+	/*
+	 * Each root: a directory, by its real path, reached without a lookup
+	 * on a FUSE, NFS... mount and not on one itself: nothing there is
+	 * asked of a daemon or a server, which may never answer (-EREMOTE).
+	 */
 	for (size_t i = 0; i < o->nroots; i++) {
-		struct stat st;
+		struct statx sx;
+		mode_t mode = 0;
+		bool unsafe = false;
 		ssize_t n;
 
 		if (o->failed_root)
 			*o->failed_root = i;
-		fds[i] = open(o->roots[i], O_PATH | O_CLOEXEC);
+		fds[i] = dcp_walk_lookup(AT_FDCWD, o->roots[i], true, judge_mount,
+					 (void *)o->mounts, &mode);
 		if (fds[i] < 0) {
-			ret = -errno;
+			ret = fds[i];
+			fds[i] = -1;
 			goto fail;
 		}
-		if (fstat(fds[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+		if (fd_statx(r, fds[i], &sx, &unsafe) == 0 && unsafe) {
+			ret = -EREMOTE;
+			goto fail;
+		}
+		if (!S_ISDIR(mode)) {
 			ret = -ENOTDIR;
 			goto fail;
 		}
@@ -1052,12 +1210,20 @@ int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out)
 			in = below(mt.target, r->roots[i], r->rootlen[i]);
 		if (!in || dcp_fs_is_pseudo(mt.fstype) || !dcp_pages_fstype_opens_safely(mt.fstype))
 			continue;
-		fd = open(mt.target, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue; /* a mount on a file, or one hidden since */
-		mark_fs(r, fd, mt.target, mt.fstype); /* a failure is said in its fs record */
-		close(fd);
+		{
+			mode_t mode = 0;
+
+			/* Not through a FUSE mount between the root and it. */
+			fd = dcp_walk_lookup(AT_FDCWD, mt.target, false, judge_mount,
+					     (void *)o->mounts, &mode);
+			if (fd < 0)
+				continue; /* behind a FUSE mount, or one hidden since */
+			if (S_ISDIR(mode)) /* not a mount on a file */
+				mark_fs(r, fd, mt.target, mt.fstype); /* a failure is said in its record */
+			close(fd);
+		}
 	}
+
 	for (size_t i = 0; i < o->nroots; i++)
 		close(fds[i]);
 	free(fds);

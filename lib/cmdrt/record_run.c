@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -41,6 +42,8 @@ struct rr {
 	char *cgroup;		    /* --cgroup's hierarchy path */
 	struct dcp_record_stats st;
 	struct dcp_procs_stats ps;
+	uint64_t unresolved;	    /* events and entries not resolved (dcp_record_unresolved()) */
+	int unresolved_err;
 	int read_err;
 	const char *ended_by;
 	double elapsed_s;
@@ -82,6 +85,19 @@ static void whose(struct rr *r, struct dcp_buf *b)
 
 /* ---- setting up ---- */
 
+/* EMFILE while setting up: in words, exit 2. */
+static int too_few_fds(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		dcp_warn(0, "--record: too few open file descriptors to start the recording: "
+			 "RLIMIT_NOFILE (ulimit -n) is %llu", (unsigned long long)rl.rlim_cur);
+	else
+		dcp_warn(EMFILE, "--record: too few open file descriptors to start the recording");
+	return DCP_EXIT_ERROR;
+}
+
 static int start_procs(struct rr *r, const struct dcp_mounts *mounts)
 {
 	struct dcp_procs_opts po = { .mounts = mounts };
@@ -100,6 +116,11 @@ static int start_procs(struct rr *r, const struct dcp_mounts *mounts)
 		po.cgroup = r->cgroup;
 	}
 	ret = dcp_procs_new(&po, &r->procs);
+	if (ret == -ESRCH && kill(r->rc->pid, 0) == 0) {
+		dcp_warn(0, "--pid: process %d has exited (a zombie): it opens nothing more",
+			 (int)r->rc->pid);
+		return DCP_EXIT_ERROR;
+	}
 	if (ret == -ESRCH) {
 		dcp_warn(0, "--pid: no process %d", (int)r->rc->pid);
 		return DCP_EXIT_ERROR;
@@ -112,6 +133,24 @@ static int start_procs(struct rr *r, const struct dcp_mounts *mounts)
 		dcp_warn(0, "--cgroup %s: not a cgroup path", quoted(r, r->rc->cgroup));
 		return DCP_EXIT_ERROR;
 	}
+	if (ret == -ENOTDIR) {
+		dcp_warn(0, "--cgroup %s: not a cgroup (a file of the cgroup2 hierarchy, or below "
+			 "one)", quoted(r, r->rc->cgroup));
+		return DCP_EXIT_ERROR;
+	}
+	if (ret == -ENXIO) {
+		char *parent = strdup(r->cgroup);
+		char *slash = parent ? strrchr(parent, '/') : NULL;
+
+		if (slash)
+			*(slash == parent ? slash + 1 : slash) = '\0';
+		dcp_warn(0, "--cgroup %s: no such cgroup, and no cgroup %s to make it in",
+			 quoted(r, r->rc->cgroup), parent ? parent : "");
+		free(parent);
+		return DCP_EXIT_ERROR;
+	}
+	if (ret == -EMFILE)
+		return too_few_fds();
 	if (ret < 0) {
 		dcp_warn(-ret, "cannot follow the processes to record");
 		return DCP_EXIT_ERROR;
@@ -156,6 +195,17 @@ static int start_recording(struct rr *r, const struct dcp_mounts *mounts)
 		dcp_warn(0, "--record needs fanotify reporting directories and names "
 			 "(Linux 5.9%s)", r->procs ? ", and 5.15 with --pid or --cgroup" : "");
 		return DCP_EXIT_UNSUPPORTED;
+	case -EMFILE:
+		return too_few_fds();
+	case -EREMOTE: {
+		struct dcp_mount mt;
+
+		dcp_warn(0, "%s: on a %s mount, or reached through one: the recorder never asks its "
+			 "daemon or server, which may not answer (record the filesystem beneath it)",
+			 quoted(r, root), dcp_mounts_by_path(mounts, root, &mt) == 0 ? mt.fstype :
+			 "FUSE or network");
+		return DCP_EXIT_UNSUPPORTED;
+	}
 	case -EXDEV:
 		dcp_warn(0, "%s: a root on a btrfs subvolume cannot be watched by filesystem "
 			 "(EXDEV)", quoted(r, root));
@@ -178,6 +228,21 @@ static int start_recording(struct rr *r, const struct dcp_mounts *mounts)
 		dcp_warn(-ret, "cannot start the recording");
 		return DCP_EXIT_ERROR;
 	}
+	/* Descriptors to read its events with, beside those it holds now. */
+	{
+		struct rlimit rl;
+		uint32_t free_fds = dcp_fd_free();
+		unsigned need = dcp_record_fds_needed(r->procs != NULL);
+
+		if (free_fds < need && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY) {
+			dcp_warn(0, "--record needs %u open file descriptors free to read its events "
+				 "once it watches (%u free): RLIMIT_NOFILE (ulimit -n) is %llu, at least "
+				 "%llu is needed here", need, free_fds, (unsigned long long)rl.rlim_cur,
+				 (unsigned long long)(rl.rlim_cur + need - free_fds));
+			return DCP_EXIT_ERROR;
+		}
+	}
 	/* A mount below a root that cannot be watched is said once. */
 	for (size_t i = 0;; i++) {
 		struct dcp_record_fs f;
@@ -192,24 +257,63 @@ static int start_recording(struct rr *r, const struct dcp_mounts *mounts)
 
 /* ---- the loop ---- */
 
-static int watch(struct rr *r, int sfd)
+/* Whether process PID is stopped (state T: SIGSTOP, SIGTSTP...). */
+static bool is_stopped(pid_t pid)
 {
-	struct timespec t0;
+	char name[64], buf[512], *rp;
+	FILE *f;
+	size_t n;
+
+	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
+	f = fopen(name, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] == 'T';
+}
+
+/*
+ * Recording has begun: a --pid process started stopped is resumed now, so
+ * that it is recorded from its first open; at a terminal, one line says
+ * what ends the recording.
+ */
+static void began(struct rr *r)
+{
+	bool resumed = r->rc->pid && is_stopped(r->rc->pid) && kill(r->rc->pid, SIGCONT) == 0;
+	struct dcp_buf b = DCP_BUF_INIT;
+
+	if (r->o->quiet || !isatty(STDERR_FILENO))
+		return;
+	dcp_buf_printf(&b, "%s: recording what ", program_invocation_name);
+	whose(r, &b);
+	dcp_buf_puts(&b, " open");
+	if (!r->rc->pid && !r->rc->cgroup)
+		dcp_buf_puts(&b, "s");
+	dcp_buf_printf(&b, "%s; %s%sSIGINT (Ctrl-C) or SIGTERM ends it\n",
+		       resumed ? " (resumed)" : "",
+		       r->rc->for_ns ? "--for" : "", r->rc->for_ns ? ", " : "");
+	dcp_msg_buf(&b);
+	dcp_buf_free(&b);
+}
+
+static int watch(struct rr *r, int sfd, int tfd)
+{
 	uint64_t start = dcp_now_ns(), next_status = start + STATUS_NS;
-	int tfd = -1;
 	bool status_said = false;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (r->rc->for_ns) {
+	if (tfd >= 0) {
 		struct itimerspec its = { .it_value = { (time_t)(r->rc->for_ns / 1000000000ULL),
 							(long)(r->rc->for_ns % 1000000000ULL) } };
 
-		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0)
+		if (timerfd_settime(tfd, 0, &its, NULL) < 0)
 			dcp_die(DCP_EXIT_ERROR, errno, "--for");
 	}
 	/* The marks exist: the service may start. */
 	dcp_notify("READY=1");
+	began(r);
 	for (;;) {
 		struct pollfd p[4] = {
 			{ dcp_record_fd(r->rec), POLLIN, 0 },
@@ -362,6 +466,7 @@ static void records(struct dcp_buf *b, void *arg)
 	json_u(b, "replaced", st->replaced);
 	json_u(b, "evicted", st->evicted);
 	json_u(b, "stale_dirs", st->stale_dirs);
+	json_u(b, "unresolved", r->unresolved);
 	json_u(b, "ignore_marks", st->ignore_marks);
 	json_u(b, "ignore_marks_failed", st->ignore_marks_failed);
 	dcp_buf_puts(b, "}\n");
@@ -369,7 +474,7 @@ static void records(struct dcp_buf *b, void *arg)
 
 static bool lost_events(const struct rr *r)
 {
-	return r->st.overflows || r->ps.lineage_lost;
+	return r->st.overflows || r->ps.lineage_lost || r->unresolved;
 }
 
 /* 2 for lost events or a failed read, 1 for an entry not in the cache at the end. */
@@ -421,6 +526,11 @@ static void warnings(struct rr *r)
 			       "is %lu)\n", me, (unsigned long long)r->st.overflows,
 			       r->st.overflows == 1 ? "" : "s",
 			       read_sysctl("/proc/sys/fs/fanotify/max_queued_events"));
+	if (r->unresolved)
+		dcp_buf_printf(&b, "%s: %llu event%s or entr%s could not be resolved (%s): what "
+			       "they named may be missing from the recording\n", me,
+			       (unsigned long long)r->unresolved, r->unresolved == 1 ? "" : "s",
+			       r->unresolved == 1 ? "y" : "ies", strerror(-r->unresolved_err));
 	if (r->ps.lineage_lost)
 		dcp_buf_printf(&b, "%s: process events were lost %llu time%s: what a process "
 			       "born then opened may be missing from the recording\n", me,
@@ -462,7 +572,7 @@ int dcp_record_run(const struct dcp_opts *opts, const struct dcp_probe_run_confi
 	static struct dcp_mounts *mounts;
 	struct sigaction sa = { .sa_handler = on_second_signal };
 	sigset_t sigs;
-	int ret, sfd;
+	int ret, sfd, tfd = -1;
 
 	r.o = opts;
 	r.rc = rc;
@@ -482,10 +592,13 @@ int dcp_record_run(const struct dcp_opts *opts, const struct dcp_probe_run_confi
 	ret = start_procs(&r, mounts);
 	if (ret != DCP_EXIT_OK)
 		return ret;
+	/* The --for timer before the recording counts what is left free. */
+	if (rc->for_ns && (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC)) < 0)
+		dcp_die(DCP_EXIT_ERROR, errno, "--for");
 	ret = start_recording(&r, mounts);
 	if (ret != DCP_EXIT_OK)
 		return ret;
-	watch(&r, sfd);
+	watch(&r, sfd, tfd);
 	/* Watching is over.  A second SIGINT or SIGTERM abandons the writing. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -502,6 +615,7 @@ int dcp_record_run(const struct dcp_opts *opts, const struct dcp_probe_run_confi
 	if (ret < 0)
 		dcp_die(DCP_EXIT_ERROR, -ret, "--record");
 	dcp_record_stats(r.rec, &r.st);
+	r.unresolved = dcp_record_unresolved(r.rec, &r.unresolved_err);
 	if (r.procs)
 		dcp_procs_stats(r.procs, &r.ps);
 	warnings(&r);

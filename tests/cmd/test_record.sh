@@ -626,10 +626,13 @@ test_record_pid_holds_exactly_the_workload() {
 test_record_pid_unattributed_is_counted() {
 	local m=$WORK/unattr.jsonl f=$ROOT/x/child
 	mcold || fail "remount"
-	w_stopped sh -c 'cat "$1" >/dev/null; exit 0' - "$f"
+	# W waits on a FIFO (the recorder resumes a --pid stopped at its start).
+	rm -f "$WORK/go" && mkfifo "$WORK/go"
+	sh -c 'read -r _ <"$2"; cat "$1" >/dev/null; exit 0' - "$f" "$WORK/go" &
+	W_PID=$!
 	rec_start "$FAULT" bind=EPERM -- dcache-probe --record="$m" --pid="$W_PID" "$ROOT" || return
 	kill -STOP "$REC_PID"
-	kill -CONT "$W_PID"
+	echo go >"$WORK/go"
 	wait "$W_PID"
 	kill -CONT "$REC_PID"
 	rec_stop
@@ -833,6 +836,263 @@ fd = os.open(sys.argv[2], os.O_RDONLY)
 r = manifest.cachestat(fd, 0, 0)[0]
 print(r or "")' "$DCP_TESTS/lib" "$d/a")"
 	rm -rf "$d"
+}
+
+# ---- hostile (issue 44) ----
+
+# fan_ready PID - wait until recorder PID holds its filesystem marks (its
+# fanotify descriptor has an "sdev" mark), 10 s at most; 1 when it ended.
+fan_ready() {
+	local fd i
+	for ((i = 0; i < 1000; i++)); do
+		kill -0 "$1" 2>/dev/null || return 1
+		fd=$(find /proc/"$1"/fd -lname 'anon_inode:\[fanotify\]' -printf '%f\n' 2>/dev/null | head -1)
+		[ -n "$fd" ] && grep -q '^fanotify sdev:' /proc/"$1"/fdinfo/"$fd" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+# ms_since T0 - milliseconds since T0 (date +%s%N).
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+# A FUSE mount (bindfs) whose daemon is stopped, inside the root and as
+# the root: the recorder never stats, reads a link or opens through it, so
+# --for and SIGTERM end a recording within a second; a FUSE root is
+# refused at once (exit 3), not waited on.  (Before: add_listed() fstat'ed
+# the mount's root, the start stat'ed a FUSE root with SIGTERM blocked:
+# ended only by SIGKILL.)
+test_record_never_asks_a_stopped_fuse_daemon() {
+	command -v bindfs >/dev/null || startSkipping
+	local src=$MNT/fsrc fuse=$ROOT/fz m=$WORK/fuse.jsonl pid t0 ms sig
+	mkdir -p "$src/d" "$fuse"
+	echo x >"$src/d/f"
+	bindfs -o entry_timeout=0.2,attr_timeout=0.2 "$src" "$fuse" || fail "bindfs"
+	pid=$(fixture_pgrep "bindfs .*$fuse" | head -1)
+	assertNotNull "the daemon" "$pid"
+	ls -l "$fuse/d/f" >/dev/null
+	fuse_stop "$pid"
+	sleep 0.5 # the entry and attribute timeouts run out
+	# Inside the root, --listed: ended by --for, then by SIGTERM.
+	for sig in for TERM INT; do
+		t0=$(date +%s%N)
+		if [ "$sig" = for ]; then
+			rec_start timeout -k 5 15 "$DCP_BIN/dcache-probe" --record="$m" --listed --for=2s "$ROOT" || break
+		else
+			rec_start timeout -k 5 15 "$DCP_BIN/dcache-probe" --record="$m" --listed "$ROOT" || break
+		fi
+		# The signal to the recorder itself: timeout would send it twice
+		# (to its child, then to its process group), and a second one
+		# abandons the writing.
+		REC_SIG=$(pgrep -P "$REC_PID" -x dcache-probe)
+		ls "$ROOT" >/dev/null
+		cat "$ROOT/x/target" >/dev/null
+		sleep 0.3
+		if [ "$sig" = for ]; then
+			rec_wait
+		else
+			t0=$(date +%s%N)
+			rec_stop "$sig"
+		fi
+		ms=$(ms_since "$t0")
+		echo "  $sig: ended in $ms ms, exit $REC_RC" >&2
+		assertEquals "$sig: exit status ($REC_ERR)" 0 "$REC_RC"
+		if [ "$sig" = for ]; then
+			assertTrue "--for=2s: ended within 3 s ($ms ms)" "[ $ms -lt 3000 ]"
+		else
+			assertTrue "SIG$sig: ended within a second ($ms ms)" "[ $ms -lt 1000 ]"
+		fi
+		assertEquals "$sig: x/target recorded" file "$(kind "$m" "$ROOT/x/target")"
+		assertEquals "$sig: the FUSE mount point is not" absent "$(kind "$m" "$fuse")"
+	done
+	# The FUSE mount as the root: refused at once, nothing asked.
+	t0=$(date +%s%N)
+	run timeout -k 5 15 "$DCP_BIN/dcache-probe" --record="$m.root" --for=1s "$fuse"
+	ms=$(ms_since "$t0")
+	echo "  FUSE root: ended in $ms ms, exit $RC: $ERR" >&2
+	assertEquals "FUSE root: exit 3 ($ERR)" 3 "$RC"
+	assertTrue "FUSE root: within a second ($ms ms)" "[ $ms -lt 1000 ]"
+	assertContains "FUSE root: said" "$ERR" "'$fuse': on a fuse"
+	assertFalse "FUSE root: nothing published" "[ -e '$m.root' ]"
+	run timeout -k 5 15 "$DCP_BIN/dcache-probe" --record="$m.root" --for=1s "$fuse/d"
+	assertEquals "below a FUSE root: exit 3 ($ERR)" 3 "$RC"
+	fuse_cont
+	umount "$fuse" || umount -l "$fuse"
+	rmdir "$fuse"
+	rm -rf "$src"
+}
+
+# At the descriptor floor and above it, while a workload reads 60 files:
+# a recording either refuses to start (exit 2, in words), or holds every
+# file, or says it is incomplete (exit 2, "complete":false); never a quiet
+# success that lost files.  (Before: ulimit -n 9 recorded "files":0,
+# open_by_handle_at's EMFILE counted as stale directories, complete, exit 0.)
+test_record_at_the_descriptor_floor() {
+	local d=$ROOT/fl m=$WORK/floor.jsonl lim by rp files complete refused=0 whole=0
+	mkdir -p "$d"
+	for i in $(seq -w 1 60); do echo "$i" >"$d/f$i"; done
+	for by in all pid; do
+		for lim in 9 10 11 12 13 14 16 20; do
+			mcold || fail "remount"
+			rm -f "$m"
+			if [ "$by" = pid ]; then
+				w_stopped sh -c 'cat "$1"/* >/dev/null' - "$d"
+				(ulimit -n "$lim" && exec "$DCP_BIN/dcache-probe" --record="$m" --pid="$W_PID" "$ROOT") \
+					>/dev/null 2>"$WORK/floor.err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+			else
+				(ulimit -n "$lim" && exec "$DCP_BIN/dcache-probe" --record="$m" "$ROOT") \
+					>/dev/null 2>"$WORK/floor.err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+			fi
+			rp=$!
+			if fan_ready "$rp"; then
+				if [ "$by" = pid ]; then
+					kill -CONT "$W_PID"
+					wait "$W_PID"
+				else
+					cat "$d"/* >/dev/null
+				fi
+				sleep 0.2
+				kill -INT "$rp"
+			else
+				[ "$by" = pid ] && { kill -CONT "$W_PID"; wait "$W_PID"; }
+			fi
+			wait "$rp"
+			REC_RC=$?
+			REC_ERR=$(cat "$WORK/floor.err")
+			if [ ! -s "$m" ]; then
+				echo "  $by, ulimit -n $lim: refused, exit $REC_RC: $REC_ERR" >&2
+				assertEquals "$by, $lim: refused: exit 2" 2 "$REC_RC"
+				assertContains "$by, $lim: refused in words" "$REC_ERR" "open file descriptors"
+				refused=$((refused + 1))
+				continue
+			fi
+			files=$(python3 -c '
+import json, sys
+print(sum(1 for l in open(sys.argv[1]) for o in [json.loads(l)]
+          if o.get("type") == "entry" and o["path"].startswith(sys.argv[2] + "/")
+          and o.get("identity") and o.get("ranges")))' "$m" "$d")
+			complete=$(python3 -c '
+import json, sys
+print([json.loads(l) for l in open(sys.argv[1])][-1]["complete"])' "$m")
+			echo "  $by, ulimit -n $lim: exit $REC_RC, $files files, complete $complete" >&2
+			if [ "$files" = 60 ]; then
+				assertEquals "$by, $lim: whole: exit 0 ($REC_ERR)" 0 "$REC_RC"
+				assertEquals "$by, $lim: whole: complete" True "$complete"
+				whole=$((whole + 1))
+			else
+				assertEquals "$by, $lim: $files of 60 files: exit 2 ($REC_ERR)" 2 "$REC_RC"
+				assertEquals "$by, $lim: $files of 60 files: incomplete" False "$complete"
+				assertContains "$by, $lim: said" "$REC_ERR" "could not be resolved"
+			fi
+		done
+	done
+	assertTrue "some limit records every file" "[ $whole -ge 2 ]"
+	rm -rf "$d"
+}
+
+# --listed and files opened in a listed directory: the opened files keep
+# their identity and ranges; only the names nobody opened are names only.
+# (Before: the listed name shadowed the opened file: no identity, no ranges.)
+test_record_listed_keeps_the_data_of_opened_files() {
+	local m=$WORK/listed2.jsonl d=$ROOT/lst2
+	mkdir -p "$d"
+	for f in a b c; do head -c 20000 /dev/urandom >"$d/$f"; done
+	mcold || fail "remount"
+	rec_start dcache-probe --record="$m" --listed "$ROOT" || return
+	ls "$d" >/dev/null
+	cat "$d/a" >/dev/null
+	stat "$d/b" >/dev/null
+	rec_stop
+	json_log dcache-probe "$m"
+	assertEquals "exit status ($REC_ERR)" 0 "$REC_RC"
+	assertEquals "a: opened: identity and ranges; b: a name only" "a True True
+b False False" "$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get("type") == "entry" and o["path"].startswith(sys.argv[2] + "/"):
+        print(o["path"].rsplit("/", 1)[1], bool(o.get("identity")), bool(o.get("ranges")))' "$m" "$d")"
+	assertEquals "files: a" 1 "$(recording "$m" 'r["files"]')"
+	assertEquals "listed_names: b (a is a file recorded)" 1 "$(recording "$m" 'r["listed_names"]')"
+	rm -rf "$d"
+}
+
+# Arguments that mean nothing: a zombie --pid, a --cgroup that is not a
+# cgroup or cannot come to exist, --for below a second.
+test_record_arguments_that_mean_nothing() {
+	local z zp i cgmnt
+	run dcache-probe --record=- --for=1ms "$ROOT"
+	assertEquals "--for=1ms: exit" 64 "$RC"
+	assertContains "--for=1ms: $ERR" "$ERR" "invalid --for '1ms'"
+	run dcache-probe --record=- --for=500us "$ROOT"
+	assertEquals "--for=500us: exit" 64 "$RC"
+	# A zombie: a child of a shell that does not reap it (stopped).
+	python3 -c '
+import os, signal
+p = os.fork()
+if p == 0:
+    os._exit(0)
+print(p, flush=True)
+signal.pause()' >"$WORK/zpid" &
+	z=$!
+	for ((i = 0; i < 1000; i++)); do
+		zp=$(cat "$WORK/zpid")
+		[ -n "$zp" ] && [ "$(awk '{ print $3 }' /proc/"$zp"/stat 2>/dev/null)" = Z ] && break
+		sleep 0.01
+	done
+	assertEquals "it is a zombie" Z "$(awk '{ print $3 }' /proc/"$zp"/stat)"
+	run dcache-probe --record=- --pid="$zp" --for=1s "$ROOT"
+	assertEquals "zombie --pid: exit" 2 "$RC"
+	assertContains "zombie --pid: $ERR" "$ERR" "--pid: process $zp has exited"
+	kill -KILL "$z"
+	wait "$z" 2>/dev/null
+	cgmnt=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+	[ -n "$cgmnt" ] || { startSkipping; fail "no cgroup v2 hierarchy"; return; }
+	run dcache-probe --record=- --cgroup="$cgmnt/cgroup.procs" --for=1s "$ROOT"
+	assertEquals "a file of the cgroup2 mount: exit" 2 "$RC"
+	assertContains "not a cgroup: $ERR" "$ERR" "not a cgroup"
+	run dcache-probe --record=- --cgroup=/no-such.slice/no-such.service --for=1s "$ROOT"
+	assertEquals "no such cgroup nor its parent: exit" 2 "$RC"
+	assertContains "no such cgroup: $ERR" "$ERR" "no cgroup /no-such.slice"
+}
+
+# --help: the recorder's options under their own heading, apart from the
+# probe's, and none of them elsewhere.
+test_record_help_groups_its_options() {
+	run dcache-probe --help
+	assertEquals "exit" 0 "$RC"
+	assertEquals "under one heading, nothing else in it" \
+		" Recording (--record; root only):
+--cgroup
+--for
+--listed
+--pid
+--record" "$(printf '%s\n' "$OUT" | awk '
+/^ [A-Z].*:$/ { head = $0; if (head ~ /Recording/) print head; next }
+/^$/ { head = "" }
+head ~ /Recording/ && match($0, /--[a-z-]+/) { print substr($0, RSTART, RLENGTH) }
+head !~ /Recording/ && /^ +(-., )?--(record|for|pid|cgroup|listed)[= ]/ { print "ELSEWHERE " $0 }
+' | sort -u)"
+	printf '%s\n' "$OUT" | python3 "$DCP_TESTS/lib/help_check.py" "dcache-probe --help"
+	assertEquals "help_check" 0 $?
+}
+
+# A plain command recorded without systemd: started stopped, its pid given;
+# the recorder resumes it once it watches (nothing of its start is missed)
+# and, at a terminal, says so and what ends the recording.
+test_record_resumes_a_stopped_pid() {
+	local m=$WORK/resume.jsonl p
+	mcold || fail "remount"
+	sh -c 'kill -STOP $$; exec cat "$1"' - "$ROOT/x/target" >/dev/null &
+	p=$!
+	stopped "$p" || fail "the command did not stop"
+	run timeout -k 5 20 script -qec "$DCP_BIN/dcache-probe --record=$m --pid=$p --for=2s $ROOT" /dev/null
+	assertFalse "resumed: it ran to its end ($OUT)" "kill -0 $p 2>/dev/null && ! grep -q '^[^)]*) Z' /proc/$p/stat"
+	kill -CONT "$p" 2>/dev/null
+	wait "$p"
+	assertEquals "exit" 0 "$RC"
+	assertContains "said at a terminal" "$OUT" "recording what process $p and its descendants open (resumed); --for, SIGINT (Ctrl-C) or SIGTERM ends it"
+	assertEquals "its file recorded" file "$(kind "$m" "$ROOT/x/target")"
 }
 
 # shellcheck source=/dev/null
