@@ -86,8 +86,9 @@ bool dcp_batch_uses_uring(const struct dcp_batch *b)
 
 /*
  * Ask every miss of RESULTS again (unless openat2 itself is missing, as under
- * valgrind).  True when one of them was not a miss after all: the mount
- * table was changing meanwhile (dcp_probe_again()).
+ * valgrind), and every denial (6.1's EACCES goes through the same rule as a
+ * later kernel's EAGAIN: dcp_probe_again()).  True when a miss was not a
+ * miss after all: the mount table was changing meanwhile.
  */
 static bool ask_again(int dirfd, const char *const *names, const unsigned *flags,
 		      size_t n, int *results)
@@ -97,12 +98,12 @@ static bool ask_again(int dirfd, const char *const *names, const unsigned *flags
 	for (size_t i = 0; i < n; i++) {
 		int again;
 
-		if (results[i] != -EAGAIN)
+		if (results[i] != -EAGAIN && results[i] != -EACCES)
 			continue;
 		again = dcp_probe_again(dirfd, names[i], flags ? flags[i] : 0);
 		if (dcp_errno_unsupported(again))
 			continue;
-		spurious |= again != -EAGAIN;
+		spurious |= results[i] == -EAGAIN && again != -EAGAIN && again != -EACCES;
 		results[i] = again;
 	}
 	return spurious;

@@ -164,8 +164,11 @@ static int probe_once(int dirfd, const char *path, unsigned flags)
  * S_IXUSR, a member of the group without S_IXGRP, anyone else when neither
  * S_IXGRP (an ACL's mask) nor S_IXOTH is set.  A denial that only an ACL
  * entry could make or lift (someone outside the owner and the group of a
- * directory whose group class may search, 0750) stays a miss.  Only misses
- * pay for this, and only for unprivileged callers.
+ * directory whose group class may search, 0750) is a miss, on every kernel:
+ * 6.1 answers EACCES there when the directory's ACL is in memory and EAGAIN
+ * when it is not, later kernels always EAGAIN, so the kernel's own EACCES
+ * goes through the same rule.  Only misses and denials pay for this, and
+ * only for unprivileged callers.
  */
 static bool may_search_all(void)
 {
@@ -218,8 +221,12 @@ static bool search_denied(int fd)
 	return !(m & (S_IXGRP | S_IXOTH));
 }
 
-/* A miss of PATH (relative to DIRFD): -EACCES when it is a denied search. */
-static int confirm_miss(int dirfd, const char *path)
+/*
+ * A miss or a denial of PATH (relative to DIRFD; RET is the kernel's
+ * -EAGAIN or -EACCES): -EACCES when it is a search no ACL can allow,
+ * else -EAGAIN.
+ */
+static int confirm_miss(int dirfd, const char *path, int ret)
 {
 	size_t n = strlen(path), i = 0, stop = 0;
 	char buf[PATH_MAX];
@@ -227,7 +234,7 @@ static int confirm_miss(int dirfd, const char *path)
 	int fd;
 
 	if (n >= sizeof(buf) || may_search_all())
-		return -EAGAIN;
+		return ret;
 	memcpy(buf, path, n + 1);
 	/* The deepest prefix that resolves from the cache, shortest first. */
 	for (;;) {
@@ -245,10 +252,8 @@ static int confirm_miss(int dirfd, const char *path)
 		buf[e] = '\0';
 		fd = dcp_openat2(dirfd, buf, O_PATH | O_CLOEXEC, 0, RESOLVE_CACHED);
 		buf[e] = '/';
-		if (fd == -EACCES)
-			return -EACCES; /* a kernel that says so itself */
 		if (fd < 0)
-			break;
+			break; /* a miss, or 6.1's EACCES: the search stops here */
 		close(fd);
 		stop = e;
 	}
@@ -302,10 +307,12 @@ int dcp_probe_again(int dirfd, const char *path, unsigned flags)
 	uint64_t now, until = spurious_ns + SETTLE_NS;
 	struct timespec ts;
 
+	if (ret == -EACCES)
+		return confirm_miss(dirfd, path, ret);
 	if (ret != -EAGAIN)
 		return ret;
 	if (!spurious_ns || (now = dcp_now_ns()) >= until)
-		return confirm_miss(dirfd, path);
+		return confirm_miss(dirfd, path, ret);
 	ts.tv_sec = (time_t)((until - now) / 1000000000u);
 	ts.tv_nsec = (long)((until - now) % 1000000000u);
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -313,7 +320,7 @@ int dcp_probe_again(int dirfd, const char *path, unsigned flags)
 	ret = probe_next(dirfd, path, flags);
 	if (ret == -EAGAIN)
 		ret = probe_next(dirfd, path, flags);
-	return ret == -EAGAIN ? confirm_miss(dirfd, path) : ret;
+	return ret == -EAGAIN || ret == -EACCES ? confirm_miss(dirfd, path, ret) : ret;
 }
 
 int dcp_probe_at(int dirfd, const char *path, unsigned flags)
@@ -322,6 +329,8 @@ int dcp_probe_at(int dirfd, const char *path, unsigned flags)
 
 	if (ret == -EAGAIN && !(flags & DCP_ONCE))
 		ret = dcp_probe_again(dirfd, path, flags);
+	else if (ret == -EACCES)
+		ret = confirm_miss(dirfd, path, ret);
 	return ret;
 }
 
@@ -339,7 +348,7 @@ int dcp_open_cached(int dirfd, const char *path, unsigned flags)
 {
 	int fd = dcp_openat2(dirfd, path, open_flags(flags), 0, RESOLVE_CACHED);
 
-	return fd == -EAGAIN ? confirm_miss(dirfd, path) : fd;
+	return fd == -EAGAIN || fd == -EACCES ? confirm_miss(dirfd, path, fd) : fd;
 }
 
 int dcp_open_blocking(int dirfd, const char *path, unsigned flags)
