@@ -31,16 +31,26 @@ pages() { head -c $(($1 * PS + ($1 % 2) * 100)) /dev/urandom; }
 
 oneTimeSetUp() {
 	WORK=$(mktemp -d "$FIXTURE_ROOT/embed.XXXXXX") || fail "mktemp"
-	# The library as a packager installs it, and the program built on it.
-	local prefix libdir dest=$WORK/dest cc_flags
+	# The library as a packager installs it, and the program built on it:
+	# a build configured for /usr into a DESTDIR (pkg-config's sysroot),
+	# any other into a prefix of its own (cmake --install --prefix: the
+	# relocatable dcprobe.pc gives that prefix's directories).
+	local prefix libdir dest=$WORK/dest cc_flags sysroot=
 	prefix=$(cache_value CMAKE_INSTALL_PREFIX)
 	libdir=$(cache_value CMAKE_INSTALL_LIBDIR)
-	LIBPATH=$dest$prefix/$libdir
 	for c in library devel; do
-		DESTDIR=$dest cmake --install "$DCP_BUILD" --component $c >>"$WORK/install.log" 2>&1 ||
-			fail "cmake --install --component $c: $(cat "$WORK/install.log")"
+		if [ "$prefix" = /usr ]; then
+			DESTDIR=$dest cmake --install "$DCP_BUILD" --component $c
+		else
+			cmake --install "$DCP_BUILD" --prefix "$dest" --component $c
+		fi >>"$WORK/install.log" 2>&1 || fail "cmake --install --component $c: $(cat "$WORK/install.log")"
 	done
-	cc_flags=$(PKG_CONFIG_PATH=$LIBPATH/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest \
+	if [ "$prefix" = /usr ]; then
+		sysroot=$dest && LIBPATH=$dest$prefix/$libdir
+	else
+		LIBPATH=$dest/$libdir
+	fi
+	cc_flags=$(PKG_CONFIG_PATH=$LIBPATH/pkgconfig PKG_CONFIG_SYSROOT_DIR=$sysroot \
 		pkg-config --cflags --libs dcprobe) || fail "pkg-config"
 	EMBED=$WORK/embed
 	# shellcheck disable=SC2046,SC2086

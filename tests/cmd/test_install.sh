@@ -458,11 +458,12 @@ pc() {
 	PKG_CONFIG_PATH=$ROOT/$LIBDIR/pkgconfig PKG_CONFIG_SYSROOT_DIR=$DEST pkg-config "$@" dcprobe
 }
 
-# run_example BIN - run an example linked with the installed libdcprobe.so
-# (LD_LIBRARY_PATH: the DESTDIR is not where the loader looks) on /.
+# run_example BIN [LIBDIR] - run an example linked with the installed
+# libdcprobe.so (LD_LIBRARY_PATH: the DESTDIR, or LIBDIR, is not where the
+# loader looks) on /.
 run_example() {
 	local out
-	out=$(LD_LIBRARY_PATH=$ROOT/$LIBDIR "$1" / 2>&1)
+	out=$(LD_LIBRARY_PATH=${2:-$ROOT/$LIBDIR} "$1" / 2>&1)
 	assertEquals "$1 exit: $out" 0 $?
 	assertEquals "$1" "libdcprobe $VERSION
 cached /" "$out"
@@ -600,21 +601,74 @@ test_every_exported_function_has_a_page_name() {
 		"$(MANPATH=$man man -w 3 dcp_not_a_function >/dev/null 2>&1; echo $?)"
 }
 
-# pkg-config --cflags and --libs give clean absolute paths of the configured
-# prefix (no pcfiledir/../..), with and without the DESTDIR as a sysroot.
-test_pkg_config_paths_are_clean() {
-	local pcdir=$ROOT/$LIBDIR/pkgconfig cflags libs
-	cflags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags dcprobe)
-	libs=$(PKG_CONFIG_PATH=$pcdir pkg-config --libs dcprobe)
-	assertEquals "--cflags" "-I$PREFIX/include/dcprobe" "$(xargs <<<"$cflags")"
-	# pkg-config leaves out a -L of its system directories (/usr/lib/ARCH).
-	assertTrue "--libs: $libs" "[ '$(xargs <<<"$libs")' = '-L$PREFIX/$LIBDIR -ldcprobe' ] ||
-		[ '$(xargs <<<"$libs")' = '-ldcprobe' ]"
-	# (with a sysroot, pkg-config also prefixes liburing's -I/usr/include.)
-	assertEquals "--cflags in the DESTDIR" "-I$ROOT/include/dcprobe" "$(pc --cflags | awk '{ print $1 }')"
-	assertEquals "--variable=includedir" "$PREFIX/include" \
-		"$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=includedir dcprobe)"
-	assertNotContains "no .. in the flags" "$cflags $libs $(pc --cflags --libs)" ".."
+# resolved FLAGS - the first -I and the -L of FLAGS, each as the directory
+# it names with every .. resolved, one a line.
+resolved() {
+	local f seen_i=
+	for f in $1; do
+		case $f in
+		-I*) [ -z "$seen_i" ] && seen_i=1 && echo "-I$(realpath -m "${f#-I}")" ;;
+		-L*) echo "-L$(realpath -m "${f#-L}")" ;;
+		esac
+	done
+}
+
+# The .pc file is relocatable: its prefix is ${pcfiledir}/.. as deep as the
+# libdir (lib/pkgconfig: ../.., lib/ARCH/pkgconfig: ../../..), so in the
+# DESTDIR (as a sysroot or not) -I and -L are the installed directories.
+# Configured for /usr (the Debian packages), it names /usr's directories,
+# clean, which pkg-config leaves out of the flags as its system directories.
+test_pkg_config_paths() {
+	local pcdir=$ROOT/$LIBDIR/pkgconfig up usr
+	up=$(sed 's|[^/]*|..|g' <<<"$LIBDIR/pkgconfig")
+	if [ "$PREFIX" = /usr ]; then
+		assertEquals "configured for /usr: the prefix" "prefix=/usr" "$(grep '^prefix=' "$pcdir/dcprobe.pc")"
+	else
+		assertEquals "the prefix, from the .pc file's place" "prefix=\${pcfiledir}/$up" \
+			"$(grep '^prefix=' "$pcdir/dcprobe.pc")"
+	fi
+	assertEquals "-I and -L, with the DESTDIR as a sysroot" "-I$ROOT/include/dcprobe
+-L$ROOT/$LIBDIR" "$(resolved "$(pc --cflags --libs)")"
+	[ "$PREFIX" = /usr ] || assertEquals "-I and -L, without a sysroot" "-I$ROOT/include/dcprobe
+-L$ROOT/$LIBDIR" "$(resolved "$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs dcprobe)")"
+	# /usr (configured in oneTimeSetUp for the completions): absolute, and
+	# the libdir is GNUInstallDirs' (lib/ARCH on Debian).
+	usr=$(build /usr)/dcprobe.pc
+	assertEquals "configured for /usr: absolute" "prefix=/usr
+libdir=/usr/$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$(build /usr)/CMakeCache.txt")
+includedir=/usr/include" "$(grep -E '^(prefix|libdir|includedir)=' "$usr")"
+}
+
+# cmake --install --prefix P, no DESTDIR: pkg-config on P's dcprobe.pc
+# gives P's directories (the build was configured for another prefix), and
+# a program built with them runs on P's library; moved elsewhere, the tree
+# still does.
+test_relocated_prefix_builds_and_runs_a_program() {
+	if [ "$PREFIX" = /usr ]; then
+		startSkipping
+		fail "the build under test is configured for /usr, whose dcprobe.pc is absolute"
+		return
+	fi
+	local p=$WORK/relocated/P q=$WORK/moved/Q c dir flags
+	for c in library devel; do
+		cmake --install "$DCP_BUILD" --prefix "$p" --component $c >>"$WORK/relocated.log" 2>&1 ||
+			fail "cmake --install --prefix $p --component $c: $(cat "$WORK/relocated.log")"
+	done
+	mkdir -p "$WORK/moved"
+	for dir in "$p" "$q"; do
+		[ "$dir" = "$q" ] && { mv "$p" "$q" || fail "mv"; }
+		flags=$(PKG_CONFIG_PATH=$dir/$LIBDIR/pkgconfig pkg-config --cflags --libs dcprobe) ||
+			fail "pkg-config in $dir"
+		assertNotContains "$dir: nothing of the configured prefix $PREFIX" "$flags" "$PREFIX/"
+		assertEquals "$dir: -I and -L" "-I$dir/include/dcprobe
+-L$dir/$LIBDIR" "$(resolved "$flags")"
+		# shellcheck disable=SC2046,SC2086
+		cc -std=c11 -Wall -Wextra -Werror $(sanitizer_flags) "$DCP_SRC/tests/example/example.c" \
+			$flags -o "$WORK/example-relocated" || fail "the example does not build against $dir"
+		run_example "$WORK/example-relocated" "$dir/$LIBDIR"
+		assertContains "$dir: linked with the shared library" " $(needed "$WORK/example-relocated") " \
+			" libdcprobe.so.$SOVERSION "
+	done
 }
 
 # The installed headers are C99 (-pedantic) and C++: tests/example/example.c
