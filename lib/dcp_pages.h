@@ -304,9 +304,10 @@ struct dcp_pages_counts {
 
 /*
  * dcp_pages_claim - count P's inode once in run R, as du does: false (and
- * P->again set) when another name of it (a hard link) was claimed before
- * in R.  dcp_pages_at() claims what it measures; a caller of
- * dcp_pages_fd() claims itself.  Thread-safe.
+ * P->again set) when another name of it (a hard link), or another path to
+ * it (a bind mount: dcp_pages_shared()), was claimed before in R.
+ * dcp_pages_at() claims what it measures; a caller of dcp_pages_fd()
+ * claims itself.  Thread-safe.
  */
 bool dcp_pages_claim(struct dcp_pages_run *r, struct dcp_pages *p);
 
@@ -318,6 +319,19 @@ bool dcp_pages_claim(struct dcp_pages_run *r, struct dcp_pages *p);
 bool dcp_pages_claim_any(struct dcp_pages_run *r, struct dcp_pages *p);
 
 /*
+ * dcp_pages_shared - the rule run R counts an inode once by: may P's inode
+ * (P->dev, P->ino, P->nlink as measured) be reached again in R by another
+ * name or path?  True when it has several names, or when its filesystem is
+ * shown by two mounts of R's mount table where one's root is the other's
+ * or above it (a bind mount of a directory: the same device and inode by
+ * another path, even with one name).  Files with one name on a filesystem
+ * mounted once, nearly all, are not: R remembers nothing of them.  A
+ * caller keeping sets of its own (per directory, dcp_pages_links_add())
+ * enters what this says, and under -L every file.
+ */
+bool dcp_pages_shared(const struct dcp_pages_run *r, const struct dcp_pages *p);
+
+/*
  * The inodes with several names measured in one subtree, for totals per
  * directory that count each once: a directory's set takes its own files'
  * (dcp_pages_links_add, by the one thread that visits it) and, when a
@@ -325,7 +339,7 @@ bool dcp_pages_claim_any(struct dcp_pages_run *r, struct dcp_pages *p);
  * back from the running sum what the two had in common.  A hash set by
  * device and inode (V: CAP slots, N used, an empty one all zero); files with
  * one name enter only when a file may be reached by several paths (under
- * -L); a merge moves the smaller set into the larger.
+ * -L, dcp_pages_shared()); a merge moves the smaller set into the larger.
  */
 struct dcp_pages_link {
 	uint64_t dev, ino;	   /* the inode, and the figures counted for it */

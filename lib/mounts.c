@@ -14,6 +14,7 @@
 
 #include "dcp_mounts.h"
 #include "dcp_probe.h"
+#include "private/dcp_mounts_shared.h"
 
 #ifndef RESOLVE_CACHED
 #define RESOLVE_CACHED 0x20
@@ -25,11 +26,14 @@ struct mount_rec {
 	char *target;
 	char *fstype;
 	char *source;
+	char *root; /* the directory of the filesystem mounted (mountinfo's 4th field) */
 };
 
 struct dcp_mounts {
 	struct mount_rec *v; /* in mountinfo order: later entries are on top */
 	size_t n;
+	dev_t *shared;	     /* sorted: superblocks a file may be reached on by two mounts */
+	size_t nshared;
 };
 
 void dcp_mounts_free(struct dcp_mounts *m)
@@ -40,8 +44,10 @@ void dcp_mounts_free(struct dcp_mounts *m)
 		free(m->v[i].target);
 		free(m->v[i].fstype);
 		free(m->v[i].source);
+		free(m->v[i].root);
 	}
 	free(m->v);
+	free(m->shared);
 	free(m);
 }
 
@@ -55,7 +61,7 @@ void dcp_mounts_free(struct dcp_mounts *m)
 #define LM_FUNCS(X)                                                        \
 	X(new_table_from_file) X(new_iter) X(table_next_fs) X(fs_get_id)  \
 	X(fs_get_devno) X(fs_get_target) X(fs_get_fstype) X(fs_get_source) \
-	X(free_iter) X(unref_table)
+	X(fs_get_root) X(free_iter) X(unref_table)
 
 static struct {
 #define LM_FIELD(f) __typeof__(mnt_##f) *f;
@@ -84,6 +90,83 @@ static void lm_open(void)
 static char *dup_or(const char *s, const char *dflt)
 {
 	return strdup(s ? s : dflt);
+}
+
+/* Is directory A (a mount's root, "/x/y") B or above it? */
+static bool root_above(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	while (n > 1 && a[n - 1] == '/')
+		n--;
+	if (n == 1 && a[0] == '/')
+		return true;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+static int cmp_rec_dev(const void *x, const void *y)
+{
+	const struct mount_rec *a = *(const struct mount_rec *const *)x;
+	const struct mount_rec *b = *(const struct mount_rec *const *)y;
+
+	return a->dev < b->dev ? -1 : a->dev > b->dev;
+}
+
+/*
+ * The superblocks mounted more than once where one mount's root is the
+ * other's or above it (a bind mount of a directory, the same filesystem
+ * mounted twice): a file with one name below both is reached by two paths.
+ * Mounts of one filesystem's directories apart from each other (a bind
+ * mount of a file, /etc/hosts in a container) reach no file twice.
+ */
+static int find_shared(struct dcp_mounts *m)
+{
+	const struct mount_rec **by = malloc((m->n ? m->n : 1) * sizeof(*by));
+
+	if (!by)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++)
+		by[i] = &m->v[i];
+	qsort(by, m->n, sizeof(*by), cmp_rec_dev);
+	for (size_t i = 0, j; i < m->n; i = j) {
+		bool shared = false;
+
+		for (j = i + 1; j < m->n && by[j]->dev == by[i]->dev; j++)
+			;
+		for (size_t a = i; a < j && !shared; a++)
+			for (size_t b = a + 1; b < j && !shared; b++)
+				shared = root_above(by[a]->root, by[b]->root) ||
+					 root_above(by[b]->root, by[a]->root);
+		if (shared && by[i]->dev) {
+			dev_t *v = realloc(m->shared, (m->nshared + 1) * sizeof(*v));
+
+			if (!v) {
+				free(by);
+				return -ENOMEM;
+			}
+			m->shared = v;
+			m->shared[m->nshared++] = by[i]->dev; /* in order: by[] is sorted */
+		}
+	}
+	free(by);
+	return 0;
+}
+
+bool mounts_dev_shared(const struct dcp_mounts *m, dev_t dev)
+{
+	size_t lo = 0, hi = m ? m->nshared : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->shared[mid] == dev)
+			return true;
+		if (m->shared[mid] < dev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
 }
 
 int dcp_mounts_load(const char *file, struct dcp_mounts **out)
@@ -128,12 +211,14 @@ int dcp_mounts_load(const char *file, struct dcp_mounts **out)
 		r->target = dup_or(lm.fs_get_target(fs), "?");
 		r->fstype = dup_or(lm.fs_get_fstype(fs), "unknown");
 		r->source = dup_or(lm.fs_get_source(fs), "none");
+		r->root = dup_or(lm.fs_get_root(fs), "/");
 		m->n++;
-		if (!r->target || !r->fstype || !r->source) {
+		if (!r->target || !r->fstype || !r->source || !r->root) {
 			ret = -ENOMEM;
 			goto out;
 		}
 	}
+	ret = find_shared(m);
 out:
 	lm.free_iter(it);
 	lm.unref_table(tb);

@@ -30,6 +30,7 @@
 #include "dcp_probe.h"
 #include "dcp_util.h"
 #include "private/dcp_fsid_cache.h"
+#include "private/dcp_mounts_shared.h"
 #include "private/dcp_ring.h"
 
 #ifndef __NR_cachestat
@@ -407,9 +408,12 @@ static int ranges_of(int fd, const struct stat *st, struct dcp_pages_ranges *rg)
 }
 
 /*
- * The inodes with several names (st_nlink > 1) claimed in this run, in
- * shards that each have a lock and an open-addressing table: a file with
- * one name, nearly all of them, costs nothing here.
+ * The run's claim set: the one registry of "count this inode once" (by
+ * device and inode), for every total, every read of warm and every restore
+ * of the run.  It holds the inodes a run may meet by another path
+ * (may_meet_again()), in shards that each have a lock and an
+ * open-addressing table: a file with one name on a filesystem mounted
+ * once, nearly all of them, costs nothing here.
  */
 #define LINK_SHARDS 64
 
@@ -489,10 +493,31 @@ static bool link_first(struct dcp_pages_run *r, uint64_t dev, uint64_t ino)
 	return first;
 }
 
-/* Claim P's inode if it may be met again: several names, or ANY (several paths). */
+/*
+ * THE rule: may run R meet the inode on DEV with NLINK names by another
+ * path, so that it must be remembered to count (read, restore) once?  Yes
+ * when it has several names (hard links), when ANY (under -L every path
+ * may lead to it), and when its filesystem is shown by two mounts that
+ * overlap (a bind mount of a directory inside the tree walked, or two
+ * roots on two mounts of one filesystem): the same st_dev and st_ino by
+ * another path, which a single-link file then has too.  The walker's
+ * repeat rule (dcp_entry.again: a directory another root listed) and root
+ * aliasing decide which *paths* count; this decides which *data* does.
+ */
+static bool may_meet_again(const struct dcp_pages_run *r, uint64_t dev, uint64_t nlink, bool any)
+{
+	return nlink > 1 || any || mounts_dev_shared(r->mounts, (dev_t)dev);
+}
+
+bool dcp_pages_shared(const struct dcp_pages_run *r, const struct dcp_pages *p)
+{
+	return may_meet_again(r, p->dev, p->nlink, false);
+}
+
+/* Claim P's inode if it may be met again (ANY: by several paths, -L). */
 static bool claim(struct dcp_pages_run *r, struct dcp_pages *p, bool any)
 {
-	p->again = (p->nlink > 1 || any) && !link_first(r, p->dev, p->ino);
+	p->again = may_meet_again(r, p->dev, p->nlink, any) && !link_first(r, p->dev, p->ino);
 	return !p->again;
 }
 
@@ -2055,9 +2080,9 @@ int dcp_pages_warm_at(struct dcp_pages_run *r, int dirfd, const char *name, unsi
 	if (fd < 0)
 		return fd;
 	/* A second name of an inode this run saw (a hard link), or a second
-	 * path to it (DCP_PAGES_ONCE: -L): it was read under the first, and
-	 * its "before" would be after that read. */
-	if ((st.st_nlink > 1 || (flags & DCP_PAGES_ONCE)) &&
+	 * path to it (DCP_PAGES_ONCE: -L; a bind mount): it was read under the
+	 * first, and its "before" would be after that read. */
+	if (may_meet_again(r, (uint64_t)st.st_dev, (uint64_t)st.st_nlink, flags & DCP_PAGES_ONCE) &&
 	    !link_first(r, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
 		close(fd);
 		return 0;
@@ -2226,8 +2251,9 @@ int dcp_pages_plan_at(struct dcp_pages_run *run, int dirfd, const char *name,
 			      &p->stale, &st);
 	if (fd < 0)
 		return fd;
-	/* Another name of an inode restored in this run: nothing more to read. */
-	if (st.st_nlink > 1 && !link_first(run, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+	/* Another name (or path) of an inode restored in this run: nothing more to read. */
+	if (may_meet_again(run, (uint64_t)st.st_dev, (uint64_t)st.st_nlink, false) &&
+	    !link_first(run, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
 		close(fd);
 		return 0;
 	}

@@ -757,7 +757,8 @@ static int visit(const struct dcp_entry *e, void *arg)
 			dcp_pages_count(&mrow->pc, w->pret, &w->pg);
 		w->pg.again = false;
 		if (ds) {
-			w->pg.again = w->pret == 0 && (w->pg.nlink > 1 || pages_once()) &&
+			w->pg.again = w->pret == 0 &&
+				      (pages_once() || dcp_pages_shared(run.pages, &w->pg)) &&
 				      !dcp_pages_links_add(&ds->links, &w->pg);
 			dcp_pages_count(&ds->pown, w->pret, &w->pg);
 		} else if (rr) {

@@ -418,6 +418,101 @@ test_L_counts_a_file_once() {
 	rm -rf "$d"
 }
 
+# A file with one name reached twice through a bind mount inside the tree
+# (T/b is T/a, bind-mounted: the same device and inode by another path)
+# counts once in every data total, as fincore and cachestat count the
+# inode, whatever the path; the paths (dentries) count per path, as du
+# counts them.  Its own fixture: a bind mount on the shared one would make
+# every other test's files "shared" (remembered).  (Before: -r --pages -s
+# said 600 pages and 260 resident for 400 and 180; JSON, Prometheus and
+# the per-directory rows the same; warm -r read the data of T/a twice over.)
+bind_cold() { # FIXTURE TREE
+	mountpoint -q "$2/b" && umount "$2/b"
+	cold "$1" || return 1
+	blockdev --setra 0 "$(findmnt -no SOURCE "$1")"
+	mount --bind "$2/a" "$2/b"
+}
+
+# Resident and total pages of the unique inodes below T (by device and
+# inode, as find -L sees them) from fincore and from cachestat(2) called
+# directly; then fincore's resident pages of every path.
+bind_truth() { # TREE
+	python3 - "$1" "$DCP_TESTS/lib" <<'PY'
+import os, subprocess, sys
+sys.path.insert(0, sys.argv[2])
+from manifest import cachestat, PS
+seen, uniq, every = set(), [], []
+for d, _, files in sorted(os.walk(sys.argv[1])):
+    for f in sorted(files):
+        p = os.path.join(d, f)
+        st = os.stat(p)
+        every.append(p)
+        if (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            uniq.append(p)
+def fincore(paths):
+    out = subprocess.run(["fincore", "-n", "-r", "-b", "-o", "PAGES,SIZE"] + paths,
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    rows = [l.split() for l in out if l.strip()]
+    return sum(int(r[0]) for r in rows), sum((int(r[1]) + PS - 1) // PS for r in rows)
+fr, ft = fincore(uniq)
+cr = 0
+for p in uniq:
+    fd = os.open(p, os.O_RDONLY)
+    cr += cachestat(fd, 0, 0)[0]
+    os.close(fd)
+print(len(uniq), ft, fr, cr, fincore(every)[0])
+PY
+}
+
+test_bind_mounted_file_counts_once() {
+	local M T truth n pages res
+	M=$(fixture_new 32) || fail "cannot make fixture"
+	T=$M/T
+	mkdir -p "$T/a" "$T/b" "$T/c"
+	for n in 1 2 3 4 5 6 7 8; do head -c $((25 * PS)) /dev/urandom >"$T/a/f$n"; done
+	for n in 1 2 3 4; do head -c $((50 * PS)) /dev/urandom >"$T/c/g$n"; done
+	sync
+	bind_cold "$M" "$T" || fail "cannot remount"
+	# Every name cached; 10 pages of each f (read through the bind mount), all of g1 and g2.
+	find "$T" -exec stat {} + >/dev/null
+	for n in 1 2 3 4 5 6 7 8; do dd if="$T/b/f$n" of=/dev/null bs="$PS" count=10 status=none; done
+	cat "$T/c/g1" "$T/c/g2" >/dev/null
+	truth=$(bind_truth "$T")
+	assertEquals "the truth: 12 inodes, 400 pages; fincore = cachestat = 180 resident; fincore per path 260" \
+		"12 400 180 180 260" "$truth"
+	run dcache-probe -r --pages -s "$T"
+	assertEquals "-r --pages -s: the data once ($ERR)" "180/400" "$(cut -f4 <<<"$OUT")"
+	run dcache-probe -r --pages --json "$T"
+	assertEquals "--json: paths per path (1+3+8+8+4), data per inode" "24 | 12 400 180" \
+		"$(json_get '"%s | %s %s %s" % ((objs[-1]["paths"],) + tuple(objs[-1]["data"][k] for k in ("files", "pages", "resident")))' <<<"$OUT")"
+	run dcache-probe -r --pages --json --per-dir "$T"
+	assertEquals "--per-dir: T's subtree once; b is a's row (one directory, one row)" "T 12 400 | a 8 200 | c 4 200" \
+		"$(json_get '" | ".join(sorted("%s %s %s" % (o["path"].rsplit("/", 1)[-1], o["data"]["files"], o["data"]["pages"]) for o in objs if o["type"] == "dir"))' <<<"$OUT")"
+	run dcache-probe -r --pages --prometheus "$T"
+	assertEquals "--prometheus: resident and total once" "180 400 " \
+		"$(prom_check "dcprobe_data_pages{command=\"dcache-probe\",root=\"$T\",kind=\"resident\"}" \
+			"dcprobe_data_pages{command=\"dcache-probe\",root=\"$T\",kind=\"total\"}" <<<"$OUT" | tr '\n' ' ')"
+	# Overlapping roots through the bind mount, and two paths given.
+	run dcache-probe -r --pages --json "$T/a" "$T/b"
+	assertEquals "-r T/a T/b: once in the run" "8 200 80" \
+		"$(json_get '"%s %s %s" % tuple(objs[-1]["data"][k] for k in ("files", "pages", "resident"))' <<<"$OUT")"
+	run dcache-probe --pages --json "$T/a/f1" "$T/b/f1"
+	assertEquals "two paths to one file: once" "1 25 10" \
+		"$(json_get '"%s %s %s" % tuple(objs[-1]["data"][k] for k in ("files", "pages", "resident"))' <<<"$OUT")"
+	run cachedopen --pages --json "$T/a/f1" "$T/b/f1"
+	assertEquals "cachedopen, two paths: once" "1 25" \
+		"$(json_get '"%s %s" % tuple(objs[-1]["data"][k] for k in ("files", "pages"))' <<<"$OUT")"
+	# warm reads each inode once, and measures "before" before its own read.
+	bind_cold "$M" "$T" || fail "cannot remount"
+	find "$T" -exec stat {} + >/dev/null
+	run warm -r --pages --check --json "$T"
+	assertEquals "warm -r: 12 files read once each; before 0, after all ($ERR)" "12 $((400 * PS)) 400 0 400" \
+		"$(json_get '"%s %s %s %s %s" % tuple(objs[-1]["data"][k] for k in ("files", "bytes_read", "pages", "resident_before", "resident_after"))' <<<"$OUT")"
+	umount "$T/b"
+	umount "$M"
+}
+
 test_per_root_totals_and_prometheus() {
 	cat "$MNT/t/a/f1" "$MNT/t/b/f1" >/dev/null
 	run dcache-probe -r --only=error --pages --json "$MNT/t/a" "$MNT/t/b"

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -100,6 +102,65 @@ static void runs(const char *file, const char *name2)
 	dcp_pages_run_free(low);
 	dcp_pages_run_free(r1);
 	CHECK_INT(count_fds(), fd0);
+}
+
+/*
+ * The rule a run counts an inode once by (dcp_pages_shared()): several
+ * names, or a filesystem two mounts of the run's table show in part alike
+ * (one mount's root the other's or above it: a bind mount of a directory,
+ * the same filesystem mounted twice).  A bind mount of a file, or of two
+ * directories apart (/etc/hosts in a container), reaches no file twice.
+ */
+static void shared_rule(void)
+{
+	static const char mountinfo[] =
+		"21 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+		"22 21 8:2 / /srv rw - xfs /dev/sda2 rw\n"
+		"23 21 8:2 /data/sub /srv/data/bind rw - xfs /dev/sda2 rw\n"
+		"24 21 8:3 /a /x rw - ext4 /dev/sdc1 rw\n"
+		"25 21 8:3 /ab /y rw - ext4 /dev/sdc1 rw\n"
+		"26 21 8:3 /c/hosts /etc/hosts rw - ext4 /dev/sdc1 rw\n"
+		"27 21 8:4 /d /m1 rw - ext4 /dev/sdd1 rw\n"
+		"28 21 8:4 /d/ /m2 rw - ext4 /dev/sdd1 rw\n"
+		"29 21 8:5 / /n1 rw - ext4 /dev/sde1 rw\n"
+		"30 21 8:5 / /n2 rw - ext4 /dev/sde1 rw\n";
+	char tmpl[] = "/tmp/dcp-mountinfo.XXXXXX";
+	struct dcp_mounts *m = NULL;
+	struct dcp_pages_run *r;
+	struct dcp_pages p = { .nlink = 1 };
+	int fd = mkstemp(tmpl);
+	FILE *f;
+
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		return;
+	fputs(mountinfo, f);
+	fclose(f);
+	CHECK_INT(dcp_mounts_load(tmpl, &m), 0);
+	unlink(tmpl);
+	if (!m)
+		return;
+	CHECK_INT(dcp_pages_run_new(&(struct dcp_pages_run_opts){ .mounts = m }, &r), 0);
+	p.dev = makedev(8, 1); /* mounted once */
+	CHECK(!dcp_pages_shared(r, &p));
+	p.nlink = 2; /* a hard link: always */
+	CHECK(dcp_pages_shared(r, &p));
+	p.nlink = 1;
+	p.dev = makedev(8, 2); /* / and a directory of it bind-mounted */
+	CHECK(dcp_pages_shared(r, &p));
+	p.dev = makedev(8, 3); /* /a, /ab, /c/hosts: apart ("/a" is not above "/ab") */
+	CHECK(!dcp_pages_shared(r, &p));
+	p.dev = makedev(8, 4); /* the same directory twice */
+	CHECK(dcp_pages_shared(r, &p));
+	p.dev = makedev(8, 5); /* the same filesystem mounted twice */
+	CHECK(dcp_pages_shared(r, &p));
+	/* Claims follow the rule: a single-link file on 8:5 counts once. */
+	p.ino = 12;
+	CHECK(dcp_pages_claim(r, &p) && !p.again);
+	CHECK(!dcp_pages_claim(r, &p) && p.again);
+	p.dev = makedev(8, 3);
+	CHECK(dcp_pages_claim(r, &p) && dcp_pages_claim(r, &p)); /* not remembered */
+	dcp_pages_run_free(r);
+	dcp_mounts_free(m);
 }
 
 int main(void)
@@ -416,6 +477,7 @@ int main(void)
 		runs(file, hard);
 		unlink(hard);
 	}
+	shared_rule();
 	unlink(fifo);
 	unlink(link);
 	rmdir(dir);
