@@ -63,8 +63,9 @@ enum dcp_procs_verdict {
 
 struct dcp_procs_stats {
 	bool lineage;		 /* fork events are followed (the self-test passed) */
-	int lineage_err;	 /* why not: -errno of the socket, or -ETIMEDOUT
-				  * when the self-test's own fork was not seen */
+	int lineage_err;	 /* why not: -errno of the socket or of the
+				  * kernel's answer to our LISTEN (the self-test),
+				  * or -ETIMEDOUT when it did not answer */
 	uint64_t lineage_lost;	 /* times the kernel dropped fork events (ENOBUFS) */
 	uint64_t forks;		 /* fork events read */
 	uint64_t asked;		 /* dcp_procs_decide() calls */

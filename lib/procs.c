@@ -39,7 +39,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,6 +90,7 @@ struct dcp_procs {
 	size_t cgmntlen;
 	int cgroot;		/* the cgroup2 mount's root, O_RDONLY (open_by_handle_at) */
 	int cn;			/* the connector, or -1 */
+	uint32_t cn_ack;	/* our LISTEN's ack number (the kernel answers ack + 1) */
 	pid_t self;
 	bool lost;		/* fork events were dropped once: absence tells nothing */
 	bool no_info;		/* no PIDFD_GET_INFO: /proc */
@@ -444,8 +444,9 @@ static void on_exit_(struct dcp_procs *p, pid_t pid)
 	}
 }
 
-/* Read what is queued; SEEN: our own fork's child, when the self-test waits. */
-static int drain(struct dcp_procs *p, pid_t want_child, bool *seen)
+/* Read what is queued; ACK (when the self-test waits): set to the kernel's
+ * answer to our LISTEN, 0 or -errno, when it is read. */
+static int drain(struct dcp_procs *p, int *ack)
 {
 	char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
 	int lost = 0;
@@ -490,10 +491,9 @@ static int drain(struct dcp_procs *p, pid_t want_child, bool *seen)
 				pid_t parent = ev.event_data.fork.parent_tgid;
 				pid_t child = ev.event_data.fork.child_tgid;
 
-				if (seen && child == want_child && parent == p->self)
-					*seen = true;
-				else
-					on_fork(p, parent, child);
+				on_fork(p, parent, child);
+			} else if (ev.what == PROC_EVENT_NONE && ack && c->ack == p->cn_ack + 1) {
+				*ack = -(int)ev.event_data.ack.err;
 			} else if (ev.what == PROC_EVENT_EXIT &&
 				   ev.event_data.exit.process_pid == ev.event_data.exit.process_tgid) {
 				on_exit_(p, ev.event_data.exit.process_tgid);
@@ -502,7 +502,9 @@ static int drain(struct dcp_procs *p, pid_t want_child, bool *seen)
 	}
 }
 
-static int cn_send(int fd, enum proc_cn_mcast_op op)
+/* OP to the proc connector; the kernel answers (to every listener) with a
+ * PROC_EVENT_NONE carrying ACK + 1 and an errno (and SEQ, on older kernels). */
+static int cn_send(int fd, enum proc_cn_mcast_op op, uint32_t seq, uint32_t ack)
 {
 	/* The header, the connector message and its operation, in one buffer
 	 * (struct cn_msg ends in a flexible array). */
@@ -515,6 +517,8 @@ static int cn_send(int fd, enum proc_cn_mcast_op op)
 	h->nlmsg_type = NLMSG_DONE;
 	c->id.idx = CN_IDX_PROC;
 	c->id.val = CN_VAL_PROC;
+	c->seq = seq;
+	c->ack = ack;
 	c->len = sizeof(op);
 	memcpy(c->data, &op, sizeof(op));
 	return send(fd, buf, sizeof(buf), 0) < 0 ? -errno : 0;
@@ -536,7 +540,11 @@ static int cn_open(struct dcp_procs *p, int rcvbuf)
 	/* Beyond rmem_max with CAP_NET_ADMIN; the kernel's own limit else. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	ret = cn_send(fd, PROC_CN_MCAST_LISTEN);
+	/* Our ack number: this object's address and our pid, so that two
+	 * objects, each of which reads every listener's answer, tell theirs
+	 * apart (the kernel keeps the ack, not always the sequence number). */
+	p->cn_ack = (uint32_t)(uintptr_t)p ^ ((uint32_t)p->self << 16);
+	ret = cn_send(fd, PROC_CN_MCAST_LISTEN, (uint32_t)p->self, p->cn_ack);
 	if (ret < 0) {
 		close(fd);
 		return ret;
@@ -546,33 +554,31 @@ static int cn_open(struct dcp_procs *p, int rcvbuf)
 }
 
 /*
- * The fork events work when our own fork is seen: no CAP_NET_ADMIN, a
- * network or pid namespace of our own, or no CONFIG_PROC_EVENTS all show
- * as silence.  vfork: the child only exits (no atfork handler runs, no
- * stdio flushed: the exit system call).
+ * The fork events work when the kernel answers our LISTEN with 0: it
+ * answers on the very path its events take (a multicast from the
+ * connector of the initial network namespace), and not at all from a pid
+ * or user namespace of our own, so no CONFIG_PROC_EVENTS, a network, pid
+ * or user namespace of our own, or an answer lost to a full buffer all
+ * show as silence (-ETIMEDOUT), and no CAP_NET_ADMIN where the kernel
+ * wants it as -EPERM (or silence when no one else listens).  An answer,
+ * not an event of our making: the library starts no process (a child's
+ * SIGCHLD or its reaping would be the embedding program's to see).
  */
 static int cn_selftest(struct dcp_procs *p)
 {
 	uint64_t deadline;
 	struct timespec ts;
-	bool seen = false;
-	pid_t c = vfork();
+	int ack = 1; /* 1: not answered yet */
 
-	if (c < 0)
-		return -errno;
-	if (c == 0)
-		syscall(SYS_exit, 0); /* our own child ends: the exit call itself, as
-				       * no library may name _exit (lib/purity) */
-	waitpid(c, NULL, 0);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	deadline = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + 1000;
 	for (;;) {
 		struct pollfd pfd = { p->cn, POLLIN, 0 };
 		uint64_t now;
 
-		drain(p, c, &seen);
-		if (seen)
-			return 0;
+		drain(p, &ack);
+		if (ack <= 0)
+			return ack;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 		if (now >= deadline)
@@ -909,14 +915,14 @@ int dcp_procs_new(const struct dcp_procs_opts *o, struct dcp_procs **out)
 	if (p->cn >= 0) {
 		p->st.lineage_err = cn_selftest(p);
 		if (p->st.lineage_err < 0) {
-			cn_send(p->cn, PROC_CN_MCAST_IGNORE);
+			cn_send(p->cn, PROC_CN_MCAST_IGNORE, 0, 0);
 			close(p->cn);
 			p->cn = -1;
 		}
 	}
 	/* A buffer of the caller's size once the self-test has passed with the
 	 * default one: a small buffer on a busy machine would drop the
-	 * self-test's own fork event and turn the lineage off. */
+	 * kernel's answer to our LISTEN and turn the lineage off. */
 	if (p->cn >= 0 && o->rcvbuf > 0 &&
 	    setsockopt(p->cn, SOL_SOCKET, SO_RCVBUFFORCE, &o->rcvbuf, sizeof(o->rcvbuf)) < 0)
 		setsockopt(p->cn, SOL_SOCKET, SO_RCVBUF, &o->rcvbuf, sizeof(o->rcvbuf));
@@ -937,7 +943,7 @@ int dcp_procs_fd(const struct dcp_procs *p)
 
 int dcp_procs_drain(struct dcp_procs *p)
 {
-	return drain(p, 0, NULL);
+	return drain(p, NULL);
 }
 
 void dcp_procs_settled(struct dcp_procs *p)
@@ -1021,7 +1027,7 @@ void dcp_procs_free(struct dcp_procs *p)
 	if (!p)
 		return;
 	if (p->cn >= 0) {
-		cn_send(p->cn, PROC_CN_MCAST_IGNORE);
+		cn_send(p->cn, PROC_CN_MCAST_IGNORE, 0, 0);
 		close(p->cn);
 	}
 	if (p->cgroot >= 0)

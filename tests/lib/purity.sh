@@ -7,7 +7,7 @@
 #   LIBDIR   the source directory lib/ (for the source checks)
 # 1. no object that defines an exported function (T dcp_*) names a symbol
 #    of FORBIDDEN (exits, signals, environment, the process's streams and
-#    terminal, process settings, argp);
+#    terminal, process settings, argp, starting or reaping a process);
 # 2. write(2) and its kin only in objects of WRITE_OK (each with its
 #    reason), and no STDIN/STDOUT/STDERR_FILENO in lib/*.c, lib/*.h: so no
 #    public module writes to descriptors 1 or 2 (the one raw write writes
@@ -17,7 +17,9 @@
 #    but that of STATE_OK, each with its reason: a second caller would see it;
 # 5. the checks can fail: throwaway objects that exit and keep state fail
 #    checks 1 and 4 with their messages.
-# Also: no public source includes the commands' runtime (lib/cmdrt/).
+# Also: no public source includes the commands' runtime (lib/cmdrt/), and
+# none starts a process by a raw system call (SYS_fork, SYS_clone...):
+# a child's SIGCHLD and its reaping are the embedding program's to see.
 # Sanitizer builds add only __asan_/__tsan_/__ubsan_ names: none is listed.
 set -u
 state=0
@@ -33,7 +35,9 @@ stdin stdout stderr printf vprintf fprintf vfprintf dprintf vdprintf __printf_ch
 __vfprintf_chk __dprintf_chk __vdprintf_chk __vprintf_chk puts fputs fputc putc putchar fwrite
 perror err errx warn warnx verr verrx vwarn vwarnx error error_at_line psignal psiginfo isatty
 ttyname program_invocation_name program_invocation_short_name __progname __progname_full
-setrlimit setrlimit64 prlimit prlimit64 umask chdir fchdir setlocale dup2 dup3 setvbuf fopencookie'
+setrlimit setrlimit64 prlimit prlimit64 umask chdir fchdir setlocale dup2 dup3 setvbuf fopencookie
+fork vfork _Fork clone clone3 posix_spawn posix_spawnp system popen pclose execve execv execvp
+execvpe execl execlp execle fexecve wait waitpid wait3 wait4 waitid daemon'
 
 # Objects allowed a raw write, and why.
 declare -A WRITE_OK=(
@@ -68,7 +72,7 @@ check_calls() {
 	nm --defined-only "$1" | grep -q ' T dcp_' || return 0
 	bad=$(forbidden_in "$1" | xargs)
 	[ -z "$bad" ] && return 0
-	echo "$(basename "$1"): exports a function and calls $bad (an exit, a signal, the environment, stdio or a process setting)"
+	echo "$(basename "$1"): exports a function and calls $bad (an exit, a signal, the environment, stdio, a process setting or a new process)"
 	return 1
 }
 
@@ -107,6 +111,11 @@ done
 for f in "$libdir"/*.c "$libdir"/*.h; do
 	if sed 's://.*$::' "$f" | perl -0pe 's:/\*.*?\*/::gs' | grep -nwE 'STD(IN|OUT|ERR)_FILENO' >/dev/null; then
 		echo "$(basename "$f"): names a standard descriptor (STDIN/STDOUT/STDERR_FILENO)"
+		fail=1
+	fi
+	if sed 's://.*$::' "$f" | perl -0pe 's:/\*.*?\*/::gs' |
+		grep -nwE '(SYS|__NR)_(fork|vfork|clone|clone3|wait4|waitid)' >/dev/null; then
+		echo "$(basename "$f"): starts or reaps a process by a raw system call"
 		fail=1
 	fi
 	if grep -nE '#[[:space:]]*include[[:space:]]*"cmdrt/' "$f" >/dev/null; then
