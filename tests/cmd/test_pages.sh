@@ -466,7 +466,7 @@ PY
 }
 
 test_bind_mounted_file_counts_once() {
-	local M T truth n pages res
+	local M T truth n
 	M=$(fixture_new 32) || fail "cannot make fixture"
 	T=$M/T
 	mkdir -p "$T/a" "$T/b" "$T/c"
