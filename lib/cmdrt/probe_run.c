@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "dcp_cmd.h"
+#include "dcp_tables.h"
 
 static const struct dcp_opts *o;	    /* the shared options */
 static struct dcp_probe_run_config env; /* dcache-probe's own */
@@ -951,7 +952,8 @@ static void dir_rows(void)
 		dcp_pr_dir_split(&run.dirbuf, run.fmt, r->path, r->pathlen, r->depth, &r->c,
 				 dcp_dir_row_never(r));
 		if (env.pages)
-			dcp_pages_table_row(&run.dirbuf, row, run.fmt == DCP_PR_JSON, &r->pc);
+			dcp_tbl_pages_row(&run.dirbuf, row, run.fmt, r->path, r->pathlen, &r->pc,
+					  o->units);
 		if (run.dirbuf.len >= FLUSH_AT)
 			flush_buf(&run.dirbuf);
 	}
@@ -1344,7 +1346,10 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 			if (o->explain)
 				dcp_why_table_row(out, row, run.fmt == DCP_PR_JSON, rows[k].c.why);
 			if (env.pages)
-				dcp_pages_table_row(out, row, run.fmt == DCP_PR_JSON, &rows[k].pc);
+				dcp_tbl_pages_row(out, row, run.fmt,
+						  rows[k].found ? rows[k].mt.target : "?",
+						  rows[k].found ? strlen(rows[k].mt.target) : 1,
+						  &rows[k].pc, o->units);
 		}
 		free(rows);
 		return;
@@ -1623,7 +1628,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		flush_buf(&out);
 	}
 	if (env.per_dir >= 0 && dcp_opts_headings(o))
-		dcp_pr_heading(&run.dirbuf, DCP_PR_TABLE_TREE, false, env.pages);
+		dcp_tbl_heading(&run.dirbuf, DCP_PR_TABLE_TREE, false, env.pages, o->units);
 	dir_rows();
 	flush_buf(&run.dirbuf);
 	if (run.nw)
@@ -1661,13 +1666,13 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		prom_never.dirs = run.dirs_never;
 	} else if (env.per_mount && !o->quiet) {
 		if (dcp_opts_headings(o))
-			dcp_pr_heading(&out, DCP_PR_TABLE_MOUNT, o->explain, env.pages);
+			dcp_tbl_heading(&out, DCP_PR_TABLE_MOUNT, o->explain, env.pages, o->units);
 		per_mount(&out, NULL);
 	}
 
 	if (o->summary && !o->quiet && !o->prometheus) {
 		if (dcp_opts_headings(o))
-			dcp_pr_heading(&out, DCP_PR_TABLE_TREE, o->explain, env.pages);
+			dcp_tbl_heading(&out, DCP_PR_TABLE_TREE, o->explain, env.pages, o->units);
 		/* -s: a line per root, as du -s; -c: and the grand total. */
 		for (size_t i = 0; rooted && i < run.roots.n; i++) {
 			struct dcp_root_tally *rr = root_rec(i);
@@ -1680,7 +1685,8 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 			if (o->explain)
 				dcp_why_table_row(&out, row, o->json, RC(rr)->c.why);
 			if (env.pages)
-				dcp_pages_table_row(&out, row, o->json, &RC(rr)->pc);
+				dcp_tbl_pages_row(&out, row, run.fmt, rr->path, strlen(rr->path),
+						  &RC(rr)->pc, o->units);
 		}
 		if (o->total) {
 			size_t row = out.len;
@@ -1689,7 +1695,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 			if (o->explain)
 				dcp_why_table_row(&out, row, o->json, tot.why);
 			if (env.pages)
-				dcp_pages_table_row(&out, row, o->json, &ptot);
+				dcp_tbl_pages_row(&out, row, run.fmt, "total", 5, &ptot, o->units);
 		}
 	}
 	if (env.given && env.given->incomplete)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dcp_cmd.h"
+#include "dcp_tables.h"
 
 static const struct dcp_opts *o;	   /* the shared options */
 static struct dcp_warm_run_config env; /* warm's own */
@@ -349,6 +350,14 @@ static void restore_text(const struct dcp_warm_stats *st, double secs)
 	dcp_buf_free(&b);
 }
 
+/* "RESIDENT/PAGES" of --check: page counts, or bytes under -h and --si. */
+static void resident_of(struct dcp_buf *b, uint64_t resident, uint64_t pages)
+{
+	dcp_tbl_pages(b, resident, dcp_tbl_page_bytes(resident), o->units);
+	dcp_buf_putc(b, '/');
+	dcp_tbl_pages(b, pages, dcp_tbl_page_bytes(pages), o->units);
+}
+
 /* --pages: what was read, and with --check the residency before and after. */
 static void pages_text(struct dcp_buf *b)
 {
@@ -361,16 +370,23 @@ static void pages_text(struct dcp_buf *b)
 	dcp_buf_bytes(b, dcp_pages_budget_read(&p->bytes), o->units);
 	dcp_buf_printf(b, " bytes read, %llu left out by limits",
 		       (unsigned long long)dcp_pages_budget_read(&p->skipped));
-	if ((env.flags & DCP_WARM_CHECK) && pages)
-		dcp_buf_printf(b, "; resident before %llu/%llu pages (%.1f%%), after %llu/%llu (%.1f%%)",
-			       (unsigned long long)dcp_pages_budget_read(&p->resident_before),
-			       (unsigned long long)pages,
-			       100.0 * (double)dcp_pages_budget_read(&p->resident_before) / (double)pages,
-			       (unsigned long long)dcp_pages_budget_read(&p->resident_after),
-			       (unsigned long long)pages,
-			       100.0 * (double)dcp_pages_budget_read(&p->resident_after) / (double)pages);
-	else if (env.flags & DCP_WARM_CHECK) /* no share of nothing */
-		dcp_buf_printf(b, "; resident before 0/0 pages, after 0/0");
+	if (env.flags & DCP_WARM_CHECK) {
+		uint64_t before = dcp_pages_budget_read(&p->resident_before);
+		uint64_t after = dcp_pages_budget_read(&p->resident_after);
+
+		/* Pages, or under -h and --si the bytes they hold, as the
+		 * tables write them (dcp_tables.h). */
+		dcp_buf_puts(b, "; resident before ");
+		resident_of(b, before, pages);
+		if (o->units == DCP_UNITS_BYTES)
+			dcp_buf_puts(b, " pages");
+		if (pages) /* no share of nothing */
+			dcp_buf_printf(b, " (%.1f%%)", 100.0 * (double)before / (double)pages);
+		dcp_buf_puts(b, ", after ");
+		resident_of(b, after, pages);
+		if (pages)
+			dcp_buf_printf(b, " (%.1f%%)", 100.0 * (double)after / (double)pages);
+	}
 	if ((env.flags & DCP_WARM_CHECK) && dcp_pages_budget_read(&p->unmeasured))
 		dcp_buf_printf(b, "; %llu not measured (permission)",
 			       (unsigned long long)dcp_pages_budget_read(&p->unmeasured));

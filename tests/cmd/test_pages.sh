@@ -1075,6 +1075,51 @@ test_per_dir_and_per_mount_tables() {
 	assertEquals "5 16" "$(json_get '[ "%d %d" % (o["data"]["resident"], o["data"]["pages"]) for o in objs if o["type"] == "dir" and o["path"].endswith("/t/a")][0]' <<<"$OUT")"
 }
 
+# -h (and --si) applies to every size column: the --pages tables' figures
+# in pages become bytes as du -h writes them (fincore's RES and SIZE
+# columns) in -s, -c, --per-dir and --per-mount rows, their heading naming
+# RESIDENT/SIZE, and warm --check's "resident before/after" the same; -0
+# rows carry the text rows' columns; JSON keeps exact numbers.  (Before:
+# the tables and warm stayed in pages under -h, and a -0 row had no data
+# columns.)  The expected figures come from numfmt, not from the tool.
+test_h_applies_to_every_size_column() {
+	local d=$MNT/t/b size pages h si hp t=$SHUNIT_TMPDIR/typescript.h
+	cat "$d/f1" "$d/f2" "$d/f3" >/dev/null
+	size=$((3 * (3 * PS + 7))) pages=12
+	h=$(numfmt --to=iec --round=up "$size")
+	si=$(numfmt --to=si --round=up "$size" | sed 's/K$/k/')
+	hp=$(numfmt --to=iec --round=up $((pages * PS)))
+	run dcache-probe -r --pages -s -c "$d"
+	assertEquals "-s -c: pages by default" "100.0%	$pages/$pages	$d
+100.0%	$pages/$pages	total" "$(cut -f3- <<<"$OUT")"
+	run dcache-probe -r --pages -s -c -h "$d"
+	assertEquals "-s -c -h: bytes" "100.0%	$h/$h	$d
+100.0%	$h/$h	total" "$(cut -f3- <<<"$OUT")"
+	local text=$OUT
+	assertEquals "-0: the text rows' columns" "$text" \
+		"$(dcache-probe -r --pages -s -c -h -0 "$d" | tr '\0' '\n')"
+	run dcache-probe -r --pages -s --si "$d"
+	assertEquals "--si: powers of 1000" "100.0%	$si/$si	$d" "$(cut -f3- <<<"$OUT")"
+	run dcache-probe -r --pages --per-dir=0 -h "$d"
+	assertEquals "--per-dir -h" "100.0%	$h/$h	$d" "$(cut -f3- <<<"$OUT")"
+	assertEquals "--per-dir -h -0" "100.0%	$h/$h	$d" \
+		"$(dcache-probe -r --pages --per-dir=0 -h -0 "$d" 2>/dev/null | tr '\0' '\n' | cut -f3-)"
+	run dcache-probe -r --pages --per-mount -h "$d"
+	assertEquals "--per-mount -h" "100.0%	$h/$h	$MNT" "$(cut -f4- <<<"$OUT")"
+	assertEquals "--per-mount -h -0" "100.0%	$h/$h	$MNT" \
+		"$(dcache-probe -r --pages --per-mount -h -0 "$d" 2>/dev/null | tr '\0' '\n' | cut -f4-)"
+	run dcache-probe -r --pages -s -h --json "$d"
+	assertEquals "JSON keeps bytes and pages" "$size $size $pages $pages" \
+		"$(json_get '[ "%d %d %d %d" % (o["data"]["resident_bytes"], o["data"]["size"], o["data"]["resident"], o["data"]["pages"]) for o in objs if o["type"] == "root"][0]' <<<"$OUT")"
+	script -qfec "dcache-probe -r --pages -s -h '$d'" "$t" >/dev/null 2>&1
+	assertEquals "the heading names the bytes" "CACHED%	CACHED/PROBED	DATA%	RESIDENT/SIZE	PATH" \
+		"$(tr -d '\r' <"$t" | grep '^CACHED%')"
+	run warm -r --pages --check -h "$d"
+	assertContains "warm --check -h ($ERR)" "$ERR" "resident before $hp/$hp (100.0%), after $hp/$hp (100.0%)"
+	run warm -r --pages --check "$d"
+	assertContains "warm --check ($ERR)" "$ERR" "resident before $pages/$pages pages (100.0%), after $pages/$pages (100.0%)"
+}
+
 # The new options are in each command's man page and both completions.
 test_pages_options_documented() {
 	local src=${DCP_SRC:-$DCP_TESTS/..} c opt
