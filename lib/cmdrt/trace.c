@@ -1,9 +1,23 @@
 // SPDX-License-Identifier: MIT
-/* trace.c - io_uring tracepoints of one process, in a private tracefs instance. */
+/*
+ * trace.c - io_uring tracepoints of one process, in a private tracefs instance.
+ *
+ * The events' text changed with the kernel: a request's user_data is
+ * "user_data 0x..." in every event since the tracepoints' rework of 5.18
+ * (6.1: io_uring_submit_sqe; 6.4 on: io_uring_submit_req); before (5.10),
+ * io_uring_submit_sqe says "data 0x..." and io_uring_queue_async_work has
+ * no user_data at all, only the request's address ("request %p"), which
+ * its io_uring_submit_sqe ("req %p") gave: the punt is counted for the
+ * request last submitted at that address on that ring.  Which text this
+ * kernel prints is read from the event's format, not judged by a version.
+ */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +36,11 @@ struct dcp_trace {
 	size_t nreqs, cap;
 	size_t *slots;			/* hash of user_data: index + 1, 0 empty */
 	size_t nslots;			/* a power of two, > 2 * cap */
+	bool async_by_addr;		/* io_uring_queue_async_work has no user_data */
+	struct addr_slot {		/* then: the request at (ring, address) */
+		uint64_t ring, req, user_data;
+	} *addrs;
+	size_t naddrs, addr_slots;	/* used; a power of two, > 2 * naddrs */
 };
 
 static const char *const tracefs_roots[] = {
@@ -90,6 +109,82 @@ static int pick_event(struct dcp_trace *t, int ev, const char *const *names)
 	return -EOPNOTSUPP;
 }
 
+/*
+ * set_event_pid filters by thread, and options/event-fork adds only the
+ * threads made after it is written: PID's threads that exist already
+ * (io-wq workers, iou-wrk-PID, made for an earlier ring: a task's workers
+ * serve all its rings, and on 6.1 an async request completes in one) are
+ * added here.  The threads are read again until no new one appears, so
+ * one made while they were written is not missed.  Returns 0 or -errno.
+ */
+static int filter_threads(const struct dcp_trace *t, pid_t pid)
+{
+	char path[PATH_MAX + 64], task[64], num[32];
+	long *tids = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0, added = 1;
+
+	snprintf(path, sizeof(path), "%s/set_event_pid", t->dir);
+	snprintf(task, sizeof(task), "/proc/%ld/task", (long)pid);
+	for (int round = 0; added && round < 64 && !ret; round++) {
+		struct dirent *de;
+		DIR *d = opendir(task);
+
+		added = 0;
+		if (!d) {
+			ret = errno == ENOENT ? 0 : -errno; /* PID is gone: nothing to add */
+			break;
+		}
+		while (!ret && (de = readdir(d))) {
+			char *end;
+			long tid = strtol(de->d_name, &end, 10);
+			size_t i;
+
+			if (*end || tid <= 0 || tid == pid)
+				continue;
+			for (i = 0; i < n && tids[i] != tid; i++)
+				;
+			if (i < n)
+				continue;
+			if (n == cap) {
+				long *p = realloc(tids, (cap = cap ? 2 * cap : 16) * sizeof(*p));
+
+				if (!p) {
+					ret = -ENOMEM;
+					break;
+				}
+				tids = p;
+			}
+			tids[n++] = tid;
+			snprintf(num, sizeof(num), "%ld", tid);
+			ret = put(path, num, O_APPEND);
+			added++;
+		}
+		closedir(d);
+	}
+	free(tids);
+	return ret;
+}
+
+/* Whether event EV's format (the "print fmt" line) names FIELD. */
+static bool format_has(const struct dcp_trace *t, int ev, const char *field)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0, len = strlen(t->enable[ev]) - strlen("enable");
+	bool has = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%.*sformat", (int)len, t->enable[ev]);
+	f = fopen(path, "re");
+	if (!f)
+		return true; /* unknown: the modern text */
+	while (!has && getline(&line, &cap, f) > 0)
+		has = strncmp(line, "print fmt:", 10) == 0 && strstr(line, field);
+	free(line);
+	fclose(f);
+	return has;
+}
+
 int dcp_trace_start(pid_t pid, unsigned buffer_kb, struct dcp_trace **out)
 {
 	static const char *const submit[] = { "io_uring_submit_req", "io_uring_submit_sqe", NULL };
@@ -120,12 +215,16 @@ int dcp_trace_start(pid_t pid, unsigned buffer_kb, struct dcp_trace **out)
 		ret = pick_event(t, EV_ASYNC, async);
 	if (!ret)
 		ret = pick_event(t, EV_COMPLETE, complete);
+	if (!ret)
+		t->async_by_addr = !format_has(t, EV_ASYNC, "user_data");
 	/* Our pid and every thread it forks: the io-wq workers. */
 	snprintf(num, sizeof(num), "%ld", (long)pid);
 	if (!ret)
 		ret = putf(t, "set_event_pid", num);
 	if (!ret)
 		ret = putf(t, "options/event-fork", "1");
+	if (!ret)
+		ret = filter_threads(t, pid);
 	if (!ret && buffer_kb) {
 		snprintf(num, sizeof(num), "%u", buffer_kb);
 		ret = putf(t, "buffer_size_kb", num);
@@ -190,25 +289,89 @@ static struct dcp_trace_req *req_of(struct dcp_trace *t, uint64_t user_data)
 	return &t->reqs[t->nreqs - 1];
 }
 
+static size_t addr_slot_of(const struct dcp_trace *t, uint64_t ring, uint64_t req)
+{
+	uint64_t h = (req ^ (ring * 0xff51afd7ed558ccdULL)) * 0x9e3779b97f4a7c15ULL;
+	size_t i = (size_t)(h >> 17) & (t->addr_slots - 1);
+
+	while (t->addrs[i].req && (t->addrs[i].req != req || t->addrs[i].ring != ring))
+		i = (i + 1) & (t->addr_slots - 1);
+	return i;
+}
+
+/* Remember that the request at (RING, REQ) is USER_DATA now. */
+static int addr_put(struct dcp_trace *t, uint64_t ring, uint64_t req, uint64_t user_data)
+{
+	size_t i;
+
+	if (!req)
+		return 0;
+	if (2 * (t->naddrs + 1) >= t->addr_slots) {
+		size_t n = t->addr_slots ? 2 * t->addr_slots : 256;
+		struct addr_slot *old = t->addrs, *a = calloc(n, sizeof(*a));
+		size_t oldn = t->addr_slots;
+
+		if (!a)
+			return -ENOMEM;
+		t->addrs = a;
+		t->addr_slots = n;
+		for (size_t j = 0; j < oldn; j++)
+			if (old[j].req)
+				t->addrs[addr_slot_of(t, old[j].ring, old[j].req)] = old[j];
+		free(old);
+	}
+	i = addr_slot_of(t, ring, req);
+	t->naddrs += !t->addrs[i].req;
+	t->addrs[i] = (struct addr_slot){ .ring = ring, .req = req, .user_data = user_data };
+	return 0;
+}
+
+/* The hexadecimal number after KEY in LINE (0 when there is none). */
+static uint64_t hex_after(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 16) : 0;
+}
+
 /* One line of the trace file: "task-pid [cpu] flags ts: EVENT: fields". */
 static int parse_line(struct dcp_trace *t, const char *line)
 {
 	char key[96];
 	const char *p;
 	struct dcp_trace_req *r;
+	uint64_t user_data;
 	int ev;
 
 	for (ev = 0; ev < NEVENTS; ev++) {
 		snprintf(key, sizeof(key), " %s: ", t->names[ev]);
-		if (strstr(line, key))
+		p = strstr(line, key);
+		if (p)
 			break;
 	}
 	if (ev == NEVENTS)
 		return 0;
-	p = strstr(line, "user_data 0x");
-	if (!p)
+	line = p + strlen(key); /* the fields */
+	if (ev == EV_ASYNC && t->async_by_addr) {
+		size_t i;
+
+		if (!t->addr_slots)
+			return 0;
+		i = addr_slot_of(t, hex_after(line, "ring "), hex_after(line, "request "));
+		if (!t->addrs[i].req)
+			return 0; /* submitted before the trace began */
+		user_data = t->addrs[i].user_data;
+	} else if ((p = strstr(line, "user_data 0x"))) {
+		user_data = strtoull(p + 12, NULL, 16);
+	} else if (ev == EV_SUBMIT && (p = strstr(line, ", data 0x"))) {
+		user_data = strtoull(p + 9, NULL, 16); /* before 5.18 */
+	} else {
 		return 0;
-	r = req_of(t, strtoull(p + 12, NULL, 16));
+	}
+	if (ev == EV_SUBMIT && t->async_by_addr &&
+	    addr_put(t, hex_after(line, "ring "), hex_after(line, "req "), user_data) < 0)
+		return -ENOMEM;
+	r = req_of(t, user_data);
 	if (!r)
 		return -ENOMEM;
 	switch (ev) {
@@ -299,6 +462,7 @@ int dcp_trace_stop(struct dcp_trace *t)
 		ret = -errno;
 	free(t->reqs);
 	free(t->slots);
+	free(t->addrs);
 	free(t);
 	return ret;
 }

@@ -120,7 +120,14 @@ int main(void)
 		close(res.res);
 	dcp_uring_free(r);
 
-	/* The tracer, where it can run (root, tracefs). */
+	/*
+	 * The tracer, where it can run (root, tracefs).  The forced-async open
+	 * above made this process's io-wq worker before the trace began: where
+	 * an async request completes in the worker (5.10, 6.1), the tracer must
+	 * follow the threads that exist already, not only the ones forked
+	 * after it starts; on 5.10 the punt event names no user_data, only the
+	 * request's address.
+	 */
 	struct dcp_trace *t;
 
 	ret = dcp_trace_start(getpid(), 0, &t);
