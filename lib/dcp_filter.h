@@ -50,8 +50,11 @@ bool dcp_filter_match(const struct dcp_filter *f, const struct dcp_entry *e);
  * when its type is in F's fstypes; DCP_WALK_MOUNT_UNSAFE when an open
  * there may wait on a daemon or a server (FUSE, NFS...:
  * dcp_pages_fstype_opens_safely()) or when it is not in MOUNTS (made
- * since: not known); else DCP_WALK_MOUNT_ENTER (also when MOUNTS is NULL
- * or MNT_ID 0: nothing to judge by).
+ * since: not known); else DCP_WALK_MOUNT_ENTER (also when MNT_ID is 0:
+ * nothing to judge by).  MOUNTS NULL: the call reads /proc/self/mountinfo
+ * itself and frees it before it returns (a mount's safety is judged all the
+ * same; a table that cannot be read answers DCP_WALK_MOUNT_UNSAFE), once
+ * per call: a walk that crosses many mounts passes a table.
  */
 int dcp_filter_skip_mount(const struct dcp_filter *f, const struct dcp_mounts *mounts,
 			  uint64_t mnt_id);

@@ -157,7 +157,8 @@ struct dcp_manifest_event {
 struct dcp_manifest_restore_opts {
 	unsigned threads;		  /* lookups and reads in flight; 0: warm's default */
 	struct dcp_pages_budget *pages;	  /* limits and counts of the data read */
-	const struct dcp_mounts *mounts;  /* the mount table (dcp_mounts_load()) */
+	const struct dcp_mounts *mounts;  /* the mount table (dcp_mounts_load());
+					   * NULL: the restore reads one */
 	/* report - called for every entry that was not restored (an error, or
 	 * data a limit left out), one call at a time (from any thread).
 	 * Optional. */
@@ -196,6 +197,8 @@ struct dcp_manifest_restore_stats {
  * a filesystem that may be read (dcp_pages_plan_at()): a FIFO, a device,
  * another file or a pseudo file is never opened.  A file whose data a
  * limit (max_bytes, max_file_size) left out is reported, not an error.
+ * With OPTS->mounts NULL the call reads /proc/self/mountinfo itself and
+ * frees it before it returns (dcp_mounts_load()'s error if it cannot).
  * Returns 0 or -errno (-ENOMEM, -EINVAL for bad options); what it did is
  * in *ST.
  */

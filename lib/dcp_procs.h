@@ -48,7 +48,8 @@ struct dcp_procs_opts {
 	const char *cgroup;	/* DCP_PROCS_CGROUP: its path in the hierarchy
 				 * ("/system.slice/app.service", as /proc/PID/cgroup
 				 * says it); it need not exist yet */
-	const struct dcp_mounts *mounts; /* to find the cgroup2 mount */
+	const struct dcp_mounts *mounts; /* to find the cgroup2 mount; NULL:
+					  * dcp_procs_new() reads one */
 	unsigned flags;		/* DCP_PROCS_* */
 	int rcvbuf;		/* the fork events' socket buffer in bytes once the
 				 * self-test passed (with 4 MiB); 0: 4 MiB */
@@ -84,7 +85,8 @@ struct dcp_procs_stats {
  * another network namespace, no CONFIG_PROC_EVENTS) are no error: the
  * stats say why.  Returns 0 and *OUT, or -ESRCH (no process PID, or only
  * its zombie: it opens nothing more), -ENOENT (DCP_PROCS_CGROUP and no
- * cgroup2 mount in O->mounts), -EINVAL (a cgroup path that is not
+ * cgroup2 mount in O->mounts, or with O->mounts NULL in
+ * /proc/self/mountinfo, read and freed by the call), -EINVAL (a cgroup path that is not
  * absolute, or has "." or ".." components), -ENOTDIR (the cgroup path
  * names a file of the hierarchy, or lies below one), -ENXIO (neither the
  * cgroup nor its parent exists: a cgroup that does not exist yet is
@@ -131,7 +133,9 @@ void dcp_procs_free(struct dcp_procs *p);
  * when it is not a directory under a mounted cgroup2 filesystem of MOUNTS
  * (only its text is looked at: no lookup is made), else PATH without the
  * mount point ("/sys/fs/cgroup/system.slice/x" -> "/system.slice/x").
- * Returns a malloc'd string, or NULL with errno ENOMEM.
+ * MOUNTS NULL: the call reads /proc/self/mountinfo itself and frees it.
+ * Returns a malloc'd string, or NULL with errno ENOMEM (or the errno of
+ * a table that could not be read).
  */
 char *dcp_procs_cgroup_path(const struct dcp_mounts *mounts, const char *path);
 

@@ -55,7 +55,8 @@ enum {
 struct dcp_record_opts {
 	const char *const *roots;	/* directories, absolute or not */
 	size_t nroots;
-	const struct dcp_mounts *mounts; /* the mount table (dcp_mounts_load()) */
+	const struct dcp_mounts *mounts; /* the mount table (dcp_mounts_load());
+					  * NULL: dcp_record_new() reads one */
 	struct dcp_procs *procs;	/* whose events are kept; NULL: every process's */
 	unsigned flags;			/* DCP_RECORD_* */
 	size_t *failed_root;		/* optional: which root a failure of
@@ -80,7 +81,9 @@ struct dcp_record_opts {
  * 5.9), -EXDEV (a root on a btrfs subvolume, which a filesystem mark
  * cannot watch), -EOPNOTSUPP or -ENODEV (a root's filesystem has no file
  * handles, *O->failed_root says which), -ENOMEM.  O->mounts must outlive
- * the recording.
+ * the recording; when it is NULL the recording reads /proc/self/mountinfo
+ * itself (dcp_mounts_load()'s error if it cannot) and frees it with the
+ * recording: the FUSE, NFS... rule holds the same either way.
  */
 int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out);
 

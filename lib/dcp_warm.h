@@ -85,7 +85,10 @@ struct dcp_warm_opts {
 	/*
 	 * -r: which entries are warmed (dcp_filter_match(): a directory the
 	 * walk goes through is looked up all the same), and which mounts are
-	 * not gone into (dcp_filter_skip_mount(), by MOUNTS).  Both optional.
+	 * not gone into (dcp_filter_skip_mount(), by MOUNTS: without a
+	 * filter too, a FUSE, NFS... mount is not).  Both optional: MOUNTS
+	 * NULL, the run reads /proc/self/mountinfo itself (with -r or
+	 * DCP_WARM_PAGES) and frees it with the run.
 	 */
 	const struct dcp_filter *filter;
 	const struct dcp_mounts *mounts;

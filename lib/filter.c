@@ -52,19 +52,34 @@ bool dcp_filter_match(const struct dcp_filter *f, const struct dcp_entry *e)
 int dcp_filter_skip_mount(const struct dcp_filter *f, const struct dcp_mounts *mounts,
 			  uint64_t mnt_id)
 {
+	struct dcp_mounts *own = NULL;
 	struct dcp_mount mt;
+	int ret = DCP_WALK_MOUNT_ENTER;
 
-	if (!mounts || !mnt_id)
-		return DCP_WALK_MOUNT_ENTER;
+	if (!mnt_id)
+		return DCP_WALK_MOUNT_ENTER; /* nothing to judge by */
+	/* No table given: this call reads one (the FUSE, NFS... rule below
+	 * holds all the same); not read, nothing is known of the mount. */
+	if (!mounts) {
+		if (dcp_mounts_load(NULL, &own) < 0)
+			return DCP_WALK_MOUNT_UNSAFE;
+		mounts = own;
+	}
 	/* Made after the table was read: what it is, and whether an open
 	 * there may wait, is not known. */
-	if (dcp_mounts_by_id(mounts, mnt_id, &mt) < 0)
-		return DCP_WALK_MOUNT_UNSAFE;
+	if (dcp_mounts_by_id(mounts, mnt_id, &mt) < 0) {
+		ret = DCP_WALK_MOUNT_UNSAFE;
+		goto out;
+	}
 	for (const char *const *t = f->fstypes; t && *t; t++)
-		if (strcmp(*t, mt.fstype) == 0)
-			return DCP_WALK_MOUNT_EXCLUDE;
+		if (strcmp(*t, mt.fstype) == 0) {
+			ret = DCP_WALK_MOUNT_EXCLUDE;
+			goto out;
+		}
 	/* FUSE, NFS...: an open may wait on a daemon whoever mounted it can stop. */
 	if (!dcp_pages_fstype_opens_safely(mt.fstype))
-		return DCP_WALK_MOUNT_UNSAFE;
-	return DCP_WALK_MOUNT_ENTER;
+		ret = DCP_WALK_MOUNT_UNSAFE;
+out:
+	dcp_mounts_free(own);
+	return ret;
 }

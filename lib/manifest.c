@@ -1737,8 +1737,10 @@ static void fit_descriptors(unsigned *threads, size_t *batch)
 static int restore_run(const struct dcp_manifest *m, struct dcp_manifest_reader *x,
 		       const struct dcp_manifest_restore_opts *o, struct dcp_manifest_restore_stats *st)
 {
+	struct dcp_manifest_restore_opts own = *o;
+	struct dcp_mounts *own_mounts = NULL;
 	struct restore r = {
-		.m = m, .o = o,
+		.m = m, .o = &own,
 		.lock = PTHREAD_MUTEX_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER,
 		.go = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER,
 	};
@@ -1751,14 +1753,24 @@ static int restore_run(const struct dcp_manifest *m, struct dcp_manifest_reader 
 	int ret = 0;
 
 	*st = (struct dcp_manifest_restore_stats){ 0 };
-	if (!o->mounts || want > 4096)
+	if (want > 4096)
 		return -EINVAL;
+	/* No table given: this call reads one, and frees it at its end. */
+	if (!own.mounts) {
+		ret = dcp_mounts_load(NULL, &own_mounts);
+		if (ret < 0)
+			return ret;
+		own.mounts = own_mounts;
+	}
+	o = &own;
 	if (o->pages) {
 		struct dcp_pages_run_opts po = { .mounts = o->mounts };
 
 		ret = dcp_pages_run_new(&po, &r.pages);
-		if (ret < 0)
+		if (ret < 0) {
+			dcp_mounts_free(own_mounts);
 			return ret;
+		}
 	}
 	fit_descriptors(&want, &batch);
 	tids = calloc(want, sizeof(*tids));
@@ -1853,6 +1865,7 @@ out:
 	free(r.order);
 	free(tids);
 	dcp_pages_run_free(r.pages);
+	dcp_mounts_free(own_mounts);
 	st->recorded = recorded;
 	st->entries = atomic_load(&r.entries);
 	st->errors = atomic_load(&r.errors);

@@ -794,12 +794,25 @@ static bool cgroup_path_ok(const char *s)
 	return true;
 }
 
-/* The first cgroup2 mount of MOUNTS, into *OUT. */
-static int cgroup2_mount(const struct dcp_mounts *mounts, struct dcp_mount *out)
+/*
+ * The first cgroup2 mount of MOUNTS, into *OUT; with MOUNTS NULL, of
+ * /proc/self/mountinfo, read into *OWN (*OUT points into it: the caller
+ * frees it, with dcp_mounts_free(), once done with *OUT).
+ */
+static int cgroup2_mount(const struct dcp_mounts *mounts, struct dcp_mount *out,
+			 struct dcp_mounts **own)
 {
 	struct dcp_mount mt;
 
-	for (size_t i = 0; mounts && dcp_mounts_get(mounts, i, &mt) == 0; i++) {
+	*own = NULL;
+	if (!mounts) {
+		int ret = dcp_mounts_load(NULL, own);
+
+		if (ret < 0)
+			return ret;
+		mounts = *own;
+	}
+	for (size_t i = 0; dcp_mounts_get(mounts, i, &mt) == 0; i++) {
 		if (strcmp(mt.fstype, "cgroup2") == 0) {
 			*out = mt;
 			return 0;
@@ -810,19 +823,29 @@ static int cgroup2_mount(const struct dcp_mounts *mounts, struct dcp_mount *out)
 
 char *dcp_procs_cgroup_path(const struct dcp_mounts *mounts, const char *path)
 {
+	struct dcp_mounts *own;
 	struct dcp_mount mt;
+	char *ret = NULL;
 	size_t len;
+	int err = cgroup2_mount(mounts, &mt, &own);
 
-	if (cgroup2_mount(mounts, &mt) == 0) {
+	if (err == 0) {
 		len = strlen(mt.target);
 		while (len > 1 && mt.target[len - 1] == '/')
 			len--;
 		if (len == 1)
 			len = 0; /* a cgroup2 mount on "/": every path is its own */
 		if (len && strncmp(path, mt.target, len) == 0 && (path[len] == '/' || !path[len]))
-			return strdup(path[len] ? path + len : "/");
+			ret = strdup(path[len] ? path + len : "/");
+		else
+			ret = strdup(path);
+	} else if (err == -ENOENT) {
+		ret = strdup(path); /* no cgroup2 mount */
 	}
-	return strdup(path);
+	dcp_mounts_free(own);
+	if (!ret)
+		errno = err < 0 && err != -ENOENT ? -err : ENOMEM;
+	return ret;
 }
 
 int dcp_procs_new(const struct dcp_procs_opts *o, struct dcp_procs **out)
@@ -862,13 +885,17 @@ int dcp_procs_new(const struct dcp_procs_opts *o, struct dcp_procs **out)
 			}
 		}
 	} else {
+		struct dcp_mounts *own;
 		struct dcp_mount mt;
 		size_t len;
 
-		ret = cgroup2_mount(o->mounts, &mt);
-		if (ret < 0)
+		ret = cgroup2_mount(o->mounts, &mt, &own);
+		if (ret < 0) {
+			dcp_mounts_free(own);
 			goto fail;
+		}
 		p->cgmnt = strdup(mt.target);
+		dcp_mounts_free(own); /* read for this call (O->mounts NULL) */
 		len = strlen(o->cgroup);
 		while (len > 0 && o->cgroup[len - 1] == '/')
 			len--;

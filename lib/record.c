@@ -109,6 +109,7 @@ struct dcp_record {
 	bool ignore_marks;	/* off when the kernel has no FAN_MARK_IGNORE, or marks ran out */
 	int err;		/* the first error of a read */
 	const struct dcp_mounts *mounts; /* whose FUSE, NFS... mounts are never asked */
+	struct dcp_mounts *own_mounts;	/* read by dcp_record_new() when O->mounts is NULL */
 	uint64_t unresolved;	/* events, entries that could not be resolved */
 	int unresolved_err;	/* the first reason */
 	unsigned char *arena;
@@ -1125,7 +1126,6 @@ int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out)
 	r->flags = o->flags;
 	r->procs = o->procs;
 	r->self = getpid();
-	r->mounts = o->mounts;
 	r->ignore_marks = !(o->flags & DCP_RECORD_NO_IGNORE_MARKS);
 	r->buf = malloc(READ_BUF);
 	r->roots = calloc(o->nroots ? o->nroots : 1, sizeof(*r->roots));
@@ -1137,6 +1137,15 @@ int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out)
 	}
 	for (size_t i = 0; i < o->nroots; i++)
 		fds[i] = -1;
+	/* No table given: read one, so the FUSE, NFS... rule below holds the
+	 * same (a NULL table would judge no mount unsafe). */
+	r->mounts = o->mounts;
+	if (!r->mounts) {
+		ret = dcp_mounts_load(NULL, &r->own_mounts);
+		if (ret < 0)
+			goto fail;
+		r->mounts = r->own_mounts;
+	}
 	/*
 	 * Each root: a directory, by its real path, reached without a lookup
 	 * on a FUSE, NFS... mount and not on one itself: nothing there is
@@ -1151,7 +1160,7 @@ int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out)
 		if (o->failed_root)
 			*o->failed_root = i;
 		fds[i] = dcp_walk_lookup(AT_FDCWD, o->roots[i], true, judge_mount,
-					 (void *)o->mounts, &mode);
+					 (void *)r->mounts, &mode);
 		if (fds[i] < 0) {
 			ret = fds[i];
 			fds[i] = -1;
@@ -1189,7 +1198,7 @@ int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out)
 	}
 	for (size_t i = 0; i < r->nroots; i++) {
 		struct dcp_mount mt;
-		const char *fstype = o->mounts && dcp_mounts_by_path(o->mounts, r->roots[i], &mt) == 0 ?
+		const char *fstype = dcp_mounts_by_path(r->mounts, r->roots[i], &mt) == 0 ?
 				     mt.fstype : NULL;
 
 		if (o->failed_root)
@@ -1199,12 +1208,12 @@ int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out)
 			goto fail;
 	}
 	/* The mounts below a root: theirs are other filesystems. */
-	for (size_t m = 0; o->mounts; m++) {
+	for (size_t m = 0;; m++) {
 		struct dcp_mount mt;
 		bool in = false;
 		int fd;
 
-		if (dcp_mounts_get(o->mounts, m, &mt) < 0)
+		if (dcp_mounts_get(r->mounts, m, &mt) < 0)
 			break;
 		for (size_t i = 0; i < r->nroots && !in; i++)
 			in = below(mt.target, r->roots[i], r->rootlen[i]);
@@ -1215,7 +1224,7 @@ int dcp_record_new(const struct dcp_record_opts *o, struct dcp_record **out)
 
 			/* Not through a FUSE mount between the root and it. */
 			fd = dcp_walk_lookup(AT_FDCWD, mt.target, false, judge_mount,
-					     (void *)o->mounts, &mode);
+					     (void *)r->mounts, &mode);
 			if (fd < 0)
 				continue; /* behind a FUSE mount, or one hidden since */
 			if (S_ISDIR(mode)) /* not a mount on a file */
@@ -1283,5 +1292,6 @@ void dcp_record_free(struct dcp_record *r)
 	free(r->dhash);
 	free(r->tab);
 	free(r->buf);
+	dcp_mounts_free(r->own_mounts);
 	free(r);
 }

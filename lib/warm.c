@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "dcp_filter.h"
+#include "dcp_mounts.h"
 #include "dcp_pages.h"
 #include "dcp_probe.h"
 #include "dcp_probe_report.h"
@@ -97,6 +98,7 @@ struct dcp_warm {
 	uint64_t elapsed_ns;
 	struct dcp_root_table *roots; /* DCP_WARM_ROOT_STATS with -r */
 	struct dcp_pages_run *pages; /* DCP_WARM_PAGES: the measuring context */
+	struct dcp_mounts *own_mounts; /* read when opts.mounts was NULL */
 	pthread_mutex_t late_mu;
 	struct late *late;	 /* cold links to warm last (-L --check) */
 
@@ -628,8 +630,10 @@ static int skip_mount(uint64_t mnt_id, void *arg)
 {
 	struct dcp_warm *w = arg;
 
-	return w->opts.filter ? dcp_filter_skip_mount(w->opts.filter, w->opts.mounts, mnt_id) :
-				DCP_WALK_MOUNT_ENTER;
+	static const struct dcp_filter none; /* no filter: the FUSE, NFS... rule still holds */
+
+	return dcp_filter_skip_mount(w->opts.filter ? w->opts.filter : &none, w->opts.mounts,
+				     mnt_id);
 }
 
 static void walk_error(const struct dcp_entry *e, int err, void *arg);
@@ -788,6 +792,7 @@ static void warm_free(struct dcp_warm *w)
 	}
 	pthread_mutex_destroy(&w->late_mu);
 	dcp_pages_run_free(w->pages);
+	dcp_mounts_free(w->own_mounts);
 	free(w->roots);
 	free(w->ws);
 	free(w);
@@ -808,11 +813,22 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 	w->filtering = opts->filter && dcp_filter_active(opts->filter);
 	w->nthreads = threads;
 	w->t0 = dcp_now_ns();
+	/* No table given: the run reads one (mounts are judged by a walk and
+	 * by --pages), freed with the run. */
+	if (!opts->mounts && (opts->flags & (DCP_WARM_RECURSIVE | DCP_WARM_PAGES))) {
+		ret = dcp_mounts_load(NULL, &w->own_mounts);
+		if (ret < 0) {
+			free(w);
+			return ret;
+		}
+		w->opts.mounts = w->own_mounts;
+	}
 	if (opts->flags & DCP_WARM_PAGES) {
-		struct dcp_pages_run_opts po = { .mounts = opts->mounts };
+		struct dcp_pages_run_opts po = { .mounts = w->opts.mounts };
 
 		ret = dcp_pages_run_new(&po, &w->pages);
 		if (ret < 0) {
+			dcp_mounts_free(w->own_mounts);
 			free(w);
 			return ret;
 		}
@@ -821,6 +837,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		w->roots = calloc(1, sizeof(*w->roots));
 		if (!w->roots) {
 			dcp_pages_run_free(w->pages);
+			dcp_mounts_free(w->own_mounts);
 			free(w);
 			return -ENOMEM;
 		}
@@ -869,6 +886,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		ret = dcp_walk_new(&wo, &w->walk);
 		if (ret < 0) {
 			dcp_pages_run_free(w->pages);
+			dcp_mounts_free(w->own_mounts);
 			free(w->roots);
 			free(w);
 			return ret;
@@ -899,6 +917,7 @@ static int warm_new(const struct dcp_warm_opts *opts, unsigned threads,
 		w->ws = calloc_aligned(w->nthreads, sizeof(*w->ws));
 		if (!w->ws) {
 			dcp_pages_run_free(w->pages);
+			dcp_mounts_free(w->own_mounts);
 			free(w);
 			return -ENOMEM;
 		}
