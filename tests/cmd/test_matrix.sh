@@ -506,7 +506,8 @@ cell() {
 	fi
 	cell_dir
 	row_argv "$row" "$root" "$m"
-	[ "$row" = record ] && [ "$root" = "$T" ] && workload_start "$T"
+	# (Not through the stopped daemon: the reader would wait for good.)
+	[ "$row" = record ] && [ "$root" != "$FR" ] && workload_start "$root"
 	go "$(bound "$row")" "$pre" -- "${A[@]}" "$(out_opt "$row" "$OF")"
 	workload_stop
 	verdict "$row" "$col"
@@ -549,6 +550,27 @@ test_a_mode_without_a_row_fails_the_matrix() {
 	out=$(DCP_MATRIX_FAKE_MODE=dcache-probe:--frobnicate coverage)
 	assertFalse "a fake mode fails the coverage" $?
 	assertEquals "it is named" "mode dcache-probe --frobnicate has no row in the hostile matrix" "$out"
+}
+
+# The controls of the judge: outputs that lie are caught.
+test_the_judge_catches_a_claim_of_completeness() {
+	local f=$WORK/lie
+	echo '{"type":"summary","paths":3,"not_visited":1,"complete":true,"status":0}' >"$f"
+	assertEquals "complete with a directory not visited" \
+		"says complete although not_visited=1; exit 0 although not_visited=1" "$(judge claims walk "$f" 0)"
+	echo '{"type":"recording","files":0,"unresolved":213}' >"$f"
+	assertEquals "a recording with unresolved events, exit 0" \
+		"exit 0 although unresolved=213" "$(judge claims record "$f" 0)"
+	echo '{"type":"summary","paths":3,"error":1,"complete":true,"status":2}' >"$f"
+	assertEquals "a failed path, exit 2, every directory known" "" "$(judge claims verify "$f" 2)"
+	printf '%s\n' '# HELP dcprobe_not_visited_dirs x' '# TYPE dcprobe_not_visited_dirs gauge' \
+		'dcprobe_not_visited_dirs{root="t"} 2' '# HELP dcprobe_complete x' '# TYPE dcprobe_complete gauge' \
+		'dcprobe_complete{root="t"} 1' '# HELP dcprobe_exit_status x' '# TYPE dcprobe_exit_status gauge' \
+		'dcprobe_exit_status 1' >"$f"
+	assertEquals "an exposition that says complete, and exit 0 while it said 1" \
+		"dcprobe_exit_status 1.0, exit 0; says complete although dcprobe_not_visited_dirs=2; exit 0 although dcprobe_not_visited_dirs=2" \
+		"$(judge claims prometheus "$f" 0)"
+	rm -f "$f"
 }
 
 # --- the columns ---
