@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -533,6 +534,7 @@ static void many(void)
 int main(void)
 {
 	char tmpl[] = "/tmp/dcp-unit-record.XXXXXX";
+	bool tmpfs_fid = true; /* fanotify can watch the tmpfs */
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "record: needs root (fanotify filesystem marks)\n");
@@ -568,7 +570,13 @@ int main(void)
 	if (!mounts)
 		return 1;
 	{
-		/* fanotify with directory handles, or skip */
+		/*
+		 * fanotify with directory handles, or skip.  A tmpfs has an fsid,
+		 * which fanotify needs, only from 5.13 (Debian's 5.10 refuses it,
+		 * ENODEV): then the parts on the tmpfs are skipped, naming that,
+		 * and the recording on the ext4 image still runs.  A tmpfs with an
+		 * fsid that fanotify refuses is a failure, not a skip.
+		 */
 		struct dcp_record *r = NULL;
 		const char *roots[] = { base };
 		int ret = dcp_record_new(&(struct dcp_record_opts){ .roots = roots, .nroots = 1,
@@ -576,17 +584,43 @@ int main(void)
 
 		dcp_record_free(r);
 		if (ret == -EINVAL || ret == -ENOSYS || ret == -EOPNOTSUPP || ret == -ENODEV) {
-			fprintf(stderr, "record: fanotify cannot watch a tmpfs here: %s\n", strerror(-ret));
-			umount2(base, MNT_DETACH);
-			rmdir(tmpl);
-			return 77;
+			struct statfs sfs;
+			int ext4;
+
+			r = NULL;
+			roots[0] = abs_("e");
+			ext4 = dcp_record_new(&(struct dcp_record_opts){ .roots = roots, .nroots = 1,
+					      .mounts = mounts }, &r);
+			dcp_record_free(r);
+			if (ext4 < 0) {
+				fprintf(stderr, "record: fanotify cannot watch a tmpfs (%s) or an ext4 "
+					"image (%s) here: needs fanotify with directory handles "
+					"(FAN_REPORT_DFID_NAME)\n", strerror(-ret), strerror(-ext4));
+				umount2(abs_("e"), 0);
+				umount2(base, MNT_DETACH);
+				rmdir(tmpl);
+				return 77;
+			}
+			CHECK(statfs(base, &sfs) == 0);
+			if (sfs.f_fsid.__val[0] || sfs.f_fsid.__val[1]) {
+				fprintf(stderr, "record: fanotify refuses a tmpfs that has an fsid: %s\n",
+					strerror(-ret));
+				check_failures++;
+			} else {
+				printf("SKIP test part: needs a tmpfs fsid for fanotify's file handles "
+				       "(Linux 5.13): repeated opens, listed names, 100,000 names and "
+				       "bad roots (on the tmpfs) not tested; the recording on ext4 is\n");
+			}
+			tmpfs_fid = false;
 		}
 	}
 	main_recording();
-	repeated_opens();
-	listed();
-	many();
-	{
+	if (tmpfs_fid) {
+		repeated_opens();
+		listed();
+		many();
+	}
+	if (tmpfs_fid) {
 		/* A root that is not a directory, and one that is not there. */
 		struct dcp_record *r = NULL;
 		size_t bad = 9;
