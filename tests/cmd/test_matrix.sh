@@ -123,6 +123,10 @@ coverage() {
 			echo "mode $cmd has no row in the hostile matrix"
 			bad=1
 		fi
+		if ! "$DCP_BIN/$cmd" --help 2>&1 | grep -q -- '--output'; then
+			echo "cannot read the options of $cmd from its --help"
+			bad=1
+		fi
 		for opt in $(options "$cmd"); do
 			row=${MODE_OF[$cmd:$opt]:-}
 			if [ -n "$row" ]; then
@@ -235,12 +239,8 @@ out_opt() {
 }
 
 # bound ROW - seconds a run of ROW may take before it is a hang.
-bound() {
-	case $1 in
-	record) echo 4 ;;
-	*) echo 4 ;;
-	esac
-}
+# (The recorder's --for=1s included: it ends within a second of it.)
+bound() { echo 4; }
 
 # workload ROOT - what the recorder sees: reads under ROOT, until killed.
 workload_start() {
@@ -471,17 +471,17 @@ verdict() {
 # else FAIL, and a cell declared KNOWN that passes fails too (the
 # declaration is stale).
 settle() {
-	local cell=$1.$2 why=$3 known=${KNOWN[$1.$2]:-}
-	if [ -z "$why" ] && [ -z "$known" ]; then
-		RESULT[$cell]=PASS
-	elif [ -n "$known" ] && [ -n "$why" ] && [[ "$why" == *"${known%%:*}"* ]]; then
-		RESULT[$cell]=KNOWN
-		WHY[$cell]="$why ${4:-}"
+	local key=$1.$2 said=$3 known=${KNOWN[$1.$2]:-}
+	if [ -z "$said" ] && [ -z "$known" ]; then
+		RESULT[$key]=PASS
+	elif [ -n "$known" ] && [ -n "$said" ] && [[ "$said" == *"${known%%:*}"* ]]; then
+		RESULT[$key]=KNOWN
+		WHY[$key]="$said ${4:-}"
 	else
-		RESULT[$cell]=FAIL
-		[ -n "$why" ] || why="declared a known defect ($known), but passes: remove it from KNOWN"
-		WHY[$cell]="$why ${4:-}"
-		fail "$1 x $2: ${WHY[$cell]}"
+		RESULT[$key]=FAIL
+		[ -n "$said" ] || said="declared a known defect ($known), but passes: remove it from KNOWN"
+		WHY[$key]="$said ${4:-}"
+		fail "$1 x $2: ${WHY[$key]}"
 	fi
 }
 
