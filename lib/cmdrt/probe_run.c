@@ -28,25 +28,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dcp_cmd.h"
+#include "private/dcp_thread.h"
 #include "dcp_tables.h"
 
 static const struct dcp_opts *o;	    /* the shared options */
 static struct dcp_probe_run_config env; /* dcache-probe's own */
 static bool filtered;			    /* --type, --name or --mindepth */
 static bool rooted;	/* lines and series per root: -r, or a manifest's roots */
-static const struct dcp_manifest_entry *cur_entry; /* --manifest: being visited */
+static _Thread_local const struct dcp_manifest_entry *cur_entry; /* --manifest: being visited */
 static bool cur_name_only; /* a given entry recorded by its name alone: no data */
 static unsigned walk_flags;		    /* DCP_WALK_* from -L, -H, -x */
 
 /* ---- run state ---- */
 
 #define FLUSH_AT (64 * 1024)
+
+struct rootcounts;
 
 /* What one walker thread owns: no locking needed while it fills them. */
 struct worker {
@@ -66,6 +70,14 @@ struct worker {
 	struct dcp_fsid fs_last;    /* --ranges: the last filesystem UUID written, */
 	long fs_last_id;	    /* and its "fs" record's number (-1: none yet) */
 	_Atomic unsigned long long seen; /* for the progress line */
+	/* --manifest on threads (manifest_piece()): lines and messages held
+	 * until the manifest's order writes them, and W's sums for the root
+	 * ACC_ROOT, added to the root's when W counts another (acc_flush()). */
+	bool hold;
+	struct dcp_buf err;
+	struct rootcounts *acc;
+	size_t acc_root;
+	bool acc_on;
 	char pad[64];
 };
 
@@ -135,6 +147,43 @@ struct rootcounts {
 static struct dcp_root_tally *root_rec(size_t i)
 {
 	return dcp_root_table_get(&run.roots, i);
+}
+
+static pthread_mutex_t acc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Add W's sums for its root to the root's counts (manifest_piece()). */
+static void acc_flush(struct worker *w)
+{
+	struct dcp_root_tally *rr = w->acc_on ? root_rec(w->acc_root) : NULL;
+
+	if (rr) {
+		pthread_mutex_lock(&acc_lock);
+		dcp_pr_counts_add(&RC(rr)->c, &w->acc->c);
+		RC(rr)->never += w->acc->never;
+		dcp_pages_counts_add(&RC(rr)->pc, &w->acc->pc);
+		pthread_mutex_unlock(&acc_lock);
+	}
+	if (w->acc)
+		memset(w->acc, 0, sizeof(*w->acc));
+	w->acc_on = false;
+}
+
+/*
+ * Where W counts a path given of root ROOT: the root's counts, or when
+ * threads check a manifest (W->hold), W's own sums for that root, added
+ * to the root's when W counts another root or ends a piece of work.
+ */
+static struct rootcounts *root_counts(struct worker *w, size_t root)
+{
+	struct dcp_root_tally *rr = root_rec(root);
+
+	if (!rr || !w->hold)
+		return rr ? RC(rr) : NULL;
+	if (w->acc_on && w->acc_root != root)
+		acc_flush(w);
+	w->acc_on = true;
+	w->acc_root = root;
+	return w->acc;
 }
 
 static void set_write_error(int err)
@@ -466,7 +515,7 @@ static void held(struct worker *w, size_t at, size_t root, const char *path, siz
 {
 	if (env.sort)
 		dcp_rows_cut(&w->sorted, &w->out, at, root, path, len, rank);
-	else if (w->out.len >= FLUSH_AT)
+	else if (w->out.len >= FLUSH_AT && !w->hold)
 		flush_buf(&w->out);
 }
 
@@ -475,7 +524,7 @@ static void held(struct worker *w, size_t at, size_t root, const char *path, siz
  * --prometheus, --only) is said on stderr, as a walk error is: the exit
  * status is 2 for it, and a run never fails without saying why.
  */
-static void unsaid_error(const char *path, size_t len, int ret, int pret)
+static void unsaid_error(struct worker *w, const char *path, size_t len, int ret, int pret)
 {
 	struct dcp_buf b = DCP_BUF_INIT;
 
@@ -489,7 +538,10 @@ static void unsaid_error(const char *path, size_t len, int ret, int pret)
 	}
 	if (b.oom)
 		dcp_warn(ENOMEM, "an error of a path could not be said");
-	dcp_msg_buf(&b);
+	if (w->hold && !b.oom) /* said in the manifest's order */
+		dcp_buf_add(&w->err, b.data, b.len);
+	else
+		dcp_msg_buf(&b);
 	dcp_buf_free(&b);
 }
 
@@ -534,7 +586,7 @@ static void record(struct worker *w, size_t root, const char *path, size_t len, 
 			pages_json_entry(w);
 		held(w, at, root, path, len, RANK_ENTRY);
 	} else {
-		unsaid_error(path, len, ret, env.pages ? w->pret : 0);
+		unsaid_error(w, path, len, ret, env.pages ? w->pret : 0);
 	}
 }
 
@@ -702,7 +754,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 	bool maybe_dir = e->type == DT_DIR || e->type == DT_UNKNOWN ||
 			 (e->type == DT_LNK && follow);
 	enum dcp_state st;
-	struct dcp_root_tally *rr = NULL;
+	struct rootcounts *rc = NULL;
 	struct dcp_why_info why;
 	uint64_t mnt = 0;
 	struct dcp_mount_tally *mrow; /* --per-mount: the row of the entry's mount */
@@ -723,7 +775,7 @@ static int visit(const struct dcp_entry *e, void *arg)
 		ds->has_root = true;
 		mnt = e->dir->mnt_id;
 	} else {
-		rr = root_rec(e->root);
+		rc = root_counts(w, e->root);
 		if (env.per_mount)
 			mnt = root_mount(e->path, ret, follow);
 	}
@@ -762,14 +814,14 @@ static int visit(const struct dcp_entry *e, void *arg)
 				      (pages_once() || dcp_pages_shared(run.pages, &w->pg)) &&
 				      !dcp_pages_links_add(&ds->links, &w->pg);
 			dcp_pages_count(&ds->pown, w->pret, &w->pg);
-		} else if (rr) {
-			dcp_pages_count(&RC(rr)->pc, w->pret, &w->pg);
+		} else if (rc) {
+			dcp_pages_count(&rc->pc, w->pret, &w->pg);
 		}
 		w->pg.again = run_again;
 	}
 	record(w, e->root, e->path, e->pathlen, ret, e->type, e->depth,
-	       ds ? &ds->own : rr ? &RC(rr)->c : NULL,
-	       ds ? &ds->own_never : rr ? &RC(rr)->never : NULL, mrow ? &mrow->c : NULL,
+	       ds ? &ds->own : rc ? &rc->c : NULL,
+	       ds ? &ds->own_never : rc ? &rc->never : NULL, mrow ? &mrow->c : NULL,
 	       run.explain && st == DCP_MISS ? &why : NULL, never, e->again);
 walk_on:
 	note_progress_path(e->path);
@@ -810,8 +862,8 @@ walk_on:
 			dcp_explain_root_done(run.explain, e->root);
 		if (ds)
 			ds->own.not_visited++;
-		else if (rr)
-			RC(rr)->c.not_visited++;
+		else if (rc)
+			rc->c.not_visited++;
 		if (e->again)
 			return DCP_WALK_PRUNE;
 		w->c.not_visited++;
@@ -1029,19 +1081,312 @@ static void manifest_bad(size_t record, const char *what, void *arg)
 	dcp_opts_input_error(o, &run.input_errors, o->manifest, record, 0, what);
 }
 
-/* Probe manifest entry ME as a path given, counted under its manifest root. */
-static int visit_path(const char *path, size_t len, size_t root, int depth, unsigned char kind);
+/*
+ * --manifest on every core, a directory at a time, as a walk: a window of
+ * the manifest is cut into pieces, runs of consecutive entries of one
+ * directory (by their paths' text: a snapshot writes a directory's entries
+ * together), and the threads take pieces.  A piece's directory is looked
+ * up once (O_PATH, RESOLVE_CACHED: nothing is warmed) and each name is
+ * probed relative to its descriptor, as the walk probes it; a directory
+ * whose lookup misses makes every name in it miss, as their full paths
+ * would (the walk's rule, dcp_entry.probe).  An entry followed as a root
+ * (-H, -L) or whose directory could not be looked up otherwise is probed
+ * by its full path, as before.  What a piece writes (lines, and messages
+ * on stderr) is held, and written in the manifest's order once its window
+ * is done: the output is that of one thread.
+ */
+#define PIECE_MAX 256 /* counted entries of a piece */
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20 /* old userspace headers: the kernel's ABI value */
+#endif
 
-static int probe_manifest_entry(const struct dcp_manifest_entry *me)
+struct piece {
+	size_t first, n;	   /* entries of the window */
+	size_t lead;		   /* the first counted one, whose text names the directory */
+	size_t slash;		   /* its last '/': the directory is the text before it */
+	bool dir;		   /* probed relative to the directory; else each by its path */
+	struct dcp_buf out, err;   /* what it wrote, held */
+};
+
+static struct {
+	const struct dcp_manifest *win;
+	struct piece *v;
+	size_t n, cap;
+	_Atomic size_t next;
+	_Atomic bool abort;	   /* visit() said stop */
+	unsigned threads;	   /* started, besides the calling one (worker 0) */
+	pthread_t *tids;
+	unsigned gen, running;
+	bool closing;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	struct dcp_buf out;	   /* the pieces' lines, in order */
+} mv = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.go = PTHREAD_COND_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER,
+};
+
+/*
+ * Where entry ME's name begins after its directory, or 0 when it has no
+ * directory to be probed from (no '/', a name "." or empty, or followed
+ * as a root).
+ */
+static size_t piece_slash(const struct dcp_manifest_entry *me, size_t *slash)
 {
-	int ret;
+	const char *s = memrchr(me->path, '/', me->len), *name;
 
-	if (!dcp_manifest_counted(me))
-		return DCP_WALK_DESCEND;
-	cur_entry = me;
-	ret = visit_path(me->path, me->len, me->root, me->depth, me->kind);
-	cur_entry = NULL;
-	return ret;
+	if (!s || follows(me->depth > 0 ? me->depth : 0))
+		return 0;
+	name = s + 1;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || (size_t)(s - me->path) >= PATH_MAX)
+		return 0;
+	*slash = (size_t)(s - me->path);
+	return 1;
+}
+
+/* Cut window WIN into pieces (mv.v); false when out of memory. */
+static bool manifest_cut(const struct dcp_manifest *win)
+{
+	struct piece *p = NULL;
+	size_t counted = 0;
+
+	mv.n = 0;
+	for (size_t i = 0; i < win->n; i++) {
+		const struct dcp_manifest_entry *me = &win->v[i];
+		size_t slash = 0;
+		bool dir;
+
+		if (!dcp_manifest_counted(me)) {
+			if (p)
+				p->n++;
+			continue;
+		}
+		dir = piece_slash(me, &slash);
+		if (p && counted < PIECE_MAX && p->dir == dir &&
+		    (!dir || (slash == p->slash &&
+			      !memcmp(me->path, win->v[p->lead].path, slash)))) {
+			p->n = i + 1 - p->first;
+			counted++;
+			continue;
+		}
+		if (mv.n == mv.cap) {
+			size_t cap = mv.cap ? 2 * mv.cap : 64;
+			struct piece *v = realloc(mv.v, cap * sizeof(*v));
+
+			if (!v)
+				return false;
+			memset(v + mv.cap, 0, (cap - mv.cap) * sizeof(*v));
+			mv.v = v;
+			mv.cap = cap;
+		}
+		p = &mv.v[mv.n++];
+		p->first = p->lead = i;
+		p->n = 1;
+		p->slash = slash;
+		p->dir = dir;
+		counted = 1;
+	}
+	return true;
+}
+
+/* Open the directory of piece P, or say what every name in it is: *ALL. */
+static int piece_dir(const struct piece *p, int *all)
+{
+	const struct dcp_manifest_entry *me = &mv.win->v[p->lead];
+	char dir[PATH_MAX];
+	int fd, r;
+
+	*all = 0;
+	if (!p->slash) {
+		dir[0] = '/';
+		dir[1] = '\0';
+	} else {
+		memcpy(dir, me->path, p->slash);
+		dir[p->slash] = '\0';
+	}
+	fd = dcp_openat2(AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_CACHED);
+	if (fd != -EAGAIN && fd != -EACCES)
+		return fd;
+	/* Asked again, as a path's probe is (dcp_probe_at()): the same answer
+	 * for each name below it, which its full path meets there. */
+	r = dcp_probe_at(AT_FDCWD, dir, DCP_FOLLOW);
+	if (r == 0)
+		return dcp_openat2(AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_CACHED);
+	if (r == -EAGAIN || r == -EACCES)
+		*all = r;
+	return -EAGAIN;
+}
+
+/* Check piece P on worker WI. */
+static void manifest_piece(unsigned wi, struct piece *p)
+{
+	struct worker *w = &run.w[wi];
+	struct dcp_buf t;
+	int dfd = -1, all = 0;
+
+	if (p->dir)
+		dfd = piece_dir(p, &all);
+	w->hold = true;
+	for (size_t i = p->first; i < p->first + p->n; i++) {
+		const struct dcp_manifest_entry *me = &mv.win->v[i];
+		struct dcp_entry e = {
+			.dirfd = AT_FDCWD, .name = me->path, .path = me->path, .pathlen = me->len,
+			.type = me->kind, .root = me->root, .depth = me->depth > 0 ? me->depth : 0,
+			.worker = wi,
+		};
+		int ret;
+
+		if (!dcp_manifest_counted(me))
+			continue;
+		if (atomic_load_explicit(&mv.abort, memory_order_relaxed))
+			break;
+		if (dfd >= 0) {
+			e.dirfd = dfd;
+			e.name = me->path + p->slash + 1;
+			e.probe = dcp_probe_at(dfd, e.name, 0);
+		} else if (all) {
+			e.probe = all;
+		} else {
+			e.probe = dcp_probe_at(AT_FDCWD, me->path, follows(e.depth) ? DCP_FOLLOW : 0);
+		}
+		cur_entry = me;
+		ret = visit(&e, NULL);
+		cur_entry = NULL;
+		if (ret == DCP_WALK_ABORT) {
+			atomic_store(&mv.abort, true);
+			break;
+		}
+	}
+	if (dfd >= 0)
+		close(dfd);
+	acc_flush(w);
+	t = p->out, p->out = w->out, w->out = t;
+	t = p->err, p->err = w->err, w->err = t;
+}
+
+/* Take pieces until none is left. */
+static void manifest_work(unsigned wi)
+{
+	for (size_t i; (i = atomic_fetch_add(&mv.next, 1)) < mv.n;)
+		manifest_piece(wi, &mv.v[i]);
+}
+
+static void *manifest_thread(void *arg)
+{
+	unsigned wi = (unsigned)(uintptr_t)arg, seen = 0;
+
+	for (;;) {
+		bool closing;
+
+		pthread_mutex_lock(&mv.mu);
+		while (mv.gen == seen && !mv.closing)
+			pthread_cond_wait(&mv.go, &mv.mu);
+		seen = mv.gen;
+		closing = mv.closing;
+		pthread_mutex_unlock(&mv.mu);
+		if (closing)
+			return NULL;
+		manifest_work(wi);
+		pthread_mutex_lock(&mv.mu);
+		if (--mv.running == 0)
+			pthread_cond_signal(&mv.done);
+		pthread_mutex_unlock(&mv.mu);
+	}
+}
+
+/*
+ * The workers of a manifest's check: one per CPU (-j), fewer when the
+ * descriptors are short (each holds a directory and a file open), one
+ * with --explain (its state is one thread's).  Made before the progress
+ * line reads them.
+ */
+static void manifest_workers(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned want = o->jobs ? o->jobs : cpus > 0 ? (unsigned)cpus : 1;
+	struct rlimit rl;
+
+	if (want > 256)
+		want = 256;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		rlim_t spare = rl.rlim_cur > 64 ? (rl.rlim_cur - 32) / 8 : 1;
+
+		if (want > spare)
+			want = spare ? (unsigned)spare : 1;
+	}
+	if (o->explain)
+		want = 1;
+	run.w = calloc(want, sizeof(*run.w));
+	mv.tids = calloc(want, sizeof(*mv.tids));
+	if (!run.w || !mv.tids)
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "--manifest");
+	run.nw = want;
+	for (unsigned i = 0; i < want; i++) {
+		run.w[i].acc = calloc(1, sizeof(struct rootcounts));
+		if (!run.w[i].acc)
+			dcp_die(DCP_EXIT_ERROR, ENOMEM, "--manifest");
+	}
+}
+
+/* Start the threads (fewer if the system refuses): worker 0 is the caller. */
+static void manifest_start(void)
+{
+	for (unsigned i = 1; i < run.nw; i++) {
+		if (dcp_thread_create(&mv.tids[mv.threads], manifest_thread,
+				      (void *)(uintptr_t)(mv.threads + 1)))
+			break;
+		mv.threads++;
+	}
+}
+
+static void manifest_stop(void)
+{
+	pthread_mutex_lock(&mv.mu);
+	mv.closing = true;
+	pthread_cond_broadcast(&mv.go);
+	pthread_mutex_unlock(&mv.mu);
+	for (unsigned i = 0; i < mv.threads; i++)
+		pthread_join(mv.tids[i], NULL);
+	mv.threads = 0;
+	flush_buf(&mv.out);
+	for (unsigned i = 0; i < run.nw; i++)
+		run.w[i].hold = false;
+}
+
+/*
+ * Check window WIN on every worker, then write what its pieces held, in
+ * order.  Returns false when the run stops.
+ */
+static bool manifest_window(const struct dcp_manifest *win)
+{
+	if (!manifest_cut(win))
+		dcp_die(DCP_EXIT_ERROR, ENOMEM, "--manifest");
+	mv.win = win;
+	atomic_store(&mv.next, 0);
+	pthread_mutex_lock(&mv.mu);
+	mv.running = mv.threads;
+	mv.gen++;
+	pthread_cond_broadcast(&mv.go);
+	pthread_mutex_unlock(&mv.mu);
+	manifest_work(0);
+	pthread_mutex_lock(&mv.mu);
+	while (mv.running)
+		pthread_cond_wait(&mv.done, &mv.mu);
+	pthread_mutex_unlock(&mv.mu);
+	for (size_t i = 0; i < mv.n; i++) {
+		struct piece *p = &mv.v[i];
+
+		dcp_buf_add(&mv.out, p->out.data, p->out.len);
+		if (mv.out.len >= FLUSH_AT)
+			flush_buf(&mv.out);
+		dcp_msg_buf(&p->err);
+		/* A large buffer goes back to the heap: what is held follows a window. */
+		if (p->out.cap > FLUSH_AT)
+			dcp_buf_free(&p->out);
+		dcp_buf_reset(&p->out);
+	}
+	return !atomic_load(&mv.abort);
 }
 
 /* Push the roots of M from number *PUSHED on. */
@@ -1104,9 +1449,9 @@ static void probe_manifest(void)
 			dcp_opts_manifest_notice(o, o->manifest, m.format);
 		manifest_roots(&m, &pushed);
 		dcp_root_table_settle(&run.roots);
-		for (size_t i = 0; i < m.n; i++)
-			if (probe_manifest_entry(&m.v[i]) == DCP_WALK_ABORT)
-				break;
+		manifest_start();
+		manifest_window(&m);
+		manifest_stop();
 		return;
 	}
 	if (ret < 0) {
@@ -1118,20 +1463,19 @@ static void probe_manifest(void)
 	ret = dcp_manifest_next(x, 0, &w);
 	manifest_roots(w, &pushed);
 	dcp_root_table_settle(&run.roots);
+	manifest_start();
 	for (n = ret; n > 0; n = dcp_manifest_next(x, 0, &w)) {
 		size_t before = pushed;
 
 		manifest_roots(w, &pushed); /* an entry under no root is one */
 		if (pushed != before)
 			dcp_root_table_settle(&run.roots);
-		for (size_t i = 0; i < w->n; i++)
-			if (probe_manifest_entry(&w->v[i]) == DCP_WALK_ABORT) {
-				n = 0;
-				break;
-			}
-		if (!n)
+		if (!manifest_window(w)) {
+			n = 0;
 			break;
+		}
 	}
+	manifest_stop();
 	/* A read error (ENOMEM too) names its line; what came before is checked. */
 	if (n < 0)
 		dcp_opts_input_error(o, &run.input_errors, o->manifest, dcp_manifest_line(x), -n, NULL);
@@ -1604,6 +1948,8 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 			if (ret < 0)
 				dcp_die(DCP_EXIT_ERROR, -ret, "--explain");
 		}
+		if (o->manifest && !env.given)
+			manifest_workers();
 		start_progress();
 		if (env.given)
 			probe_given(env.given);
