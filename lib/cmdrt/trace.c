@@ -166,6 +166,64 @@ static int filter_threads(const struct dcp_trace *t, pid_t pid)
 	return ret;
 }
 
+/*
+ * The events of PID's threads and of their io-wq workers, by an event
+ * filter on each event: "common_pid == T || comm == \"iou-wrk-T\"" for
+ * each thread T.  set_event_pid cannot say it: an io-wq worker is made by
+ * create_io_thread(), which options/event-fork does not see, and on 5.10
+ * and 6.1 an async request completes in its worker (io_uring_complete);
+ * its name is "iou-wrk-" and the submitting thread's id, whenever it is
+ * made.  Returns 0, or -errno when this kernel's filters cannot say it
+ * (then nothing is left set) or PID has too many threads for one filter.
+ */
+static int filter_events(const struct dcp_trace *t, pid_t pid)
+{
+	char expr[2048], path[PATH_MAX], task[64];
+	size_t len = 0, nthreads = 0;
+	struct dirent *de;
+	int ret = 0, ev;
+	DIR *d;
+
+	snprintf(task, sizeof(task), "/proc/%ld/task", (long)pid);
+	d = opendir(task);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		int n;
+
+		if (*end || tid <= 0)
+			continue;
+		n = snprintf(expr + len, sizeof(expr) - len,
+			     "%scommon_pid == %ld || comm == \"iou-wrk-%ld\"",
+			     len ? " || " : "", tid, tid);
+		if (n < 0 || (size_t)n >= sizeof(expr) - len || ++nthreads > 16) {
+			closedir(d);
+			return -E2BIG;
+		}
+		len += (size_t)n;
+	}
+	closedir(d);
+	if (!len)
+		return -ESRCH;
+	for (ev = 0; ev < NEVENTS && !ret; ev++) {
+		size_t dl = strlen(t->enable[ev]) - strlen("enable");
+
+		snprintf(path, sizeof(path), "%.*sfilter", (int)dl, t->enable[ev]);
+		ret = put(path, expr, O_TRUNC);
+	}
+	if (ret < 0) {
+		while (ev-- > 0) {
+			size_t dl = strlen(t->enable[ev]) - strlen("enable");
+
+			snprintf(path, sizeof(path), "%.*sfilter", (int)dl, t->enable[ev]);
+			put(path, "0", O_TRUNC);
+		}
+	}
+	return ret;
+}
+
 /* Whether event EV's format (the "print fmt" line) names FIELD. */
 static bool format_has(const struct dcp_trace *t, int ev, const char *field)
 {
@@ -217,14 +275,20 @@ int dcp_trace_start(pid_t pid, unsigned buffer_kb, struct dcp_trace **out)
 		ret = pick_event(t, EV_COMPLETE, complete);
 	if (!ret)
 		t->async_by_addr = !format_has(t, EV_ASYNC, "user_data");
-	/* Our pid and every thread it forks: the io-wq workers. */
-	snprintf(num, sizeof(num), "%ld", (long)pid);
-	if (!ret)
+	/*
+	 * PID's threads and their io-wq workers by an event filter; where the
+	 * kernel's filters cannot say it, PID and every thread it forks
+	 * (set_event_pid, options/event-fork), which misses a worker made
+	 * after the start.
+	 */
+	if (!ret && filter_events(t, pid) < 0) {
+		snprintf(num, sizeof(num), "%ld", (long)pid);
 		ret = putf(t, "set_event_pid", num);
-	if (!ret)
-		ret = putf(t, "options/event-fork", "1");
-	if (!ret)
-		ret = filter_threads(t, pid);
+		if (!ret)
+			ret = putf(t, "options/event-fork", "1");
+		if (!ret)
+			ret = filter_threads(t, pid);
+	}
 	if (!ret && buffer_kb) {
 		snprintf(num, sizeof(num), "%u", buffer_kb);
 		ret = putf(t, "buffer_size_kb", num);
