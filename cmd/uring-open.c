@@ -17,6 +17,7 @@
 static struct dcp_uring_run_config env = {
 	.count = 1,
 	.depth = 32,
+	.timeout_ns = DCP_URING_RUN_DEFAULT_TIMEOUT_NS,
 	.how = { .dirfd = AT_FDCWD, .flags = DEFAULT_FLAGS, .mode = 0666 },
 };
 
@@ -68,6 +69,7 @@ enum {
 	OPT_NO_DEFER,
 	OPT_DIRECT,
 	OPT_PAGES,
+	OPT_TIMEOUT,
 };
 
 static const struct argp_option options[] = {
@@ -89,6 +91,10 @@ static const struct argp_option options[] = {
 	{ "pages", OPT_PAGES, NULL, 0,
 	  "Also say how much of each regular file's data is in the page cache (cachestat), "
 	  "measured on the descriptor opened", 0 },
+	{ "timeout", OPT_TIMEOUT, "DURATION", 0,
+	  "Wait at most DURATION for an open to complete (default 10s; ms, s, m): an open "
+	  "punted to a worker that waits on a FUSE daemon or a server that does not answer "
+	  "is then cancelled and reported (exit 2)", 0 },
 	{ "no-defer", OPT_NO_DEFER, NULL, 0,
 	  "Use a plain ring without DEFER_TASKRUN, as before Linux 6.1: the verdict is then a race", 0 },
 	{ 0 },
@@ -134,6 +140,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PAGES:
 		env.pages = true;
 		break;
+	case OPT_TIMEOUT: {
+		uint64_t ns;
+
+		/* Up to a day: beyond it a wait is not bounded in any useful sense. */
+		if (dcp_parse_duration_ns(arg, &ns) < 0 || ns < 1000000 ||
+		    ns > 24ULL * 3600 * 1000000000ULL)
+			argp_error(state, "invalid --timeout %s: a duration from 1ms to 24h is needed "
+				   "(500ms, 10s, 2m; 10 is 10s)", dcp_quoted(&qbuf, arg));
+		env.timeout_ns = ns;
+		break;
+	}
 	case ARGP_KEY_END:
 		/* Before 0.9, --bench took the list as its argument. */
 		if (env.bench && o.npaths == 1 && !o.ninputs)

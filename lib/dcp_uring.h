@@ -76,6 +76,16 @@ int dcp_uring_new(unsigned entries, unsigned flags, struct dcp_uring **out);
 /* dcp_uring_free - tear the ring down (NULL is accepted). */
 void dcp_uring_free(struct dcp_uring *r);
 
+/*
+ * dcp_uring_set_timeout - wait at most NS nanoseconds for a completion of
+ * R (0, the default: for good).  When none comes in time, the requests in
+ * flight are cancelled (IORING_OP_ASYNC_CANCEL) and the call returns
+ * -ETIME: an open punted to io-wq whose worker waits on a FUSE daemon or a
+ * network server that does not answer.  Such a worker cannot be cancelled;
+ * it ends when the process exits (its wait is killable).
+ */
+void dcp_uring_set_timeout(struct dcp_uring *r, uint64_t ns);
+
 /* dcp_uring_exact - true when the ring has DEFER_TASKRUN (exact verdicts). */
 bool dcp_uring_exact(const struct dcp_uring *r);
 
@@ -95,7 +105,10 @@ bool dcp_uring_forced_async(const struct dcp_uring_how *how);
  * events).  The caller owns the descriptor in res->res (close it).
  * Returns 0 with *RES filled, or -errno when the ring itself failed
  * (-EPERM / -ENOSYS from a filter on io_uring_enter, -EBUSY...); the
- * result of the open is in res->res, never in the return value.
+ * result of the open is in res->res, never in the return value.  -ETIME:
+ * the open was punted and had not completed after the ring's timeout
+ * (dcp_uring_set_timeout()); it was cancelled, *RES holds the time waited
+ * (res->res is -ETIME, nothing to close).
  */
 int dcp_uring_open(struct dcp_uring *r, const char *path,
 		   const struct dcp_uring_how *how, uint64_t user_data,
@@ -116,6 +129,8 @@ struct dcp_uring_batch {
 			      * when RLIMIT_NOFILE caps the fixed-file table
 			      * (HOW->direct) or the descriptors the opens
 			      * in flight hold (dcp_fd_free(), less 5) */
+	uint64_t timed_out;  /* requests in flight when no completion came for
+			      * the ring's timeout, cancelled (not in OPENS) */
 };
 
 /*
@@ -129,7 +144,10 @@ struct dcp_uring_batch {
  * was posted inline during it; what a later wait brings was punted.  The
  * request of PATHS[i] has user_data I; when VERDICTS is not NULL,
  * VERDICTS[i] receives its enum dcp_uring_verdict.
- * Returns 0 with *OUT filled, or -errno when the ring failed.
+ * Returns 0 with *OUT filled, or -errno when the ring failed; -ETIME (*OUT
+ * filled, OUT->timed_out > 0) when no completion came for the ring's
+ * timeout (dcp_uring_set_timeout()): the requests in flight were
+ * cancelled and the paths not yet submitted were not opened.
  */
 int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 		       size_t n, unsigned depth, const struct dcp_uring_how *how,

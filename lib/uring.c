@@ -30,7 +30,11 @@ struct dcp_uring {
 	struct io_uring ring;
 	unsigned entries;
 	bool exact;
+	uint64_t timeout_ns; /* a wait for a completion at most this long; 0: for good */
 };
+
+/* The user_data of a cancel request (never a request's index). */
+#define CANCEL_DATA UINT64_MAX
 
 int dcp_uring_new(unsigned entries, unsigned flags, struct dcp_uring **out)
 {
@@ -70,6 +74,11 @@ void dcp_uring_free(struct dcp_uring *r)
 		return;
 	dcp_ring_exit(&r->ring);
 	free(r);
+}
+
+void dcp_uring_set_timeout(struct dcp_uring *r, uint64_t ns)
+{
+	r->timeout_ns = ns;
 }
 
 bool dcp_uring_exact(const struct dcp_uring *r)
@@ -146,15 +155,64 @@ static int submit(struct dcp_uring *r, unsigned want)
 	return 0;
 }
 
+/*
+ * Wait for a completion, at most the ring's timeout (then -ETIME).  A
+ * completion of a cancel request (CANCEL_DATA) is retired here: only the
+ * opens' own are left for the caller.
+ */
 static int wait_one(struct dcp_uring *r)
 {
+	uint64_t deadline = r->timeout_ns ? dcp_now_ns() + r->timeout_ns : 0;
 	struct io_uring_cqe *cqe;
 	int ret;
 
-	do
-		ret = io_uring_wait_cqe(&r->ring, &cqe);
-	while (ret == -EINTR);
-	return ret;
+	for (;;) {
+		if (deadline) {
+			uint64_t now = dcp_now_ns(), left = deadline > now ? deadline - now : 0;
+			struct __kernel_timespec ts = {
+				.tv_sec = (long long)(left / 1000000000ULL),
+				.tv_nsec = (long long)(left % 1000000000ULL),
+			};
+
+			if (!left)
+				return -ETIME;
+			ret = io_uring_wait_cqe_timeout(&r->ring, &cqe, &ts);
+		} else {
+			ret = io_uring_wait_cqe(&r->ring, &cqe);
+		}
+		if (ret == -EINTR)
+			continue;
+		if (ret < 0)
+			return ret;
+		if (cqe->user_data != CANCEL_DATA)
+			return 0;
+		io_uring_cqe_seen(&r->ring, cqe);
+	}
+}
+
+/*
+ * After a wait that timed out: ask the kernel to cancel the request tagged
+ * USER_DATA (every request of the ring with ALL), and give a request that
+ * had not started yet a moment to complete as cancelled.  A request whose
+ * io-wq worker is already blocked (in a FUSE daemon that does not answer)
+ * is not cancelled (-EALREADY): its worker stays until the process exits,
+ * which kills it (the wait of a FUSE request is killable).  The ring must
+ * then not be waited for again.
+ */
+static void cancel(struct dcp_uring *r, uint64_t user_data, bool all)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+	struct __kernel_timespec ts = { .tv_nsec = 50 * 1000000 };
+	struct io_uring_cqe *cqe;
+
+	if (!sqe)
+		return;
+	io_uring_prep_cancel64(sqe, user_data, all ? IORING_ASYNC_CANCEL_ANY : 0);
+	io_uring_sqe_set_data64(sqe, CANCEL_DATA);
+	if (submit(r, 1) < 0)
+		return;
+	/* The cancel's own completion (and the cancelled open's), if they come. */
+	(void)io_uring_wait_cqe_timeout(&r->ring, &cqe, &ts);
 }
 
 int dcp_uring_open(struct dcp_uring *r, const char *path,
@@ -181,14 +239,32 @@ int dcp_uring_open(struct dcp_uring *r, const char *path,
 		res->verdict = DCP_URING_INLINE;
 	} else {
 		ret = wait_one(r);
+		if (ret == -ETIME) {
+			res->verdict = DCP_URING_PUNTED;
+			res->latency_ns = dcp_now_ns() - t0;
+			res->res = -ETIME;
+			cancel(r, user_data, false);
+			/* An open that completed meanwhile is not given: close it. */
+			while (io_uring_peek_cqe(&r->ring, &cqe) == 0) {
+				if (cqe->user_data != CANCEL_DATA && cqe->res >= 0)
+					close(cqe->res);
+				io_uring_cqe_seen(&r->ring, cqe);
+			}
+			return -ETIME;
+		}
 		if (ret < 0)
 			return ret;
 		res->verdict = DCP_URING_PUNTED;
 	}
 	res->latency_ns = dcp_now_ns() - t0;
-	ret = io_uring_peek_cqe(&r->ring, &cqe);
-	if (ret < 0)
-		return ret;
+	for (;;) {
+		ret = io_uring_peek_cqe(&r->ring, &cqe);
+		if (ret < 0)
+			return ret;
+		if (cqe->user_data != CANCEL_DATA)
+			break;
+		io_uring_cqe_seen(&r->ring, cqe);
+	}
 	res->res = cqe->res;
 	io_uring_cqe_seen(&r->ring, cqe);
 	return 0;
@@ -218,16 +294,25 @@ static unsigned reap(struct batch *b, enum dcp_uring_verdict v)
 {
 	struct dcp_uring_batch *out = b->out;
 	struct io_uring_cqe *cqe;
-	unsigned head, n = 0;
+	unsigned head, n = 0, seen = 0;
 
 	io_uring_for_each_cqe(&b->r->ring, head, cqe) {
 		size_t i = (size_t)cqe->user_data;
 
+		seen++;
+		if (cqe->user_data == CANCEL_DATA)
+			continue;
 		n++;
 		if (b->verdicts)
 			b->verdicts[i] = (unsigned char)v;
 		if (b->slot_of)
 			b->free_slots[b->nfree++] = b->slot_of[i];
+		if (cqe->res == -ECANCELED) {
+			/* Cancelled after the ring's timeout: not an open. */
+			out->timed_out++;
+			out->opens--;
+			continue;
+		}
 		if (cqe->res >= 0) {
 			if (!b->slot_of)
 				close(cqe->res);
@@ -242,7 +327,7 @@ static unsigned reap(struct batch *b, enum dcp_uring_verdict v)
 		else
 			out->punted++;
 	}
-	io_uring_cq_advance(&b->r->ring, n);
+	io_uring_cq_advance(&b->r->ring, seen);
 	out->opens += n;
 	return n;
 }
@@ -328,13 +413,23 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 		if (!inflight)
 			continue;
 		ret = wait_one(r);
+		if (ret == -ETIME) {
+			/* Nothing completed for the ring's timeout: cancel what is
+			 * in flight, keep what the cancels bring, stop. */
+			cancel(r, 0, true);
+			inflight -= reap(&b, DCP_URING_PUNTED);
+			out->timed_out += inflight;
+			break;
+		}
 		if (ret < 0)
 			break;
 		inflight -= reap(&b, DCP_URING_PUNTED);
 	}
 	out->elapsed_ns = dcp_now_ns() - t0;
 	out->cpu_ns = cpu_now_ns() - c0;
-	if (how->direct)
+	/* (Not after a timeout: unregistering waits for the requests that
+	 * hold a slot, and one may be blocked for good.) */
+	if (how->direct && !out->timed_out)
 		io_uring_unregister_files(&r->ring);
 out:
 	free(b.free_slots);

@@ -27,6 +27,9 @@ extern "C" {
 /* The open flags of a run without --flags. */
 #define DCP_URING_RUN_DEFAULT_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
+/* How long a run waits for an open's completion without --timeout. */
+#define DCP_URING_RUN_DEFAULT_TIMEOUT_NS (10ULL * 1000000000ULL)
+
 /* uring-open's own choices; the shared ones are in struct dcp_opts. */
 struct dcp_uring_run_config {
 	uint64_t count;		 /* -n: opens of each path */
@@ -36,6 +39,7 @@ struct dcp_uring_run_config {
 	bool no_defer;		 /* --no-defer */
 	bool pages;		 /* --pages: data residency of each file opened */
 	bool bench;		 /* --bench: the whole list, timed as one */
+	uint64_t timeout_ns;	 /* --timeout: the longest wait for a completion */
 	struct dcp_uring_how how; /* how to open: flags, --async, --cached... */
 };
 

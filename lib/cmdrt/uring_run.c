@@ -9,7 +9,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +113,7 @@ static void lat_json(const char *key, struct dcp_latency *l)
 }
 
 struct totals {
-	uint64_t opens, inlined, punted, forced, cold, eagain, failed, disagree;
+	uint64_t opens, inlined, punted, forced, cold, eagain, failed, disagree, timed_out;
 	bool inexact; /* some ring had no DEFER_TASKRUN */
 	struct dcp_latency all, lat[2];
 	struct dcp_pages_counts pages; /* --pages */
@@ -138,6 +140,32 @@ static struct kernel_view kernel_view(uint64_t seq)
 	return k;
 }
 
+/* --timeout's duration, as a person says it: "10 s", "500 ms", "1.5 s". */
+static const char *timeout_words(void)
+{
+	static char buf[32];
+	uint64_t ns = env.timeout_ns;
+
+	if (ns % 1000000000ULL == 0)
+		snprintf(buf, sizeof(buf), "%llu s", (unsigned long long)(ns / 1000000000ULL));
+	else if (ns < 1000000000ULL)
+		snprintf(buf, sizeof(buf), "%.3g ms", ns / 1e6);
+	else
+		snprintf(buf, sizeof(buf), "%.4g s", ns / 1e9);
+	return buf;
+}
+
+/* What an open that timed out (-ETIME from the ring) was. */
+static const char *timed_out_message(void)
+{
+	static char buf[192];
+
+	snprintf(buf, sizeof(buf),
+		 "the open was punted to io-wq and had not completed after %s (a FUSE daemon or a "
+		 "network server that does not answer?): cancelled", timeout_words());
+	return buf;
+}
+
 static void print_open(const char *path, uint64_t seq, const char *flags,
 		       const struct dcp_uring_result *r, bool exact,
 		       const struct kernel_view *k, const struct dcp_why_info *why)
@@ -154,7 +182,12 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 			       dcp_uring_forced_async(&env.how) ? "true" : "false",
 			       exact ? "true" : "false", r->res < 0 ? -1 : r->res,
 			       (unsigned long long)r->latency_ns, r->latency_ns / 1e3);
-		if (r->res < 0) {
+		if (r->res == -ETIME) {
+			const char *m = timed_out_message();
+
+			dcp_buf_puts(&out, ",\"timed_out\":true,\"errno\":\"ETIME\",\"message\":");
+			dcp_buf_json_str(&out, m, strlen(m));
+		} else if (r->res < 0) {
 			dcp_buf_printf(&out, ",\"errno\":\"%s\",\"message\":",
 				       dcp_errno_name(r->res));
 			dcp_buf_json_str(&out, strerror(-r->res), strlen(strerror(-r->res)));
@@ -182,7 +215,8 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 		 * cold answer: the exit status tells it). */
 		if (r->res < 0 && !(r->res == -EAGAIN && env.how.cached)) {
 			dcp_msg_path(&err, path, strlen(path));
-			dcp_buf_printf(&err, "%s\n", strerror(-r->res));
+			dcp_buf_printf(&err, "%s\n", r->res == -ETIME ? timed_out_message()
+								     : strerror(-r->res));
 		}
 		return;
 	}
@@ -199,7 +233,8 @@ static void print_open(const char *path, uint64_t seq, const char *flags,
 	dcp_buf_putc(&out, '\n');
 	if (r->res < 0) {
 		dcp_msg_path(&err, path, strlen(path));
-		dcp_buf_printf(&err, "%s\n", strerror(-r->res));
+		dcp_buf_printf(&err, "%s\n", r->res == -ETIME ? timed_out_message()
+							     : strerror(-r->res));
 	}
 	if (!k)
 		return;
@@ -266,6 +301,84 @@ static void ring_failed(int ret)
 	dcp_die(DCP_EXIT_ERROR, -ret, "io_uring");
 }
 
+/*
+ * The watchdog of an open that blocks in the submit call itself.  The
+ * ring's timeout bounds the waits for a completion; but the inline attempt
+ * of an open, in io_uring_enter, can block too: its permission check (not
+ * covered by the cached lookup) refreshes a FUSE inode's attributes from
+ * the daemon, as for the root of a FUSE mount whose attributes expired.
+ * Only a fatal signal or the process's exit ends that wait.  So while an
+ * open is in the library the watchdog thread keeps its deadline (--timeout
+ * and a second); when it passes, the watchdog takes the run over (the main
+ * thread is in the kernel, or parks itself as it comes back), says what
+ * blocked, leaves --output as it was and exits 2, which kills the thread
+ * that waits.
+ */
+enum { IDLE, BUSY, TAKEN };
+static _Atomic int dog_state = IDLE;
+static _Atomic uint64_t dog_deadline; /* CLOCK_MONOTONIC ns while BUSY */
+static const char *_Atomic dog_path;  /* the path in the library */
+static pthread_t dog;
+static bool dog_started;
+
+static void *watchdog(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct timespec ts = { .tv_nsec = 50 * 1000000 };
+		uint64_t d = atomic_load(&dog_deadline);
+		int busy = BUSY;
+
+		nanosleep(&ts, NULL);
+		if (!d || dcp_now_ns() < d || atomic_load(&dog_deadline) != d ||
+		    !atomic_compare_exchange_strong(&dog_state, &busy, TAKEN))
+			continue;
+		const char *p = atomic_load(&dog_path);
+
+		(void)dcp_output_write(&out); /* the lines so far (to stdout) */
+		dcp_output_signalled();	      /* --output as it was, no temporary */
+		dcp_msg_buf(&err);
+		dcp_msg_path(&err, p, strlen(p));
+		dcp_buf_printf(&err, "the open blocked in the submit call itself (its inline attempt "
+			       "waits on a FUSE daemon or a network server that does not answer) and "
+			       "had not returned after more than %s: the run ends here, incomplete\n",
+			       timeout_words());
+		dcp_msg_buf(&err);
+		exit(DCP_EXIT_ERROR);
+	}
+	return NULL;
+}
+
+/* Before a call into the library that may block on PATH. */
+static void dog_arm(const char *path)
+{
+	if (!dog_started) {
+		sigset_t all, old;
+
+		/* The watchdog takes no signal: they stay the main thread's. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		dog_started = pthread_create(&dog, NULL, watchdog, NULL) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (dog_started)
+			pthread_detach(dog);
+	}
+	atomic_store(&dog_path, path);
+	atomic_store(&dog_state, BUSY);
+	atomic_store(&dog_deadline, dcp_now_ns() + env.timeout_ns + 1000000000ULL);
+}
+
+/* After it: back to idle, or parked for good when the watchdog took over. */
+static void dog_disarm(void)
+{
+	int busy = BUSY;
+
+	atomic_store(&dog_deadline, 0);
+	if (!atomic_compare_exchange_strong(&dog_state, &busy, IDLE))
+		for (;;)
+			pause();
+}
+
 static void open_one(const char *path, uint64_t seq, const char *flags,
 		     struct totals *t)
 {
@@ -280,6 +393,7 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 		ring_failed(ret);
 	exact = dcp_uring_exact(ring);
 	t->inexact |= !exact;
+	dcp_uring_set_timeout(ring, env.timeout_ns);
 	/*
 	 * --explain: probing does no I/O, so the path is explained before the
 	 * open, which would warm it, and the open still finds it as it was.
@@ -293,9 +407,18 @@ static void open_one(const char *path, uint64_t seq, const char *flags,
 		    dcp_explain_path(explain, 0, path, pf, &why) < 0)
 			why = (struct dcp_why_info){ .why = DCP_WHY_UNKNOWN };
 	}
+	dog_arm(path);
 	ret = dcp_uring_open(ring, path, &env.how, seq, &r);
+	dog_disarm();
+	/*
+	 * After a timeout the open's worker may still wait on the daemon: the
+	 * ring's teardown (its close) does not wait for it, the kernel's exit
+	 * work does, and the process's exit kills the worker.
+	 */
 	dcp_uring_free(ring);
-	if (ret < 0)
+	if (ret == -ETIME)
+		t->timed_out++; /* r.res is -ETIME: a failed open, said below */
+	else if (ret < 0)
 		ring_failed(ret);
 	if (trace) {
 		trace_collect();
@@ -366,6 +489,8 @@ static void summary(struct totals *t)
 			       (unsigned long long)t->punted, (unsigned long long)t->forced,
 			       (unsigned long long)t->eagain, (unsigned long long)t->failed,
 			       exact ? "true" : "false");
+		if (t->timed_out)
+			dcp_buf_printf(&out, ",\"timed_out\":%llu", (unsigned long long)t->timed_out);
 		if (trace)
 			dcp_buf_printf(&out, ",\"disagreements\":%llu",
 				       (unsigned long long)t->disagree);
@@ -458,12 +583,23 @@ static int bench(void)
 	ret = dcp_uring_new(env.depth, env.no_defer ? DCP_URING_NO_DEFER : 0, &ring);
 	if (ret < 0)
 		ring_failed(ret);
+	dcp_uring_set_timeout(ring, env.timeout_ns);
 	if (trace)
 		dcp_trace_collect(trace); /* start from an empty buffer */
 	ret = dcp_uring_open_all(ring, (const char *const *)paths, n, env.depth,
 				 &env.how, verdicts, &b);
-	if (ret < 0)
+	if (ret < 0 && ret != -ETIME)
 		ring_failed(ret);
+	if (b.timed_out) {
+		uint64_t left = n - b.opens - b.timed_out;
+
+		dcp_buf_count(&err, b.timed_out, "open", "opens");
+		dcp_buf_printf(&err, " punted to io-wq had not completed after %s (a FUSE daemon or "
+			       "a network server that does not answer?): cancelled", timeout_words());
+		if (left)
+			dcp_buf_printf(&err, "; %llu more not opened", (unsigned long long)left);
+		dcp_buf_putc(&err, '\n');
+	}
 	if (trace) {
 		trace_collect();
 		for (size_t i = 0; i < n; i++) {
@@ -489,7 +625,7 @@ static int bench(void)
 		dcp_buf_count(&err, disagree, "open", "opens");
 		dcp_buf_puts(&err, ": the kernel's trace and the ring disagree\n");
 	}
-	if (b.failed || disagree || input_errors)
+	if (b.failed || b.timed_out || disagree || input_errors)
 		status = DCP_EXIT_ERROR;
 	else if (b.missed || (b.punted && !dcp_uring_forced_async(&env.how)))
 		status = DCP_EXIT_COLD;
@@ -507,6 +643,8 @@ static int bench(void)
 			       (unsigned long long)b.missed, (unsigned long long)b.failed,
 			       dcp_uring_exact(ring) ? "true" : "false",
 			       (unsigned long long)b.elapsed_ns, b.elapsed_ns / 1e6, b.cpu_ns / 1e6);
+		if (b.timed_out)
+			dcp_buf_printf(&out, ",\"timed_out\":%llu", (unsigned long long)b.timed_out);
 		if (trace)
 			dcp_buf_printf(&out, ",\"kernel_punted\":%llu,\"disagreements\":%llu",
 				       (unsigned long long)kpunted, (unsigned long long)disagree);

@@ -552,6 +552,75 @@ test_trace_needs_root() {
 	assertEquals "without --trace nobody can use it" 0 "$RC"
 }
 
+# An open punted to io-wq whose worker asks a FUSE daemon that its user
+# stopped (SIGSTOP) is waited for --timeout at most (default 10 s), then
+# cancelled and said: exit 2, the process gone within the bound (the
+# worker still blocked in the daemon does not hold its exit).  One by one
+# and with --bench.  An open whose inline attempt itself blocks (the
+# mount's root: its permission check refreshes the root's attributes from
+# the daemon, in the submit call) ends the run a second after --timeout,
+# exit 2, --output as it was.  (Before: uring-open waited for good.)
+test_stopped_fuse_daemon_times_out() {
+	command -v bindfs >/dev/null || startSkipping
+	local fuse pid t0 el list=$SHUNIT_TMPDIR/fuse.list
+	fuse=$(mktemp -d "$FIXTURE_ROOT/ufuse.XXXXXX")
+	bindfs -o entry_timeout=0.2,attr_timeout=0.2 "$MNT/d" "$fuse" || fail "bindfs"
+	pid=$(fixture_pgrep "bindfs .*$fuse" | head -1)
+	assertNotNull "the daemon" "$pid"
+	cat "$fuse/file" >/dev/null
+	printf '%s\n' "$MNT/nanorc" "$fuse/file" "$fuse/nofile" "$MNT/d/file" >"$list"
+	fuse_stop "$pid"
+	sleep 0.5 # the entry and attribute timeouts run out
+
+	t0=$EPOCHREALTIME
+	run timeout -k 1 8 uring-open --timeout=1s "$fuse/file" "$MNT/d/file"
+	el=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+	assertEquals "a path in the mount: cancelled, exit 2 ($ERR)" 2 "$RC"
+	assertTrue "ended after the timeout, not the daemon (${el}s)" "awk 'BEGIN { exit !($el < 3) }'"
+	assertContains "the open said" "$OUT" "error ETIME $fuse/file"
+	assertContains "in words" "$ERR" "$fuse/file': the open was punted to io-wq and had not completed after 1 s"
+	assertContains "the next path opened" "$OUT" "$MNT/d/file"
+	assertContains "$OUT" "inline"
+
+	run timeout -k 1 8 uring-open --json --timeout=500ms "$fuse/file"
+	assertEquals "--json: exit 2" 2 "$RC"
+	assertContains "$OUT" '"fd":-1,'
+	assertContains "$OUT" '"timed_out":true,"errno":"ETIME","message":"the open was punted to io-wq and had not completed after 500 ms'
+	assertContains "$OUT" '"failed":1,"exact":true,"timed_out":1,'
+
+	echo old >"$SHUNIT_TMPDIR/out"
+	t0=$EPOCHREALTIME
+	run timeout -k 1 8 uring-open --json --timeout=500ms --output="$SHUNIT_TMPDIR/out" "$MNT/d/file" "$fuse"
+	el=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+	assertEquals "the mount's root: exit 2 ($ERR)" 2 "$RC"
+	assertTrue "ended a second after the timeout (${el}s)" "awk 'BEGIN { exit !($el < 3) }'"
+	assertContains "$ERR" "$fuse': the open blocked in the submit call itself"
+	assertEquals "--output as it was" old "$(cat "$SHUNIT_TMPDIR/out")"
+	assertEquals "no temporary" "" "$(find "$SHUNIT_TMPDIR" -name '.out.*')"
+
+	t0=$EPOCHREALTIME
+	run timeout -k 1 8 uring-open --bench --json --timeout=1s --from="$list"
+	el=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+	assertEquals "--bench: exit 2" 2 "$RC"
+	assertTrue "--bench ended after the timeout (${el}s)" "awk 'BEGIN { exit !($el < 3) }'"
+	assertContains "$OUT" '"opens":2,'
+	assertContains "$OUT" '"timed_out":2'
+	assertContains "$ERR" "2 opens punted to io-wq had not completed after 1 s"
+
+	t0=$EPOCHREALTIME
+	run timeout -k 1 8 uring-open --bench --async --depth=1 --timeout=1s --from="$list"
+	el=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+	assertEquals "--bench --depth=1: exit 2" 2 "$RC"
+	assertTrue "ended after the timeout (${el}s)" "awk 'BEGIN { exit !($el < 3) }'"
+	assertContains "the paths after it not opened" "$ERR" "1 open punted to io-wq had not completed after 1 s (a FUSE daemon or a network server that does not answer?): cancelled; 2 more not opened"
+
+	# The default: 10 s, said in --help.
+	run uring-open --help
+	assertContains "$OUT" "default 10s"
+	fuse_cont
+	umount "$fuse"
+}
+
 test_usage_errors() {
 	run uring-open
 	assertEquals 64 "$RC"
@@ -581,6 +650,11 @@ test_usage_errors() {
 	assertEquals "-0 is gone: lists are read with --files0-from" 64 "$RC"
 	run uring-open --direct /
 	assertEquals "--direct without --bench" 64 "$RC"
+	run uring-open --timeout=0 /
+	assertEquals "--timeout=0" 64 "$RC"
+	assertContains "$ERR" "invalid --timeout '0': a duration from 1ms to 24h is needed"
+	run uring-open --timeout=10x /
+	assertEquals "--timeout=10x" 64 "$RC"
 	run uring-open --help
 	assertEquals 0 "$RC"
 	assertContains "$OUT" "DEFER_TASKRUN"
