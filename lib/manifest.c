@@ -26,6 +26,7 @@
 #include "dcp_report.h"
 #include "dcp_util.h"
 #include "dcp_warm.h"
+#include "private/dcp_dirra.h"
 #include "private/dcp_thread.h"
 
 #ifndef RESOLVE_NO_XDEV
@@ -1445,9 +1446,32 @@ struct mroot {
 /* One entry's work in a batch. */
 struct item {
 	size_t entry;
+	size_t group;	/* its directory's in the batch, or NO_GROUP */
 	int err;
 	enum dcp_pages_limit left_out; /* a limit left some of its data out */
 	struct dcp_pages_plan plan;
+};
+
+/*
+ * A restore is a walk: the entries of one directory that come together in
+ * a batch (a snapshot writes a directory's entries together) are a group,
+ * whose directory is looked up once from its mount's root and each name
+ * from its descriptor, on any thread.  A group of many names has its
+ * directory's blocks read ahead first, once in the run, as a walk reads
+ * them before listing it (dcp_dirra_dir()): the lookups then find them in
+ * memory instead of reading them one at a time.
+ */
+#define NO_GROUP ((size_t)-1)
+#define GROUP_LIST_MIN 32 /* names of a group whose directory is read ahead */
+#define LISTED_MAX 64	  /* directories remembered as read ahead (the latest) */
+
+struct group {
+	size_t lead;	/* its first entry: the text before NAME names the directory */
+	size_t name;	/* where the name begins in each of its entries' paths */
+	size_t n;	/* its entries */
+	bool open;	/* its directory is to be opened (make_groups()) */
+	int fd;		/* O_PATH of the directory, or -errno (-1: not opened): each
+			 * entry looked up alone */
 };
 
 struct restore {
@@ -1461,8 +1485,14 @@ struct restore {
 	size_t nitems;
 	size_t *order;	     /* the read phase's order */
 	size_t norder;
+	struct group *groups; /* the batch's directories */
+	size_t ngroups;
+	size_t maxgroups;     /* of them, held open at once (fit_descriptors()) */
+	struct { dev_t dev; ino_t ino; } listed[LISTED_MAX]; /* under lock */
+	size_t nlisted;
+	struct dcp_dirra ra;	/* the devices met by read_ahead_once() */
 	_Atomic size_t next;
-	int phase;	     /* 1 look up and plan, 2 read, 3 stop */
+	int phase;	     /* 0 directories, 1 look up and plan, 2 read, 3 stop */
 	unsigned gen, running;
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
@@ -1579,19 +1609,170 @@ static void report(struct restore *r, size_t entry, int err, enum dcp_pages_stal
 	pthread_mutex_unlock(&r->lock);
 }
 
-/* Phase 1 for one entry: look it up from its mount's root; plan a file's reads. */
+/*
+ * Look IT's entry up as REST from DIRFD (its mount's root, or its
+ * directory on that mount), never leaving that mount; plan a file's
+ * reads.  Returns what IT->err says, negated.
+ */
+static int plan_at(struct restore *r, struct item *it, int dirfd, const char *rest)
+{
+	const struct dcp_manifest_entry *e = &r->m->v[it->entry];
+	int fd;
+
+	if (e->has_identity && e->nranges && e->state == DCP_CACHED && r->o->pages) {
+		fd = dcp_pages_plan_at(r->pages, dirfd, rest, &e->identity,
+				       (const uint64_t (*)[2])e->ranges, e->nranges, &it->plan);
+		if (fd == 0)
+			atomic_fetch_add(&r->files, 1);
+	} else {
+		fd = dcp_openat2(dirfd, rest, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
+				 RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
+		if (fd >= 0)
+			close(fd);
+		/* An absent name looked up is what a negative entry records. */
+		if (fd == -ENOENT && e->state == DCP_NEGATIVE)
+			fd = 0;
+	}
+	it->err = fd < 0 ? -fd : 0;
+	return fd < 0 ? fd : 0;
+}
+
+/*
+ * Read directory FD's (O_PATH) blocks ahead, once in the run, as a walk
+ * reads them before listing it (dcp_dirra_dir()), before its names are
+ * looked up one by one.
+ */
+static void read_ahead_once(struct restore *r, int fd)
+{
+	struct stat st;
+	size_t i;
+	int dfd;
+
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->nlisted && i < LISTED_MAX; i++)
+		if (r->listed[i].dev == st.st_dev && r->listed[i].ino == st.st_ino)
+			break;
+	if (i == r->nlisted || i == LISTED_MAX) {
+		r->listed[r->nlisted % LISTED_MAX].dev = st.st_dev;
+		r->listed[r->nlisted % LISTED_MAX].ino = st.st_ino;
+		r->nlisted++;
+		i = LISTED_MAX + 1; /* not seen: list it */
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (i != LISTED_MAX + 1)
+		return;
+	/* "." of the checked descriptor: the directory itself, no name looked up. */
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (dfd < 0)
+		return;
+	dcp_dirra_dir(&r->ra, dfd, &st);
+	close(dfd);
+}
+
+/* Phase 0 for one group: its directory looked up from its mount's root. */
+static void group_open(struct restore *r, struct group *g)
+{
+	const struct dcp_manifest_entry *e = &r->m->v[g->lead];
+	char *dir = g->name > 1 ? strndup(e->path, g->name - 1) : strdup(g->name ? "/" : ".");
+	char *abs = dir ? dcp_manifest_lexical(dir) : NULL;
+	const char *rest;
+	size_t tlen = 0;
+	int root;
+
+	free(dir);
+	g->fd = -ENOMEM;
+	if (!abs)
+		return;
+	root = mount_root(r, abs, &tlen);
+	if (root >= 0) {
+		rest = abs + tlen;
+		while (*rest == '/')
+			rest++;
+		g->fd = dcp_openat2(root, *rest ? rest : ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+				    RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
+		if (g->fd >= 0 && g->n >= GROUP_LIST_MIN)
+			read_ahead_once(r, g->fd);
+	}
+	free(abs);
+}
+
+/* Where ENTRY's name begins after its directory's text; 0 with no name of its own. */
+static bool name_of(const struct dcp_manifest_entry *e, size_t *name)
+{
+	const char *s = memrchr(e->path, '/', e->len), *n = s ? s + 1 : e->path;
+
+	if (!*n || !strcmp(n, ".") || !strcmp(n, ".."))
+		return false;
+	*name = (size_t)(n - e->path);
+	return true;
+}
+
+/*
+ * The batch's items in groups: consecutive entries of one directory's
+ * text.  Only a group of several names has its directory opened, and
+ * only as many as R->maxgroups; the others' entries are looked up alone.
+ */
+static void make_groups(struct restore *r)
+{
+	struct group *g = NULL;
+	size_t open = 0;
+
+	r->ngroups = 0;
+	for (size_t i = 0; i < r->nitems; i++) {
+		struct item *it = &r->items[i];
+		const struct dcp_manifest_entry *e = &r->m->v[it->entry];
+		size_t name;
+
+		it->group = NO_GROUP;
+		if (!name_of(e, &name))
+			continue;
+		if (g && g->name == name && !memcmp(r->m->v[g->lead].path, e->path, name)) {
+			g->n++;
+		} else {
+			g = &r->groups[r->ngroups++];
+			*g = (struct group){ .lead = it->entry, .name = name, .n = 1, .fd = -1 };
+		}
+		it->group = (size_t)(g - r->groups);
+	}
+	for (size_t i = 0; i < r->ngroups; i++) {
+		r->groups[i].open = r->groups[i].n > 1 && open < r->maxgroups;
+		open += r->groups[i].open;
+	}
+}
+
+static void close_groups(struct restore *r)
+{
+	for (size_t i = 0; i < r->ngroups; i++)
+		if (r->groups[i].fd >= 0)
+			close(r->groups[i].fd);
+	r->ngroups = 0;
+}
+
+/* Phase 1 for one entry: look it up from its directory or its mount's root; plan a file's reads. */
 static void plan_one(struct restore *r, struct item *it)
 {
 	const struct dcp_manifest_entry *e = &r->m->v[it->entry];
-	char *abs = dcp_manifest_lexical(e->path);
+	char *abs;
 	const char *rest;
 	size_t tlen = 0;
-	int root, fd;
+	int root;
 
 	it->err = 0;
 	it->left_out = DCP_PAGES_LIMIT_NONE;
 	it->plan.fd = -1;
 	it->plan.stale = DCP_PAGES_STALE_NONE;
+	if (it->group != NO_GROUP && r->groups[it->group].fd >= 0) {
+		/* From its directory's descriptor; a name that is a mount point
+		 * (EXDEV: it is not on that mount) is looked up alone, below. */
+		if (plan_at(r, it, r->groups[it->group].fd, e->path + r->groups[it->group].name) !=
+		    -EXDEV)
+			return;
+		it->err = 0;
+		it->plan.stale = DCP_PAGES_STALE_NONE;
+	}
+	abs = dcp_manifest_lexical(e->path);
 	if (!abs) {
 		it->err = errno;
 		return;
@@ -1607,22 +1788,8 @@ static void plan_one(struct restore *r, struct item *it)
 		rest++;
 	if (!*rest)
 		rest = ".";
-	if (e->has_identity && e->nranges && e->state == DCP_CACHED && r->o->pages) {
-		fd = dcp_pages_plan_at(r->pages, root, rest, &e->identity,
-				       (const uint64_t (*)[2])e->ranges, e->nranges, &it->plan);
-		if (fd == 0)
-			atomic_fetch_add(&r->files, 1);
-	} else {
-		fd = dcp_openat2(root, rest, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
-				 RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS);
-		if (fd >= 0)
-			close(fd);
-		/* An absent name looked up is what a negative entry records. */
-		if (fd == -ENOENT && e->state == DCP_NEGATIVE)
-			fd = 0;
-	}
+	plan_at(r, it, root, rest);
 	free(abs);
-	it->err = fd < 0 ? -fd : 0;
 }
 
 /* Take items of PHASE (1 look up and plan, 2 read) until none is left. */
@@ -1631,7 +1798,10 @@ static void work(struct restore *r, int phase)
 	for (;;) {
 		size_t i = atomic_fetch_add(&r->next, 1);
 
-		if (phase == 1 && i < r->nitems) {
+		if (phase == 0 && i < r->ngroups) {
+			if (r->groups[i].open)
+				group_open(r, &r->groups[i]);
+		} else if (phase == 1 && i < r->nitems) {
 			plan_one(r, &r->items[i]);
 		} else if (phase == 2 && i < r->norder) {
 			struct item *it = &r->items[r->order[i]];
@@ -1713,9 +1883,11 @@ static int cmp_order(const void *a, const void *b, void *items)
  * Fit *THREADS and *BATCH (files held open between planning and reading)
  * in RLIMIT_NOFILE: beyond a reserve (standard streams, the mount roots,
  * the library's own), the threads take at most half of what is left and
- * the batch the rest, so that any -j completes under any limit.
+ * the batch the rest, so that any -j completes under any limit.  An
+ * eighth of the batch's share goes to *GROUPS, the directories held open
+ * while their names are looked up (none under a small limit).
  */
-static void fit_descriptors(unsigned *threads, size_t *batch)
+static void fit_descriptors(unsigned *threads, size_t *batch, size_t *groups)
 {
 	struct rlimit rl;
 	size_t avail = 4096, t;
@@ -1726,8 +1898,12 @@ static void fit_descriptors(unsigned *threads, size_t *batch)
 	if (t < *threads)
 		*threads = t ? (unsigned)t : 1;
 	*batch = avail > *threads * FDS_PER_THREAD ? avail - *threads * FDS_PER_THREAD : 1;
+	*groups = *batch / 8;
+	*batch -= *groups;
 	if (*batch > MAX_BATCH)
 		*batch = MAX_BATCH;
+	if (*groups > MAX_BATCH / 4)
+		*groups = MAX_BATCH / 4;
 }
 
 /* The address space a restore keeps from its threads' stacks under ulimit -v. */
@@ -1772,11 +1948,13 @@ static int restore_run(const struct dcp_manifest *m, struct dcp_manifest_reader 
 			return ret;
 		}
 	}
-	fit_descriptors(&want, &batch);
+	fit_descriptors(&want, &batch, &r.maxgroups);
 	tids = calloc(want, sizeof(*tids));
 	r.items = calloc(batch, sizeof(*r.items));
 	r.order = calloc(batch, sizeof(*r.order));
-	if (!tids || !r.items || !r.order) {
+	r.groups = calloc(batch, sizeof(*r.groups));
+	dcp_dirra_init(&r.ra);
+	if (!tids || !r.items || !r.order || !r.groups) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -1825,7 +2003,10 @@ static int restore_run(const struct dcp_manifest *m, struct dcp_manifest_reader 
 				st->skipped_errors += r.m->v[pos].state == DCP_ERROR;
 			}
 		}
+		make_groups(&r);
+		run_phase(&r, threads, 0);
 		run_phase(&r, threads, 1);
+		close_groups(&r);
 		r.norder = 0;
 		for (size_t i = 0; i < r.nitems; i++) {
 			struct item *it = &r.items[i];
@@ -1863,6 +2044,8 @@ out:
 	free(r.mr);
 	free(r.items);
 	free(r.order);
+	free(r.groups);
+	dcp_dirra_fini(&r.ra);
 	free(tids);
 	dcp_pages_run_free(r.pages);
 	dcp_mounts_free(own_mounts);

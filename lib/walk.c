@@ -57,6 +57,7 @@
 #include "dcp_report.h"
 #include "dcp_util.h"
 #include "dcp_walk.h"
+#include "private/dcp_dirra.h"
 #include "private/dcp_thread.h"
 
 #ifndef RESOLVE_CACHED
@@ -71,22 +72,6 @@
 #define MAX_QUEUED_ROOTS 1024
 #define FD_RESERVE 8	   /* stdio and the command's own descriptors */
 #define FD_BUDGET_MAX 4096 /* leave most of a large limit to the command */
-#define RA_MIN (64 * 1024)	   /* DCP_WALK_READAHEAD: a directory this large... */
-#define RA_MAX (64u << 20)	   /* ...has at most this much read ahead */
-#define RA_DEVS 16		   /* block devices remembered */
-#define RA_EXTENTS 32		   /* FIEMAP extents asked at once */
-/* posix_fadvise(WILLNEED) reads at most the device's read-ahead window or
- * largest request (max(read_ahead_kb, max_sectors_kb)) per call: a longer
- * extent is asked for in pieces below either. */
-#define RA_PIECE (128u << 10)
-#define EXT_SUPER_MAGIC 0xEF53	   /* ext2, ext3 and ext4 */
-
-/* DCP_WALK_READAHEAD: a block device met, and its node (none: not usable). */
-struct ra_dev {
-	dev_t dev;
-	bool none;
-	char path[72];
-};
 
 struct node {
 	struct dcp_dir pub;
@@ -280,9 +265,7 @@ struct dcp_walk {
 	struct probe_share *shares;
 	pthread_cond_t share_done;
 	unsigned idle;		/* workers waiting for work */
-	pthread_mutex_t ra_lock; /* DCP_WALK_READAHEAD: the devices met */
-	struct ra_dev ra[RA_DEVS];
-	unsigned nra;
+	struct dcp_dirra ra;	/* DCP_WALK_READAHEAD: the devices met */
 };
 
 /* ---- descriptors ---------------------------------------------------- */
@@ -2091,159 +2074,6 @@ static void list_chunk(struct worker *wk, struct node *n)
 	}
 }
 
-/* ---- DCP_WALK_READAHEAD ---------------------------------------------- */
-
-/* "/dev/NAME" for block device DEV, from /sys/dev/block: false if none. */
-static bool ra_dev_path(dev_t dev, char *path, size_t size)
-{
-	char ue[64], buf[512];
-	const char *p, *name;
-	size_t n;
-	ssize_t len;
-	int fd;
-
-	snprintf(ue, sizeof(ue), "/sys/dev/block/%u:%u/uevent", major(dev), minor(dev));
-	fd = open(ue, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return false;
-	buf[len] = '\0';
-	if (!strncmp(buf, "DEVNAME=", 8))
-		name = buf + 8;
-	else if ((p = strstr(buf, "\nDEVNAME=")))
-		name = p + 9;
-	else
-		return false;
-	n = strcspn(name, "\n");
-	if (!n || n + 6 > size || memmem(name, n, "..", 2))
-		return false;
-	snprintf(path, size, "/dev/%.*s", (int)n, name);
-	return true;
-}
-
-/*
- * The block device DEV, opened read-only, or -1.  Only the node whose
- * fstat says it is DEV is kept; a device that cannot be opened (not root)
- * is remembered and not tried again.
- */
-static int ra_dev_open(struct dcp_walk *w, dev_t dev)
-{
-	struct ra_dev d = { .dev = dev };
-	bool known = false;
-	struct stat st;
-	int fd = -1, err = 0;
-
-	pthread_mutex_lock(&w->ra_lock);
-	for (unsigned i = 0; i < w->nra; i++) {
-		if (w->ra[i].dev == dev) {
-			d = w->ra[i];
-			known = true;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&w->ra_lock);
-	if (d.none)
-		return -1;
-	if (known || ra_dev_path(dev, d.path, sizeof(d.path))) {
-		fd = open(d.path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		err = fd < 0 ? errno : 0;
-		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != dev)) {
-			close(fd);
-			fd = -1;
-			err = ENODEV;
-		}
-	} else {
-		err = ENODEV;
-	}
-	/* Out of descriptors or memory: try again with the next directory. */
-	if (err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR)
-		return -1;
-	d.none = fd < 0;
-	pthread_mutex_lock(&w->ra_lock);
-	known = false;
-	for (unsigned i = 0; i < w->nra && !known; i++)
-		known = w->ra[i].dev == dev;
-	if (!known && w->nra < RA_DEVS)
-		w->ra[w->nra++] = d;
-	pthread_mutex_unlock(&w->ra_lock);
-	return fd;
-}
-
-/*
- * Read directory DIRFD's blocks ahead, before it is listed
- * (DCP_WALK_READAHEAD).  ext4 lists an indexed directory one block at a
- * time in hash order, waiting for each read and reading nothing ahead, so
- * the thread listing a directory of 200,000 entries waits for over a
- * thousand reads in series while the other threads run out of entries.
- * The blocks of an ext2/3/4 directory live in the page cache of its block
- * device: FIEMAP says where they are, and posix_fadvise(WILLNEED) on the
- * device reads them in a few large requests, which the listing then finds
- * cached.  Nothing else changes: the same blocks are read (at most RA_MAX
- * of them ahead), no dentry or inode is touched.  Only directories of
- * RA_MIN bytes or more, and only when the device can be opened read-only
- * (usually by root only); otherwise the directory is listed as before.
- */
-static void dir_readahead(struct dcp_walk *w, int dirfd, const struct stat *st)
-{
-	union {
-		struct fiemap fm;
-		char raw[sizeof(struct fiemap) + RA_EXTENTS * sizeof(struct fiemap_extent)];
-	} b;
-	struct fiemap *fm = &b.fm;
-	uint64_t start = 0, done = 0;
-	struct statfs sfs;
-	bool last = false;
-	int dev;
-
-	/* No block device (tmpfs, NFS, FUSE, overlay...): nothing to ask. */
-	if (st->st_size < RA_MIN || !major(st->st_dev) || fstatfs(dirfd, &sfs) < 0 ||
-	    sfs.f_type != EXT_SUPER_MAGIC)
-		return;
-	dev = ra_dev_open(w, st->st_dev);
-	if (dev < 0)
-		return;
-	while (!last && done < RA_MAX) {
-		uint64_t asked = start;
-
-		memset(&b, 0, sizeof(b));
-		fm->fm_start = start;
-		fm->fm_length = FIEMAP_MAX_OFFSET - start;
-		fm->fm_extent_count = RA_EXTENTS;
-		if (ioctl(dirfd, FS_IOC_FIEMAP, fm) < 0 || !fm->fm_mapped_extents)
-			break;
-		for (unsigned i = 0; i < fm->fm_mapped_extents && !last; i++) {
-			const struct fiemap_extent *e = &fm->fm_extents[i];
-
-			last = e->fe_flags & FIEMAP_EXTENT_LAST;
-			start = e->fe_logical + e->fe_length;
-			/* Only blocks where FIEMAP says, as they are on disk. */
-			if (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
-					   FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_DATA_INLINE |
-					   FIEMAP_EXTENT_DATA_TAIL | FIEMAP_EXTENT_UNWRITTEN |
-					   FIEMAP_EXTENT_NOT_ALIGNED))
-				continue;
-			/* Never a length of 0: to posix_fadvise it means "to the end". */
-			for (uint64_t off = 0, len; off < e->fe_length && done < RA_MAX; off += len) {
-				len = e->fe_length - off;
-				len = len < RA_PIECE ? len : RA_PIECE;
-				len = len < RA_MAX - done ? len : RA_MAX - done;
-				(void)posix_fadvise(dev, (off_t)(e->fe_physical + off), (off_t)len,
-						    POSIX_FADV_WILLNEED);
-				done += len;
-			}
-			last = last || done >= RA_MAX;
-		}
-		/* An extent of length 0 (a directory changing under us)
-		 * would ask for the same extents forever. */
-		if (start <= asked)
-			break;
-	}
-	close(dev);
-}
-
 /*
  * List directory N (its descriptor already open), visit every entry, and
  * queue the subdirectories the visitor let us descend into.
@@ -2289,7 +2119,7 @@ static void list_dir(struct worker *wk, struct node *n)
 	}
 	n->listed = true;
 	if (w->o.flags & DCP_WALK_READAHEAD)
-		dir_readahead(w, n->fd, &st);
+		dcp_dirra_dir(&w->ra, n->fd, &st);
 	/*
 	 * A large directory is read, probed and visited a chunk at a time, so
 	 * memory follows the chunk, not the directory.  Several roots share a
@@ -2918,7 +2748,7 @@ static void walk_free(struct dcp_walk *w)
 	cold_free(w);
 	dcp_buf_free(&w->donepath);
 	pthread_mutex_destroy(&w->lock);
-	pthread_mutex_destroy(&w->ra_lock);
+	dcp_dirra_fini(&w->ra);
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->room);
 	pthread_cond_destroy(&w->seen_cv);
@@ -2956,7 +2786,7 @@ int dcp_walk_new(const struct dcp_walk_opts *opts, struct dcp_walk **out)
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
 	pthread_mutex_init(&w->lock, &ma);
 	pthread_mutex_init(&w->cold_lock, &ma);
-	pthread_mutex_init(&w->ra_lock, NULL);
+	dcp_dirra_init(&w->ra);
 	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->room, NULL);
