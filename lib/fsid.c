@@ -20,6 +20,7 @@
 #include <linux/btrfs.h>
 
 #include "dcp_fsid.h"
+#include "private/dcp_dl.h"
 #include "private/dcp_fsid_cache.h"
 
 /* Linux 6.9's, absent from older headers. */
@@ -249,8 +250,10 @@ static void bk_open(void)
 {
 	void *h = dlopen("libblkid.so.1", RTLD_NOW | RTLD_LOCAL);
 
-	if (!h)
+	if (!h) {
+		bk_status = dcp_dlopen_errno(); /* ENOMEM under ulimit -v, not ELIBACC */
 		return;
+	}
 #define BK_SYM(f)                                                   \
 	if (!(bk.f = (__typeof__(bk.f))dlsym(h, "blkid_" #f))) {    \
 		dlclose(h);                                         \

@@ -14,6 +14,7 @@
 
 #include "dcp_mounts.h"
 #include "dcp_probe.h"
+#include "private/dcp_dl.h"
 #include "private/dcp_mounts_shared.h"
 
 #ifndef RESOLVE_CACHED
@@ -75,8 +76,10 @@ static void lm_open(void)
 {
 	void *h = dlopen("libmount.so.1", RTLD_NOW | RTLD_LOCAL);
 
-	if (!h)
+	if (!h) {
+		lm_status = dcp_dlopen_errno(); /* ENOMEM under ulimit -v, not ELIBACC */
 		return;
+	}
 #define LM_SYM(f)                                     \
 	if (!(lm.f = (__typeof__(lm.f))dlsym(h, "mnt_" #f))) { \
 		dlclose(h);                           \
