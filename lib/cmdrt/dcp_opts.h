@@ -78,6 +78,11 @@ enum {
 	DCP_FLOOR_DCACHE_PROBE = 9,
 	DCP_FLOOR_WARM = 10,
 	DCP_FLOOR_URING_OPEN = 7,
+	/* dcache-probe --record, one filesystem watched (each more holds one
+	 * more); with --pid or --cgroup, whose event reads take a pidfd each
+	 * (lib/cmdrt/record_run.c, dcp_record_fds_needed()). */
+	DCP_FLOOR_RECORD = 12,
+	DCP_FLOOR_RECORD_PROCS = 21,
 };
 
 /* Help groups, so that a command's own options sit under the same headers. */

@@ -85,17 +85,55 @@ static void whose(struct rr *r, struct dcp_buf *b)
 
 /* ---- setting up ---- */
 
-/* EMFILE while setting up: in words, exit 2. */
-static int too_few_fds(void)
+/* The recorder's floor (dcp_opts.h): the fewest descriptors it starts with. */
+static unsigned record_floor(const struct rr *r)
+{
+	return r->rc->pid || r->rc->cgroup ? DCP_FLOOR_RECORD_PROCS : DCP_FLOOR_RECORD;
+}
+
+/* "(with --pid or --cgroup)", or what those need more, for the messages. */
+static const char *floor_note(const struct rr *r)
+{
+	static char buf[64];
+
+	if (r->rc->pid || r->rc->cgroup)
+		return " (with --pid or --cgroup)";
+	snprintf(buf, sizeof(buf), " (%u with --pid or --cgroup)", DCP_FLOOR_RECORD_PROCS);
+	return buf;
+}
+
+/*
+ * Too few descriptors, before anything is set up (RLIMIT_NOFILE below
+ * the floor) or once EMFILE said it while setting up: in words, the
+ * number needed included, exit 2.
+ */
+static int too_few_fds(const struct rr *r)
+{
+	unsigned floor = record_floor(r);
+	unsigned long long need = floor;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY) {
+		dcp_warn(EMFILE, "--record: too few open file descriptors to start the recording");
+		return DCP_EXIT_ERROR;
+	}
+	/* At the floor or above, EMFILE all the same: descriptors given by the
+	 * parent, or more filesystems watched: one more at least. */
+	if (need <= rl.rlim_cur)
+		need = rl.rlim_cur + 1;
+	dcp_warn(0, "--record: too few open file descriptors to start the recording: "
+		 "RLIMIT_NOFILE (ulimit -n) is %llu, at least %llu is needed here%s",
+		 (unsigned long long)rl.rlim_cur, need, need == floor ? floor_note(r) : "");
+	return DCP_EXIT_ERROR;
+}
+
+/* Below the recorder's floor: refused before anything is set up. */
+static bool below_floor(const struct rr *r)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		dcp_warn(0, "--record: too few open file descriptors to start the recording: "
-			 "RLIMIT_NOFILE (ulimit -n) is %llu", (unsigned long long)rl.rlim_cur);
-	else
-		dcp_warn(EMFILE, "--record: too few open file descriptors to start the recording");
-	return DCP_EXIT_ERROR;
+	return getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	       rl.rlim_cur < record_floor(r);
 }
 
 static int start_procs(struct rr *r, const struct dcp_mounts *mounts)
@@ -150,7 +188,7 @@ static int start_procs(struct rr *r, const struct dcp_mounts *mounts)
 		return DCP_EXIT_ERROR;
 	}
 	if (ret == -EMFILE)
-		return too_few_fds();
+		return too_few_fds(r);
 	if (ret < 0) {
 		dcp_warn(-ret, "cannot follow the processes to record");
 		return DCP_EXIT_ERROR;
@@ -196,7 +234,7 @@ static int start_recording(struct rr *r, const struct dcp_mounts *mounts)
 			 "(Linux 5.9%s)", r->procs ? ", and 5.15 with --pid or --cgroup" : "");
 		return DCP_EXIT_UNSUPPORTED;
 	case -EMFILE:
-		return too_few_fds();
+		return too_few_fds(r);
 	case -EREMOTE: {
 		struct dcp_mount mt;
 
@@ -236,10 +274,13 @@ static int start_recording(struct rr *r, const struct dcp_mounts *mounts)
 
 		if (free_fds < need && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
 		    rl.rlim_cur != RLIM_INFINITY) {
+			unsigned long long k = rl.rlim_cur + need - free_fds;
+
+			if (k < record_floor(r))
+				k = record_floor(r);
 			dcp_warn(0, "--record needs %u open file descriptors free to read its events "
 				 "once it watches (%u free): RLIMIT_NOFILE (ulimit -n) is %llu, at least "
-				 "%llu is needed here", need, free_fds, (unsigned long long)rl.rlim_cur,
-				 (unsigned long long)(rl.rlim_cur + need - free_fds));
+				 "%llu is needed here", need, free_fds, (unsigned long long)rl.rlim_cur, k);
 			return DCP_EXIT_ERROR;
 		}
 	}
@@ -579,6 +620,8 @@ int dcp_record_run(const struct dcp_opts *opts, const struct dcp_probe_run_confi
 	ret = dcp_opts_can_probe(true, true);
 	if (ret != DCP_EXIT_OK)
 		return ret;
+	if (below_floor(&r))
+		return too_few_fds(&r);
 	/* SIGINT and SIGTERM end the watching: read from a descriptor. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);

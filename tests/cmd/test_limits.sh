@@ -570,4 +570,67 @@ test_closed_pipe_sigpipe_ignored() {
 	done < <(pipe_cmds)
 }
 
+# An address space so small that libmount (or libblkid) cannot be mapped
+# when the mount table is first read: the run says it is out of memory
+# (ENOMEM, "Cannot allocate memory"), never that a shared library cannot be
+# accessed (ELIBACC: what a missing libmount is).  (Before, warm under
+# ulimit -v 3000-4000: "cannot read the mount table: Can not access a
+# needed shared library".)
+test_ulimit_v_loading_libmount_is_out_of_memory() {
+	local line kb said=0
+	if sanitized; then
+		startSkipping
+		return
+	fi
+	while read -r line; do
+		for kb in 2500 3000 3500 4000 4500 5000 6000; do
+			# shellcheck disable=SC2086
+			runf bash -c "ulimit -v $kb && exec \"\$@\"" - $line
+			if [ "$RC" = 127 ] && grep -q "error while loading shared libraries\|cannot allocate TLS data structures for initial thread" "$ERRF"; then
+				continue # the dynamic loader itself could not map libc
+			fi
+			assertNotContains "$line under ulimit -v $kb: exit $RC" "$ERR" "needed shared library"
+			if grep -q "mount table: Cannot allocate memory" "$ERRF"; then
+				said=$((said + 1))
+				assertEquals "$line under ulimit -v $kb: exit 2" 2 "$RC"
+			fi
+		done
+	done < <(printf '%s\n' "warm -r $MNT/dw" "dcache-probe -r $MNT/dw" "cachedopen --path --pages $FILE")
+	assertTrue "some limit fails loading libmount, said as out of memory ($said)" "[ $said -ge 1 ]"
+}
+
+# The recorder's floor (DCP_FLOOR_RECORD, DCP_FLOOR_RECORD_PROCS in
+# lib/cmdrt/dcp_opts.h), stated in dcache-probe(1): under every limit below
+# it a recording does not start, and says how many descriptors it needs;
+# at the floor it records.  (Before: under 9 "too few open file
+# descriptors to start the recording: RLIMIT_NOFILE is 9", no number;
+# under 10 "at least 11", under 11 "at least 12".)
+test_recorder_descriptor_floor() {
+	local h=$DCP_SRC/lib/cmdrt/dcp_opts.h fl flp n by m=$RELY_TMP/rec.jsonl extra
+	fl=$(sed -n 's/^[[:space:]]*DCP_FLOOR_RECORD = \([0-9]*\),.*/\1/p' "$h")
+	flp=$(sed -n 's/^[[:space:]]*DCP_FLOOR_RECORD_PROCS = \([0-9]*\),.*/\1/p' "$h")
+	assertNotNull "DCP_FLOOR_RECORD" "$fl"
+	assertNotNull "DCP_FLOOR_RECORD_PROCS" "$flp"
+	assertContains "dcache-probe.1 states it" "$(cat "$DCP_SRC/man/dcache-probe.1")" "The recorder's floor is $fl descriptors"
+	assertContains "dcache-probe.1 states it" "$(cat "$DCP_SRC/man/dcache-probe.1")" "$flp with"
+	for by in all pid; do
+		extra=()
+		[ "$by" = pid ] && extra=(--pid=$$) && fl=$flp
+		for ((n = 9; n <= fl; n++)); do
+			echo old >"$m"
+			runf bash -c "ulimit -n $n && exec \"\$@\"" - dcache-probe --for=1s --listed \
+				"${extra[@]}" --record="$m" "$MNT"
+			if ((n < fl)); then
+				assertEquals "$by, limit $n: refused, exit 2 ($ERR)" 2 "$RC"
+				assertContains "$by, limit $n: the number needed said" "$ERR" \
+					"RLIMIT_NOFILE (ulimit -n) is $n, at least $fl is needed here"
+				assertEquals "$by, limit $n: FILE as it was" old "$(cat "$m")"
+			else
+				assertEquals "$by, limit $n: records ($ERR)" 0 "$RC"
+				assertContains "$by, limit $n: a recording" "$(cat "$m")" '"type":"recording"'
+			fi
+		done
+	done
+}
+
 . "$SHUNIT2"

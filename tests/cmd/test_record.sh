@@ -963,6 +963,8 @@ test_record_at_the_descriptor_floor() {
 				echo "  $by, ulimit -n $lim: refused, exit $REC_RC: $REC_ERR" >&2
 				assertEquals "$by, $lim: refused: exit 2" 2 "$REC_RC"
 				assertContains "$by, $lim: refused in words" "$REC_ERR" "open file descriptors"
+				[[ $REC_ERR =~ at\ least\ [0-9]+\ is\ needed ]]
+				assertTrue "$by, $lim: the number needed said: $REC_ERR" $?
 				refused=$((refused + 1))
 				continue
 			fi
