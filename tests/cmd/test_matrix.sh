@@ -19,6 +19,8 @@
 # (read by this suite only) adds an option to what --help said: the control
 # that the check fails on a mode added without a row.
 #
+# A cell whose bound is a rule of the design (RULE: a FUSE root stalls until
+# a signal ends it) checks that rule, named under the table.
 # Cells that make no sense are N/A in the table, with their reason.  At the
 # end the matrix is printed with its size, its cells passing, N/A and
 # failing, and its runtime.
@@ -67,8 +69,8 @@ declare -A MODIFIERS=(
 	[cachedopen]="--files0-from --from --dereference --path --no-dereference --explain
 		--human-readable --pages --quiet --retry --si --json --output --usage --version --help"
 	[uring-open]="--async --cached --depth --direct --flags --no-defer --count --pages --trace
-		--files0-from --from --explain --human-readable --quiet --si --json --output --usage
-		--version --help"
+		--timeout --files0-from --from --explain --human-readable --quiet --si --json --output
+		--usage --version --help"
 )
 
 # The cells that make no sense, with why.
@@ -81,15 +83,23 @@ declare -A NA=(
 # The defects the matrix found that are not fixed yet: CELL="WHAT: why",
 # WHAT a part of what the cell reports.  Such a cell is KNOWN in the table,
 # reported, not failed; once it passes it fails until it is taken out.
+# (None now: a defect found is fixed, or the cell checks the design's own
+# bound, RULE below.)
 declare -A KNOWN
+
+# The cells whose bound is a rule of the design rather than BOUND seconds:
+# CELL="the rule", printed with the table and checked by the cell.
+declare -A RULE
+# A FUSE mount the user named as a root is listed through its daemon, as ls
+# would (DESIGN.md, "Every input is hostile"; dcprobe(7)): a stopped daemon
+# stalls the run until it answers or a signal ends it.  The cell: a run
+# still going after STALL_TERM seconds is sent SIGTERM, and must end within
+# 1 s of it, of the signal (exit 143), FILE as it was, no temporary,
+# nothing claimed complete; a run that ends by itself before is judged as
+# any cell.
+STALL_TERM=3
 for r in walk pages per-dir per-mount explain snapshot warm warm-check prometheus; do
-	KNOWN[$r.fuse-root]="HANG: a walk of a FUSE mount named as the root lists it (getdents, through the
-daemon, as ls would), and waits for good while the daemon is stopped; SIGTERM ends it"
-done
-for r in uring-open uring-bench; do
-	KNOWN[$r.fuse-in]="HANG: io_uring punts the open of a path on a FUSE mount to an io-wq worker, which
-asks the stopped daemon; uring-open waits for that completion"
-	KNOWN[$r.fuse-root]=${KNOWN[$r.fuse-in]}
+	RULE[$r.fuse-root]="stall-until-signal: a FUSE root is listed through its daemon, as ls would (dcprobe(7)); SIGTERM after ${STALL_TERM} s ends it within 1 s, exit 143, FILE as it was, no temporary"
 done
 unset r
 
@@ -223,8 +233,10 @@ row_argv() {
 	warm) A=(warm -r --pages --json "$r") ;;
 	warm-check) A=(warm -r --check --json "$r") ;;
 	cachedopen) A=(cachedopen --pages --json "$r/a/f1" "$r/b/g1" "$r/c/known") ;;
-	uring-open) A=(uring-open --pages --json "$r/a/f1" "$r/b/g1" "$r/c/known") ;;
-	uring-bench) A=(uring-open --bench --json "$r/a/f1" "$r/a/f2" "$r/b/g1" "$r/c/known") ;;
+	# (--timeout=1s: an open waiting on a stopped daemon is cancelled after
+	# it, each one: three in a FUSE root end within the bound.)
+	uring-open) A=(uring-open --timeout=1s --pages --json "$r/a/f1" "$r/b/g1" "$r/c/known") ;;
+	uring-bench) A=(uring-open --timeout=1s --bench --json "$r/a/f1" "$r/a/f2" "$r/b/g1" "$r/c/known") ;;
 	prometheus) A=(dcache-probe -r --pages --prometheus "$r") ;;
 	diagnose) A=(dcache-probe --diagnose --json) ;;
 	esac
@@ -264,7 +276,7 @@ go() {
 	shift 3
 	local cmd=$1
 	shift
-	STDOUT=$WORK/stdout STDERR=$WORK/stderr HANG=
+	STDOUT=$WORK/stdout STDERR=$WORK/stderr HANG= SIGNALLED=
 	# shellcheck disable=SC2086
 	${AS:+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --} bash -c "$pre"'; exec "$@"' - "$DCP_BIN/$cmd" "$@" \
 		>"$STDOUT" 2>"$STDERR" </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
@@ -273,6 +285,9 @@ go() {
 	dl=$(awk -v t="$t0" -v b="$bound" 'BEGIN { printf "%.6f", t + b }')
 	if [ -n "${SIGTERM_AFTER:-}" ]; then
 		sleep "$SIGTERM_AFTER"
+		if kill -0 "$pid" 2>/dev/null && ! fixture_dead "$pid"; then
+			SIGNALLED=1
+		fi
 		kill -TERM "$pid" 2>/dev/null
 		t0=$EPOCHREALTIME
 		dl=$(awk -v t="$t0" -v b="$bound" 'BEGIN { printf "%.6f", t + b }')
@@ -427,6 +442,15 @@ verdict() {
 	fi
 	if [ -z "$HANG" ]; then
 		case $EXPECT in
+		stall)
+			# Ended by itself before the signal: judged as any cell.
+			if [ -n "$SIGNALLED" ]; then
+				[ "$RC" = 143 ] || why+=("exit $RC, not the signal's 143")
+				[ -z "$published" ] || why+=("FILE replaced by a run ended by SIGTERM")
+				awk -v e="$ELAPSED" 'BEGIN { exit !(e <= 1.0) }' ||
+					why+=("ended ${ELAPSED}s after SIGTERM (> 1 s)")
+			fi
+			;;
 		lost)
 			[ "$RC" != 0 ] || why+=("exit 0 although c/ could not be read")
 			;;
@@ -508,9 +532,18 @@ cell() {
 	row_argv "$row" "$root" "$m"
 	# (Not through the stopped daemon: the reader would wait for good.)
 	[ "$row" = record ] && [ "$root" != "$FR" ] && workload_start "$root"
-	go "$(bound "$row")" "$pre" -- "${A[@]}" "$(out_opt "$row" "$OF")"
-	workload_stop
-	verdict "$row" "$col"
+	if [ -n "${RULE[$row.$col]:-}" ]; then
+		local expect=$EXPECT
+		EXPECT=stall
+		SIGTERM_AFTER=$STALL_TERM go "$(bound "$row")" "$pre" -- "${A[@]}" "$(out_opt "$row" "$OF")"
+		workload_stop
+		verdict "$row" "$col"
+		EXPECT=$expect
+	else
+		go "$(bound "$row")" "$pre" -- "${A[@]}" "$(out_opt "$row" "$OF")"
+		workload_stop
+		verdict "$row" "$col"
+	fi
 	rm -rf "$DIR"
 }
 
@@ -617,36 +650,17 @@ descriptors() {
 	EXPECT=same
 	for row in "${ROWS[@]}"; do
 		row_argv "$row" "$T" "$WORK/T.manifest"
-		n=$(floor_of "${A[0]}")
-		assertNotNull "the floor of ${A[0]}" "$n"
-		# The recorder has a floor of its own, higher (record_run.c): the
-		# lowest limit it starts under, from what it says below it.
-		[ "$row" != record ] || n=$(record_floor "$n")
+		# The recorder has a floor of its own (DCP_FLOOR_RECORD: the row
+		# records without --pid or --cgroup).
+		if [ "$row" = record ]; then
+			n=$(floor_of record)
+		else
+			n=$(floor_of "${A[0]}")
+		fi
+		assertNotNull "the floor of $row" "$n"
 		cell "$row" "$col" "$T" "$WORK/T.manifest" "ulimit -n $((n + add))"
 	done
 }
-# record_floor N - the lowest RLIMIT_NOFILE from N up under which the
-# recorder starts: "at least K is needed here" says K; "too few ... to
-# start" says only that it is more.
-record_floor() {
-	local n=$1 k i
-	row_argv record "$T" ""
-	for ((i = 0; i < 16; i++)); do
-		cell_dir
-		go 4 "ulimit -n $n" -- "${A[@]}" "$(out_opt record "$OF")"
-		rm -rf "$DIR"
-		k=$(grep -o 'at least [0-9]* is needed' "$STDERR" | grep -o '[0-9]*')
-		if [ -n "$k" ] && [ "$k" -gt "$n" ]; then
-			n=$k
-		elif grep -q 'too few open file descriptors' "$STDERR"; then
-			n=$((n + 1))
-		else
-			break
-		fi
-	done
-	echo "$n"
-}
-
 test_descriptor_floor() { descriptors floor 0; }
 test_descriptor_floor_plus_one() { descriptors floor+1 1; }
 
@@ -798,6 +812,7 @@ test_zz_the_matrix() {
 		printf '\n'
 	done
 	for w in "${!NA[@]}"; do echo "  N/A $w: ${NA[$w]}"; done | sort
+	for w in "${!RULE[@]}"; do echo "  ${RESULT[$w]:-NOT-RUN} $w (rule ${RULE[$w]%%:*}): ${RULE[$w]#*: }"; done | sort
 	for w in "${!WHY[@]}"; do echo "  ${RESULT[$w]} $w: ${WHY[$w]}"; done | sort
 	printf '%d rows x %d columns = %d cells: %d pass, %d N/A, %d known defects, %d fail; %.0f s\n' \
 		${#ROWS[@]} ${#COLS[@]} $((${#ROWS[@]} * ${#COLS[@]})) $pass $na $known $failed \
