@@ -1713,8 +1713,9 @@ static bool name_of(const struct dcp_manifest_entry *e, size_t *name)
  * The batch's items in groups: consecutive entries of one directory's
  * text.  Only a group of several names has its directory opened, and
  * only as many as R->maxgroups; the others' entries are looked up alone.
+ * Returns the number to open.
  */
-static void make_groups(struct restore *r)
+static size_t make_groups(struct restore *r)
 {
 	struct group *g = NULL;
 	size_t open = 0;
@@ -1740,6 +1741,7 @@ static void make_groups(struct restore *r)
 		r->groups[i].open = r->groups[i].n > 1 && open < r->maxgroups;
 		open += r->groups[i].open;
 	}
+	return open;
 }
 
 static void close_groups(struct restore *r)
@@ -2003,8 +2005,12 @@ static int restore_run(const struct dcp_manifest *m, struct dcp_manifest_reader 
 				st->skipped_errors += r.m->v[pos].state == DCP_ERROR;
 			}
 		}
-		make_groups(&r);
-		run_phase(&r, threads, 0);
+		/* A phase wakes every thread: none without work, and one
+		 * directory is opened here. */
+		if (make_groups(&r) > 1)
+			run_phase(&r, threads, 0);
+		else
+			run_phase(&r, 0, 0);
 		run_phase(&r, threads, 1);
 		close_groups(&r);
 		r.norder = 0;
@@ -2019,7 +2025,8 @@ static int restore_run(const struct dcp_manifest *m, struct dcp_manifest_reader 
 				r.order[r.norder++] = i;
 		}
 		qsort_r(r.order, r.norder, sizeof(*r.order), cmp_order, r.items);
-		run_phase(&r, threads, 2);
+		if (r.norder)
+			run_phase(&r, threads, 2);
 		for (size_t i = 0; i < r.norder; i++) {
 			struct item *it = &r.items[r.order[i]];
 
