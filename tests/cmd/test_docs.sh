@@ -32,6 +32,10 @@ DOCEX=$DCP_TESTS/lib/docex.py
 oneTimeSetUp() {
 	ROOT=$(fixture_new 64) || fail "cannot make fixture"
 	populate "$ROOT"
+	# uring-open --trace's examples need tracefs: mounted here, in the
+	# suite's own mount namespace, when the machine has not (as
+	# cmd/uring-open does).
+	[ -d /sys/kernel/tracing/instances ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 	WORK=$SHUNIT_TMPDIR/docs
 	mkdir -p "$WORK/cwd"
 	# The pages as installed: the configured ones, in the build.
