@@ -9,10 +9,13 @@
  */
 #define _GNU_SOURCE
 #include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dcp_cmd.h"
 #include "dcp_record_run.h"
@@ -57,8 +60,9 @@ static const char doc[] =
 "\n"
 "With --record=FILE (root only), the PATHs are watched with fanotify instead,\n"
 "and what was opened, read or listed under them (by --pid or --cgroup's\n"
-"processes) is written to FILE as such a manifest when --for runs out or on\n"
-"SIGINT or SIGTERM: what one service used, for warm --manifest.\n"
+"processes, or by the command --start runs) is written to FILE as such a\n"
+"manifest when --for runs out, on SIGINT or SIGTERM, or when that command exits:\n"
+"what one service used, for warm --manifest.\n"
 "\n"
 "With --diagnose, no PATH: each kernel mechanism dcprobe uses, asked of the\n"
 "running kernel, is listed as present, absent or blocked, with what its\n"
@@ -75,6 +79,7 @@ static const char doc[] =
 "  dcache-probe -r -s --pages /srv/app      # and how much data is in memory\n"
 "  dcache-probe -q --manifest=M --min-resident 99   # is a restore complete?\n"
 "  dcache-probe --record=M --for=1m --cgroup=/system.slice/app.service /srv\n"
+"  dcache-probe --record=M --start='python3 -c \"import json\"' /usr/lib/python3\n"
 "\v"
 "Opening a directory to list it puts that directory's own dentry in the cache\n"
 "(and, for a caller who is not its owner, its ACL); --no-perturb only lists\n"
@@ -98,6 +103,7 @@ enum {
 	OPT_FOR,
 	OPT_PID,
 	OPT_CGROUP,
+	OPT_START,
 	OPT_LISTED,
 	OPT_DIAGNOSE,
 };
@@ -128,9 +134,13 @@ static const struct argp_option options[] = {
 	{ "for", OPT_FOR, "DURATION", 0,
 	  "End the recording after DURATION: whole seconds, minutes or hours (30s, 10m, "
 	  "1h; 30 is 30s); else on SIGINT or SIGTERM", GROUP_RECORD },
+	{ "start", OPT_START, "COMMAND", 0,
+	  "Run COMMAND (/bin/sh -c) once the PATHs are watched and keep only what it and "
+	  "its descendants open; its exit ends the recording (a failing command: exit 2). "
+	  "Needs --record=FILE: the command has standard output", GROUP_RECORD },
 	{ "pid", OPT_PID, "PID", 0,
-	  "Keep only what process PID and its descendants open (to record a command, "
-	  "start it stopped: dcache-probe(1), EXAMPLES)", GROUP_RECORD },
+	  "Keep only what process PID and its descendants open (a process stopped when "
+	  "the recording begins is resumed; to record a command, see --start)", GROUP_RECORD },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
 	  "Keep only what the processes of cgroup v2 PATH open, and of the cgroups below "
 	  "it (/system.slice/app.service; it may not exist yet, its parent must)",
@@ -246,7 +256,7 @@ static void check_record(struct argp_state *state)
 			env.only ? "--only" : env.sort ? "--sort" : env.ignore_unvisited ?
 			"--ignore-unvisited" : NULL;
 	const char *what = rec.for_ns ? "--for" : rec.pid ? "--pid" : rec.cgroup ? "--cgroup" :
-			   rec.listed ? "--listed" : NULL;
+			   rec.start ? "--start" : rec.listed ? "--listed" : NULL;
 
 	if (!rec.file) {
 		if (what)
@@ -260,6 +270,12 @@ static void check_record(struct argp_state *state)
 			   "PATHs, walking nothing", x);
 	if (rec.pid && rec.cgroup)
 		argp_error(state, "--pid excludes --cgroup");
+	if (rec.start && (rec.pid || rec.cgroup))
+		argp_error(state, "--start excludes %s: the command started is the one recorded",
+			   rec.pid ? "--pid" : "--cgroup");
+	if (rec.start && !strcmp(rec.file, "-"))
+		argp_error(state, "--start needs --record=FILE, not standard output: the "
+			   "command writes there");
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -303,6 +319,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   "(/system.slice/app.service, or a directory of the cgroup2 "
 				   "mount)", dcp_quoted(&qbuf, arg));
 		rec.cgroup = arg;
+		break;
+	case OPT_START:
+		if (!arg[strspn(arg, " \t\n")])
+			argp_error(state, "--start needs a command (run with /bin/sh -c)");
+		if (rec.start)
+			argp_error(state, "--start given twice");
+		rec.start = arg;
+		/* The command's standard output is the one given: kept now, before
+		 * --record's FILE takes its place (at the end of the parse). */
+		rec.start_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (rec.start_stdout < 0 && errno != EBADF)
+			dcp_die(DCP_EXIT_ERROR, errno, "--start");
 		break;
 	case OPT_LISTED:
 		rec.listed = true;

@@ -12,6 +12,14 @@
  * writer (dcp_probe_run() with dcp_probe_given): a recording is a
  * manifest like a snapshot's, with one "recording" record before the
  * summary.
+ *
+ * With --start, the command is forked before anything is set up, held
+ * (blocked reading a pipe) until the marks exist, attributed by its pid as
+ * --pid is, then released to exec /bin/sh -c COMMAND; its exit ends the
+ * loop (it is reaped once its events are read), and a command that failed
+ * makes the exit status 2.  SIGINT or SIGTERM sent to the recorder (not a
+ * terminal's, which reaches both) is passed on to it; at --for it is left
+ * running.
  */
 #ifndef DCP_RECORD_RUN_H
 #define DCP_RECORD_RUN_H
@@ -33,6 +41,9 @@ struct dcp_record_run_config {
 	uint64_t for_ns;	/* --for; 0: until SIGINT or SIGTERM */
 	pid_t pid;		/* --pid; 0: not given */
 	const char *cgroup;	/* --cgroup, as given; NULL: not given */
+	const char *start;	/* --start: a command for /bin/sh -c; NULL: not given */
+	int start_stdout;	/* --start: the standard output given, kept before FILE
+				 * took its place (close-on-exec); -1: none was open */
 	bool listed;		/* --listed */
 };
 

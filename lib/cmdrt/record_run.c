@@ -13,7 +13,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +42,9 @@ struct rr {
 	struct dcp_record *rec;
 	struct dcp_procs *procs;
 	char *cgroup;		    /* --cgroup's hierarchy path */
+	pid_t pid;		    /* --pid, or the command --start runs; 0: neither */
+	int release;		    /* --start: the socket that lets the command exec */
+	int wstatus;		    /* --start: how it ended (wait(2)), once ended_by is "exit" */
 	struct dcp_record_stats st;
 	struct dcp_procs_stats ps;
 	uint64_t unresolved;	    /* events and entries not resolved (dcp_record_unresolved()) */
@@ -75,8 +80,10 @@ static unsigned long read_sysctl(const char *path)
 /* Who is recorded, in words: "the processes of CGROUP"... */
 static void whose(struct rr *r, struct dcp_buf *b)
 {
-	if (r->rc->pid)
-		dcp_buf_printf(b, "process %d and its descendants", (int)r->rc->pid);
+	if (r->rc->start)
+		dcp_buf_printf(b, "the command (process %d) and its descendants", (int)r->pid);
+	else if (r->pid)
+		dcp_buf_printf(b, "process %d and its descendants", (int)r->pid);
 	else if (r->rc->cgroup)
 		dcp_buf_printf(b, "the processes of %s", r->cgroup);
 	else
@@ -88,17 +95,17 @@ static void whose(struct rr *r, struct dcp_buf *b)
 /* The recorder's floor (dcp_opts.h): the fewest descriptors it starts with. */
 static unsigned record_floor(const struct rr *r)
 {
-	return r->rc->pid || r->rc->cgroup ? DCP_FLOOR_RECORD_PROCS : DCP_FLOOR_RECORD;
+	return r->pid || r->rc->start || r->rc->cgroup ? DCP_FLOOR_RECORD_PROCS : DCP_FLOOR_RECORD;
 }
 
-/* "(with --pid or --cgroup)", or what those need more, for the messages. */
+/* "(with --pid, --start or --cgroup)", or what those need more, for the messages. */
 static const char *floor_note(const struct rr *r)
 {
 	static char buf[64];
 
-	if (r->rc->pid || r->rc->cgroup)
-		return " (with --pid or --cgroup)";
-	snprintf(buf, sizeof(buf), " (%u with --pid or --cgroup)", DCP_FLOOR_RECORD_PROCS);
+	if (r->pid || r->rc->start || r->rc->cgroup)
+		return " (with --pid, --start or --cgroup)";
+	snprintf(buf, sizeof(buf), " (%u with --pid, --start or --cgroup)", DCP_FLOOR_RECORD_PROCS);
 	return buf;
 }
 
@@ -141,11 +148,11 @@ static int start_procs(struct rr *r, const struct dcp_mounts *mounts)
 	struct dcp_procs_opts po = { .mounts = mounts };
 	int ret;
 
-	if (!r->rc->pid && !r->rc->cgroup)
+	if (!r->pid && !r->rc->cgroup)
 		return DCP_EXIT_OK;
-	if (r->rc->pid) {
+	if (r->pid) {
 		po.by = DCP_PROCS_PID;
-		po.pid = r->rc->pid;
+		po.pid = r->pid;
 	} else {
 		r->cgroup = dcp_procs_cgroup_path(mounts, r->rc->cgroup);
 		if (!r->cgroup)
@@ -154,6 +161,11 @@ static int start_procs(struct rr *r, const struct dcp_mounts *mounts)
 		po.cgroup = r->cgroup;
 	}
 	ret = dcp_procs_new(&po, &r->procs);
+	if (ret == -ESRCH && r->rc->start) {
+		dcp_warn(0, "--start: the command's process %d has gone before it was run",
+			 (int)r->pid);
+		return DCP_EXIT_ERROR;
+	}
 	if (ret == -ESRCH && kill(r->rc->pid, 0) == 0) {
 		dcp_warn(0, "--pid: process %d has exited (a zombie): it opens nothing more",
 			 (int)r->rc->pid);
@@ -163,7 +175,7 @@ static int start_procs(struct rr *r, const struct dcp_mounts *mounts)
 		dcp_warn(0, "--pid: no process %d", (int)r->rc->pid);
 		return DCP_EXIT_ERROR;
 	}
-	if (ret == -ENOENT && !r->rc->pid) {
+	if (ret == -ENOENT && !r->pid) {
 		dcp_warn(0, "--cgroup needs a cgroup v2 hierarchy, and none is mounted");
 		return DCP_EXIT_UNSUPPORTED;
 	}
@@ -326,18 +338,81 @@ static void began(struct rr *r)
 	bool resumed = r->rc->pid && is_stopped(r->rc->pid) && kill(r->rc->pid, SIGCONT) == 0;
 	struct dcp_buf b = DCP_BUF_INIT;
 
-	if (r->o->quiet || !isatty(STDERR_FILENO))
-		return;
-	dcp_buf_printf(&b, "%s: recording what ", program_invocation_name);
-	whose(r, &b);
-	dcp_buf_puts(&b, " open");
-	if (!r->rc->pid && !r->rc->cgroup)
-		dcp_buf_puts(&b, "s");
-	dcp_buf_printf(&b, "%s; %s%sSIGINT (Ctrl-C) or SIGTERM ends it\n",
-		       resumed ? " (resumed)" : "",
-		       r->rc->for_ns ? "--for" : "", r->rc->for_ns ? ", " : "");
-	dcp_msg_buf(&b);
-	dcp_buf_free(&b);
+	if (!r->o->quiet && isatty(STDERR_FILENO)) {
+		dcp_buf_printf(&b, "%s: recording what ", program_invocation_name);
+		whose(r, &b);
+		dcp_buf_puts(&b, " open");
+		if (!r->pid && !r->rc->cgroup)
+			dcp_buf_puts(&b, "s");
+		dcp_buf_printf(&b, "%s; %s%s%sSIGINT (Ctrl-C) or SIGTERM ends it\n",
+			       resumed ? " (resumed)" : "", r->rc->start ? "its exit, " : "",
+			       r->rc->for_ns ? "--for" : "", r->rc->for_ns ? ", " : "");
+		dcp_msg_buf(&b);
+		dcp_buf_free(&b);
+	}
+	/* The line said first: the command's own output comes after it. */
+	if (r->rc->start) {
+		/* EPIPE: the command is gone already (its exit ends the loop). */
+		if (send(r->release, "x", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE &&
+		    errno != ECONNRESET)
+			dcp_die(DCP_EXIT_ERROR, errno, "--start");
+		close(r->release);
+		r->release = -1;
+	}
+}
+
+/*
+ * --start: fork the command's process, held in a read of a socket until
+ * began() writes to it (EOF, the recorder gone or failed: it exits 127
+ * without running anything), then exec /bin/sh -c COMMAND with the signal
+ * mask MASK the recorder was started with.  It inherits standard input and
+ * error, and the standard output the recorder was given (--record's FILE
+ * took its place); the recorder's other descriptors are close-on-exec.
+ */
+static void fork_command(struct rr *r, const sigset_t *mask)
+{
+	int p[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0)
+		dcp_die(DCP_EXIT_ERROR, errno, "--start");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		dcp_die(DCP_EXIT_ERROR, errno, "--start: fork");
+	if (pid == 0) {
+		char c;
+		ssize_t n;
+
+		close(p[1]);
+		sigprocmask(SIG_SETMASK, mask, NULL);
+		/* The standard output given to the recorder, not FILE. */
+		if (r->rc->start_stdout >= 0 ? dup2(r->rc->start_stdout, STDOUT_FILENO) < 0 :
+		    close(STDOUT_FILENO) < 0)
+			_exit(127);
+		do
+			n = read(p[0], &c, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", r->rc->start, (char *)NULL);
+		dprintf(STDERR_FILENO, "%s: --start: /bin/sh: %s\n", program_invocation_name,
+			strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	r->pid = pid;
+	r->release = p[1];
+}
+
+/* --start: whether the command has exited (left a zombie until its events are read). */
+static bool command_exited(struct rr *r)
+{
+	siginfo_t si = { 0 };
+
+	return r->rc->start && r->release < 0 && r->pid > 0 &&
+	       waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	       si.si_pid == r->pid;
 }
 
 static int watch(struct rr *r, int sfd, int tfd)
@@ -370,10 +445,20 @@ static int watch(struct rr *r, int sfd, int tfd)
 		if (p[2].revents) {
 			struct signalfd_siginfo si;
 
-			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				r->ended_by = si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
-			else
-				r->ended_by = "SIGTERM";
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				si.ssi_signo = SIGTERM, si.ssi_code = SI_USER;
+			if (si.ssi_signo == SIGCHLD) {
+				if (command_exited(r)) {
+					r->ended_by = "exit";
+					break;
+				}
+				continue;
+			}
+			r->ended_by = si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
+			/* --start: passed on to the command, unless it came from the
+			 * terminal (Ctrl-C), which sent it to both. */
+			if (r->rc->start && si.ssi_code != SI_KERNEL && !command_exited(r))
+				kill(r->pid, (int)si.ssi_signo);
 			break;
 		}
 		if (p[3].revents) {
@@ -481,9 +566,13 @@ static void records(struct dcp_buf *b, void *arg)
 			dcp_buf_puts(b, ",\"mark\":\"filesystem\"}");
 	}
 	dcp_buf_puts(b, "],\"attribution\":{");
-	if (r->rc->pid)
-		dcp_buf_printf(b, "\"by\":\"pid\",\"pid\":%d", (int)r->rc->pid);
-	else if (r->rc->cgroup) {
+	if (r->pid) {
+		dcp_buf_printf(b, "\"by\":\"pid\",\"pid\":%d", (int)r->pid);
+		if (r->rc->start) {
+			dcp_buf_puts(b, ",\"command\":");
+			dcp_buf_json_str(b, r->rc->start, strlen(r->rc->start));
+		}
+	} else if (r->rc->cgroup) {
 		dcp_buf_puts(b, "\"by\":\"cgroup\",\"cgroup\":");
 		dcp_buf_json_str(b, r->cgroup, strlen(r->cgroup));
 	} else {
@@ -518,12 +607,19 @@ static bool lost_events(const struct rr *r)
 	return r->st.overflows || r->ps.lineage_lost || r->unresolved;
 }
 
+/* --start: the command exited with a status other than 0, or was killed. */
+static bool command_failed(const struct rr *r)
+{
+	return r->rc->start && !strcmp(r->ended_by, "exit") &&
+	       !(WIFEXITED(r->wstatus) && WEXITSTATUS(r->wstatus) == 0);
+}
+
 /* 2 for lost events or a failed read, 1 for an entry not in the cache at the end. */
 static int status(int st, const struct dcp_pr_counts *tot, void *arg)
 {
 	struct rr *r = arg;
 
-	if (st == DCP_EXIT_ERROR || lost_events(r) || r->read_err)
+	if (st == DCP_EXIT_ERROR || lost_events(r) || r->read_err || command_failed(r))
 		return DCP_EXIT_ERROR;
 	return tot->n[DCP_MISS] ? DCP_EXIT_COLD : DCP_EXIT_OK;
 }
@@ -585,6 +681,11 @@ static void warnings(struct rr *r)
 		dcp_buf_puts(&b, " came from processes that exited before they could be "
 			     "attributed; these files are not recorded\n");
 	}
+	if (command_failed(r) && WIFEXITED(r->wstatus))
+		dcp_buf_printf(&b, "%s: the command exited %d\n", me, WEXITSTATUS(r->wstatus));
+	else if (command_failed(r))
+		dcp_buf_printf(&b, "%s: the command was killed by SIG%s\n", me,
+			       sigabbrev_np(WTERMSIG(r->wstatus)) ? : "?");
 	if (r->st.ignore_marks_failed)
 		dcp_buf_printf(&b, "%s: %llu ignore mark%s could not be placed "
 			       "(fs.fanotify.max_user_marks): repeated opens kept costing events\n",
@@ -612,11 +713,13 @@ int dcp_record_run(const struct dcp_opts *opts, const struct dcp_probe_run_confi
 	struct dcp_probe_run_config wcfg = *cfg;
 	static struct dcp_mounts *mounts;
 	struct sigaction sa = { .sa_handler = on_second_signal };
-	sigset_t sigs;
+	sigset_t sigs, mask;
 	int ret, sfd, tfd = -1;
 
 	r.o = opts;
 	r.rc = rc;
+	r.pid = rc->pid;
+	r.release = -1;
 	ret = dcp_opts_can_probe(true, true);
 	if (ret != DCP_EXIT_OK)
 		return ret;
@@ -626,9 +729,17 @@ int dcp_record_run(const struct dcp_opts *opts, const struct dcp_probe_run_confi
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &sigs, NULL) < 0 ||
+	/* --start: the command's exit too (SIGCHLD not ignored, or it is reaped unseen). */
+	if (rc->start) {
+		signal(SIGCHLD, SIG_DFL);
+		sigaddset(&sigs, SIGCHLD);
+	}
+	if (sigprocmask(SIG_BLOCK, &sigs, &mask) < 0 ||
 	    (sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
 		dcp_die(DCP_EXIT_ERROR, errno, "signals");
+	/* The command's process first: it is attributed by its pid, as --pid's. */
+	if (rc->start)
+		fork_command(&r, &mask);
 	ret = dcp_mounts_load(NULL, &mounts);
 	if (ret < 0)
 		dcp_die(DCP_EXIT_ERROR, -ret, "cannot read the mount table");
@@ -642,6 +753,9 @@ int dcp_record_run(const struct dcp_opts *opts, const struct dcp_probe_run_confi
 	if (ret != DCP_EXIT_OK)
 		return ret;
 	watch(&r, sfd, tfd);
+	/* Its events are read: the command that exited is reaped now. */
+	if (!strcmp(r.ended_by, "exit") && waitpid(r.pid, &r.wstatus, 0) < 0)
+		dcp_die(DCP_EXIT_ERROR, errno, "--start");
 	/* Watching is over.  A second SIGINT or SIGTERM abandons the writing. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
