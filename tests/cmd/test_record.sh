@@ -529,6 +529,11 @@ test_record_usage() {
 --record=- --cgroup=/a/../b $ROOT|invalid --cgroup '/a/../b'
 --for=1s $ROOT|--for needs --record
 --pid=1 $ROOT|--pid needs --record
+--start=true $ROOT|--start needs --record
+--record=- --start=true $ROOT|--start needs --record=FILE, not standard output
+--record=$WORK/m --start=true --pid=1 $ROOT|--start excludes --pid
+--record=$WORK/m --start=true --cgroup=/x $ROOT|--start excludes --cgroup
+--record=$WORK/m --start= $ROOT|--start needs a command
 --listed $ROOT|--listed needs --record
 --record= $ROOT|--record needs a file name
 --record=-|no PATH given
@@ -1069,11 +1074,12 @@ test_record_help_groups_its_options() {
 --for
 --listed
 --pid
---record" "$(printf '%s\n' "$OUT" | awk '
+--record
+--start" "$(printf '%s\n' "$OUT" | awk '
 /^ [A-Z].*:$/ { head = $0; if (head ~ /Recording/) print head; next }
 /^$/ { head = "" }
 head ~ /Recording/ && match($0, /--[a-z-]+/) { print substr($0, RSTART, RLENGTH) }
-head !~ /Recording/ && /^ +(-., )?--(record|for|pid|cgroup|listed)[= ]/ { print "ELSEWHERE " $0 }
+head !~ /Recording/ && /^ +(-., )?--(record|for|pid|cgroup|listed|start)[= ]/ { print "ELSEWHERE " $0 }
 ' | sort -u)"
 	printf '%s\n' "$OUT" | python3 "$DCP_TESTS/lib/help_check.py" "dcache-probe --help"
 	assertEquals "help_check" 0 $?
@@ -1095,6 +1101,107 @@ test_record_resumes_a_stopped_pid() {
 	assertEquals "exit" 0 "$RC"
 	assertContains "said at a terminal" "$OUT" "recording what process $p and its descendants open (resumed); --for, SIGINT (Ctrl-C) or SIGTERM ends it"
 	assertEquals "its file recorded" file "$(kind "$m" "$ROOT/x/target")"
+}
+
+# ---- --start: a recorder that starts the command ----
+
+# The command --start runs is recorded, and only it: W run by the recorder
+# while O reads the other half of the same directories; its exit ends the
+# recording (no signal, no --for), exit 0.
+test_record_start_holds_exactly_the_command() {
+	local m=$WORK/start.jsonl o
+	mcold || fail "remount"
+	rec_start dcache-probe --record="$m" \
+		--start="exec bash '$WORK/w.sh' '$ROOT' '$WPLAN' '$DCP_TESTS/lib/manifest.py' '$WORK/grand.done'" \
+		"$ROOT" || return
+	run_o &
+	o=$!
+	rec_wait
+	wait "$o" || fail "O failed"
+	json_log dcache-probe "$m"
+	assertEquals "exit status ($REC_ERR)" 0 "$REC_RC"
+	rec_said "$m" "--start"
+	assertEquals "the recording is W's, none of O's" "" \
+		"$(mpy expect-recording "$ROOT" "$WPLAN" "$m" "$OPLAN" "${ALSO[@]}" '!o-only' | head -5)"
+	assertEquals "ended by" exit "$(recording "$m" 'r["ended_by"]')"
+	assertEquals "attribution" pid "$(recording "$m" 'r["attribution"]["by"]')"
+	assertContains "the command named" "$(recording "$m" 'r["attribution"]["command"]')" "w.sh"
+	assertEquals "unattributed" 0 "$(recording "$m" 'r["unattributed"]')"
+	assertEquals "the command's stdout is not the manifest" "" "$(cat "$WORK/rec.out")"
+}
+
+# Nothing is lost at the start, 20 times: the command's first open (its
+# only one) is recorded each time, at a terminal the line that says the
+# recording has begun comes before the command's own output, and the
+# recording ends with the command (no --for, no signal; 10 s at most).
+test_record_start_records_the_first_open_every_time() {
+	local m=$WORK/first.jsonl i f bad=0
+	for i in $(seq -w 1 20); do
+		f=$ROOT/o-only/f$i
+		rm -f "$m"
+		run timeout -k 2 10 script -qec "$DCP_BIN/dcache-probe --record=$m --start='head -c 3 $f >/dev/null; echo ran' $ROOT" /dev/null
+		if [ "$RC" != 0 ] || [ "$(kind "$m" "$f")" != file ]; then
+			bad=$((bad + 1))
+			echo "  run $i: exit $RC, $f $(kind "$m" "$f"): $OUT" >&2
+		fi
+	done
+	assertEquals "runs where the first open was missed" 0 "$bad"
+	assertEquals "ended by the command's exit" exit "$(recording "$m" 'r["ended_by"]')"
+	assertEquals "said at a terminal, then the command's output" \
+		"recording what the command (process $(recording "$m" 'r["attribution"]["pid"]')) and its descendants open; its exit, SIGINT (Ctrl-C) or SIGTERM ends it|ran" \
+		"$(printf '%s\n' "$OUT" | tr -d '\r' | sed -n '1s/^[^:]*: //p; 2p' | paste -sd'|')"
+}
+
+# A command that fails gives no quiet 0: "the command exited N" (or was
+# killed by SIG), exit 2, and the manifest of what it opened is written.
+test_record_start_failing_command_is_exit_2() {
+	local m=$WORK/fail.jsonl
+	run timeout -k 2 10 dcache-probe --record="$m" --start="cat '$ROOT/x/target' >/dev/null; exit 3" "$ROOT"
+	assertEquals "exit" 2 "$RC"
+	assertContains "said: $ERR" "$ERR" "dcache-probe: the command exited 3"
+	assertEquals "its file recorded" file "$(kind "$m" "$ROOT/x/target")"
+	assertEquals "ended by" exit "$(recording "$m" 'r["ended_by"]')"
+	run timeout -k 2 10 dcache-probe --record="$m" --start='kill -USR1 $$' "$ROOT"
+	assertEquals "killed: exit" 2 "$RC"
+	assertContains "killed: said: $ERR" "$ERR" "dcache-probe: the command was killed by SIGUSR1"
+	run timeout -k 2 10 dcache-probe --record="$m" --start="/no/such/command" "$ROOT"
+	assertEquals "not found: exit" 2 "$RC"
+	assertContains "not found: said: $ERR" "$ERR" "the command exited 127"
+	run timeout -k 2 10 dcache-probe --record="$m" --start=true "$ROOT"
+	assertEquals "true: exit" 0 "$RC"
+}
+
+# SIGTERM to the recorder ends the recording within a second and is passed
+# on to the command (SIGTERM, as kill(1) sent it); the manifest holds what
+# the command opened.  --for leaves the command running.
+test_record_start_sigterm_and_for() {
+	local m=$WORK/term.jsonl t0 p
+	rec_start dcache-probe --record="$m" --start="cat '$ROOT/x/target' >/dev/null; exec sleep 60" "$ROOT" ||
+		return
+	p=$(pgrep -P "$REC_PID" -x sleep)
+	for ((i = 0; i < 500; i++)); do
+		p=$(pgrep -P "$REC_PID" -x sleep) && break
+		sleep 0.01
+	done
+	assertNotNull "the command runs (sleep)" "$p"
+	t0=$(date +%s%N)
+	rec_stop TERM
+	assertTrue "ended within 1 s ($(ms_since "$t0") ms)" "[ $(ms_since "$t0") -lt 1000 ]"
+	assertEquals "exit ($REC_ERR)" 0 "$REC_RC"
+	assertEquals "ended by" SIGTERM "$(recording "$m" 'r["ended_by"]')"
+	assertEquals "its file recorded" file "$(kind "$m" "$ROOT/x/target")"
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$p" 2>/dev/null && ! grep -q '^[^)]*) Z' "/proc/$p/stat" 2>/dev/null || break
+		sleep 0.01
+	done
+	assertFalse "the command got SIGTERM" "kill -0 $p 2>/dev/null && ! grep -q '^[^)]*) Z' /proc/$p/stat"
+	# --for: the recording ends, the command goes on.
+	run timeout -k 2 10 dcache-probe --record="$m" --for=1s --start="exec sleep 30 >/dev/null 2>&1" "$ROOT"
+	assertEquals "--for: exit ($ERR)" 0 "$RC"
+	assertEquals "--for: ended by" for "$(recording "$m" 'r["ended_by"]')"
+	p=$(recording "$m" 'r["attribution"]["pid"]')
+	assertTrue "--for: the command left running" "kill -0 $p"
+	kill "$p" 2>/dev/null
 }
 
 # shellcheck source=/dev/null
