@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "dcp_cmd.h"
@@ -320,18 +321,27 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				   "mount)", dcp_quoted(&qbuf, arg));
 		rec.cgroup = arg;
 		break;
-	case OPT_START:
+	case OPT_START: {
+		struct rlimit rl;
+
 		if (!arg[strspn(arg, " \t\n")])
 			argp_error(state, "--start needs a command (run with /bin/sh -c)");
 		if (rec.start)
 			argp_error(state, "--start given twice");
 		rec.start = arg;
 		/* The command's standard output is the one given: kept now, before
-		 * --record's FILE takes its place (at the end of the parse). */
+		 * --record's FILE takes its place (at the end of the parse).  Below
+		 * the recorder's floor the run refuses before the command exists,
+		 * saying the floor: no descriptor taken for it then. */
+		rec.start_stdout = -1;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    rl.rlim_cur < DCP_FLOOR_RECORD_START)
+			break;
 		rec.start_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 		if (rec.start_stdout < 0 && errno != EBADF)
 			dcp_die(DCP_EXIT_ERROR, errno, "--start");
 		break;
+	}
 	case OPT_LISTED:
 		rec.listed = true;
 		break;

@@ -80,9 +80,12 @@ enum {
 	DCP_FLOOR_URING_OPEN = 7,
 	/* dcache-probe --record, one filesystem watched (each more holds one
 	 * more); with --pid or --cgroup, whose event reads take a pidfd each
-	 * (lib/cmdrt/record_run.c, dcp_record_fds_needed()). */
+	 * (lib/cmdrt/record_run.c, dcp_record_fds_needed()); with --start, which
+	 * also keeps the command's standard output and the socket that holds
+	 * the command until the marks exist. */
 	DCP_FLOOR_RECORD = 12,
 	DCP_FLOOR_RECORD_PROCS = 21,
+	DCP_FLOOR_RECORD_START = 23,
 };
 
 /* Help groups, so that a command's own options sit under the same headers. */

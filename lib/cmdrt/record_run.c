@@ -95,17 +95,22 @@ static void whose(struct rr *r, struct dcp_buf *b)
 /* The recorder's floor (dcp_opts.h): the fewest descriptors it starts with. */
 static unsigned record_floor(const struct rr *r)
 {
-	return r->pid || r->rc->start || r->rc->cgroup ? DCP_FLOOR_RECORD_PROCS : DCP_FLOOR_RECORD;
+	if (r->rc->start)
+		return DCP_FLOOR_RECORD_START;
+	return r->pid || r->rc->cgroup ? DCP_FLOOR_RECORD_PROCS : DCP_FLOOR_RECORD;
 }
 
-/* "(with --pid, --start or --cgroup)", or what those need more, for the messages. */
+/* "(with --pid or --cgroup)", or what those need more, for the messages. */
 static const char *floor_note(const struct rr *r)
 {
-	static char buf[64];
+	static char buf[80];
 
-	if (r->pid || r->rc->start || r->rc->cgroup)
-		return " (with --pid, --start or --cgroup)";
-	snprintf(buf, sizeof(buf), " (%u with --pid, --start or --cgroup)", DCP_FLOOR_RECORD_PROCS);
+	if (r->rc->start)
+		return " (with --start)";
+	if (r->pid || r->rc->cgroup)
+		return " (with --pid or --cgroup)";
+	snprintf(buf, sizeof(buf), " (%u with --pid or --cgroup, %u with --start)",
+		 DCP_FLOOR_RECORD_PROCS, DCP_FLOOR_RECORD_START);
 	return buf;
 }
 

@@ -599,23 +599,27 @@ test_ulimit_v_loading_libmount_is_out_of_memory() {
 	assertTrue "some limit fails loading libmount, said as out of memory ($said)" "[ $said -ge 1 ]"
 }
 
-# The recorder's floor (DCP_FLOOR_RECORD, DCP_FLOOR_RECORD_PROCS in
-# lib/cmdrt/dcp_opts.h), stated in dcache-probe(1): under every limit below
+# The recorder's floor (DCP_FLOOR_RECORD, DCP_FLOOR_RECORD_PROCS and
+# DCP_FLOOR_RECORD_START in lib/cmdrt/dcp_opts.h), stated in dcache-probe(1): under every limit below
 # it a recording does not start, and says how many descriptors it needs;
 # at the floor it records.  (Before: under 9 "too few open file
 # descriptors to start the recording: RLIMIT_NOFILE is 9", no number;
 # under 10 "at least 11", under 11 "at least 12".)
 test_recorder_descriptor_floor() {
-	local h=$DCP_SRC/lib/cmdrt/dcp_opts.h fl flp n by m=$RELY_TMP/rec.jsonl extra
+	local h=$DCP_SRC/lib/cmdrt/dcp_opts.h fl flp fls n by m=$RELY_TMP/rec.jsonl extra
 	fl=$(sed -n 's/^[[:space:]]*DCP_FLOOR_RECORD = \([0-9]*\),.*/\1/p' "$h")
 	flp=$(sed -n 's/^[[:space:]]*DCP_FLOOR_RECORD_PROCS = \([0-9]*\),.*/\1/p' "$h")
 	assertNotNull "DCP_FLOOR_RECORD" "$fl"
 	assertNotNull "DCP_FLOOR_RECORD_PROCS" "$flp"
+	fls=$(sed -n 's/^[[:space:]]*DCP_FLOOR_RECORD_START = \([0-9]*\),.*/\1/p' "$h")
+	assertNotNull "DCP_FLOOR_RECORD_START" "$fls"
+	assertContains "dcache-probe.1 states it" "$(cat "$DCP_SRC/man/dcache-probe.1")" "$fls with"
 	assertContains "dcache-probe.1 states it" "$(cat "$DCP_SRC/man/dcache-probe.1")" "The recorder's floor is $fl descriptors"
 	assertContains "dcache-probe.1 states it" "$(cat "$DCP_SRC/man/dcache-probe.1")" "$flp with"
-	for by in all pid; do
+	for by in all pid start; do
 		extra=()
 		[ "$by" = pid ] && extra=(--pid=$$) && fl=$flp
+		[ "$by" = start ] && extra=(--start=true) && fl=$fls
 		for ((n = 9; n <= fl; n++)); do
 			echo old >"$m"
 			runf bash -c "ulimit -n $n && exec \"\$@\"" - dcache-probe --for=1s --listed \
