@@ -31,7 +31,7 @@ START=$EPOCHREALTIME
 SECRET=hidden-name-secret
 
 # The rows: one per mode.
-ROWS=(walk pages per-dir per-mount explain snapshot verify restore record
+ROWS=(walk pages per-dir per-mount explain snapshot verify restore record record-start
 	warm warm-check cachedopen uring-open uring-bench prometheus diagnose)
 # The columns: one per hostile condition.
 COLS=(fuse-in fuse-root floor floor+1 vmem nobody race sigterm full)
@@ -43,7 +43,8 @@ declare -A MODE_OF=(
 	[dcache-probe:--pages]=pages [dcache-probe:--per-dir]=per-dir
 	[dcache-probe:--per-mount]=per-mount [dcache-probe:--explain]=explain
 	[dcache-probe:--ranges]=snapshot [dcache-probe:--manifest]=verify
-	[dcache-probe:--record]=record [dcache-probe:--diagnose]=diagnose
+	[dcache-probe:--record]=record [dcache-probe:--start]=record-start
+	[dcache-probe:--diagnose]=diagnose
 	[dcache-probe:--prometheus]=prometheus [dcache-probe:--output]=prometheus
 	[warm]=warm [warm:--recursive]=warm [warm:--manifest]=restore [warm:--check]=warm-check
 	[cachedopen]=cachedopen
@@ -194,7 +195,7 @@ oneTimeSetUp() {
 	# A tiny tmpfs, filled up: the full column's output directory.
 	FULL=$FIXTURE_ROOT/full
 	mkdir -p "$FULL"
-	mount -t tmpfs -o size=64k,mode=0755 tmpfs "$FULL" || fail "cannot mount a tmpfs"
+	mount -t tmpfs -o size=128k,mode=0755 tmpfs "$FULL" || fail "cannot mount a tmpfs"
 	local r
 	for r in "${ROWS[@]}"; do echo old >"$FULL/$r.out"; done
 	dd if=/dev/zero of="$FULL/filler" bs=4k 2>/dev/null
@@ -230,6 +231,10 @@ row_argv() {
 	verify) A=(dcache-probe --manifest="$m" --json) ;;
 	restore) A=(warm --manifest="$m" --json) ;;
 	record) A=(dcache-probe --for=1s --listed "$r") ;;
+	# The command it starts is the workload: it reads, then outlives --for
+	# (left running, its output elsewhere).
+	record-start) A=(dcache-probe --for=1s --listed
+		--start="cat $r/a/* $r/b/* >/dev/null 2>&1; exec sleep 2 >/dev/null 2>&1" "$r") ;;
 	warm) A=(warm -r --pages --json "$r") ;;
 	warm-check) A=(warm -r --check --json "$r") ;;
 	cachedopen) A=(cachedopen --pages --json "$r/a/f1" "$r/b/g1" "$r/c/known") ;;
@@ -245,7 +250,7 @@ row_argv() {
 # out_opt ROW FILE - the option that sends ROW's output to FILE.
 out_opt() {
 	case $1 in
-	record) echo "--record=$2" ;;
+	record | record-start) echo "--record=$2" ;;
 	*) echo "--output=$2" ;;
 	esac
 }
@@ -455,7 +460,7 @@ verdict() {
 			[ "$RC" != 0 ] || why+=("exit 0 although c/ could not be read")
 			;;
 		signal)
-			if [ "$row" = record ]; then
+			if [[ $row == record* ]]; then
 				[ "$RC" = 0 ] || why+=("exit $RC: SIGTERM is the recording's end ($(tail -c 200 "$STDERR"))")
 				[ -n "$published" ] || why+=("no manifest after SIGTERM")
 				awk -v e="$ELAPSED" 'BEGIN { exit !(e <= 1.0) }' ||
@@ -651,9 +656,12 @@ descriptors() {
 	for row in "${ROWS[@]}"; do
 		row_argv "$row" "$T" "$WORK/T.manifest"
 		# The recorder has a floor of its own (DCP_FLOOR_RECORD: the row
-		# records without --pid or --cgroup).
+		# records without --pid or --cgroup; DCP_FLOOR_RECORD_START with
+		# --start).
 		if [ "$row" = record ]; then
 			n=$(floor_of record)
+		elif [ "$row" = record-start ]; then
+			n=$(floor_of record-start)
 		else
 			n=$(floor_of "${A[0]}")
 		fi
@@ -692,7 +700,7 @@ test_fifo_exchange_race() {
 	local row i n swapper ino why rc refused
 	for row in "${ROWS[@]}"; do
 		n=6
-		[ "$row" = record ] && n=2
+		[[ $row == record* ]] && n=2
 		DIR=$(mktemp -d "$WORK/race.XXXXXX")
 		OF=$DIR/out
 		echo old >"$OF"
@@ -760,7 +768,7 @@ test_sigterm_in_the_middle() {
 		cell_dir
 		row_argv "$row" "$T" "$WORK/hold"
 		case $row in
-		verify | restore | record | diagnose) ;;
+		verify | restore | record | record-start | diagnose) ;;
 		uring-bench) A+=(--files0-from="$WORK/hold") ;;
 		*) A+=(--from="$WORK/hold") ;;
 		esac
@@ -773,7 +781,7 @@ test_sigterm_in_the_middle() {
 	done
 }
 
-# --output on a full filesystem (a 64 KiB tmpfs, filled): exit 2, FILE as
+# --output on a full filesystem (a 128 KiB tmpfs, filled: a page per row's old FILE): exit 2, FILE as
 # it was, no temporary.
 test_full_filesystem() {
 	local row
