@@ -1118,6 +1118,7 @@ static struct {
 	pthread_t *tids;
 	unsigned gen, running;
 	bool closing;
+	bool by_path;		   /* too few descriptors for a piece's directory */
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
 	struct dcp_buf out;	   /* the pieces' lines, in order */
@@ -1225,7 +1226,7 @@ static void manifest_piece(unsigned wi, struct piece *p)
 	struct dcp_buf t;
 	int dfd = -1, all = 0;
 
-	if (p->dir)
+	if (p->dir && !mv.by_path)
 		dfd = piece_dir(p, &all);
 	w->hold = true;
 	for (size_t i = p->first; i < p->first + p->n; i++) {
@@ -1301,6 +1302,8 @@ static void *manifest_thread(void *arg)
  * with --explain (its state is one thread's).  Made before the progress
  * line reads them.
  */
+enum { MANIFEST_FDS_BY_DIR = 5 }; /* a directory, a file, its reopening, 2 spare */
+
 static void manifest_workers(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1317,6 +1320,13 @@ static void manifest_workers(void)
 	}
 	if (o->explain)
 		want = 1;
+	/* At the descriptor floor a piece's directory is one descriptor too
+	 * many (beside a file's O_PATH descriptor and its reopening): every
+	 * name is then probed by its full path, as one thread did before. */
+	if (dcp_fd_free() < MANIFEST_FDS_BY_DIR) {
+		want = 1;
+		mv.by_path = true;
+	}
 	run.w = calloc(want, sizeof(*run.w));
 	mv.tids = calloc(want, sizeof(*mv.tids));
 	if (!run.w || !mv.tids)
