@@ -34,10 +34,14 @@ struct dcp_fsuuid2 {
 /* ext4's own (Linux 6.0, include/uapi/linux/ext4.h): FSU_LEN in, 16 out. */
 struct dcp_ext4_fsuuid {
 	uint32_t fsu_len;
-	uint32_t fsu_flags;
-	uint8_t fsu_uuid[];
+	uint32_t fsu_flags; /* the kernel's struct ends in a flexible fsu_uuid[] */
 };
 #define DCP_EXT4_IOC_GETFSUUID _IOR('f', 44, struct dcp_ext4_fsuuid)
+/* What is passed: the header and room for a 16-byte UUID. */
+struct dcp_ext4_fsuuid16 {
+	struct dcp_ext4_fsuuid h;
+	uint8_t uuid[16];
+};
 /* xfs's geometry, version 1 (every kernel xfs runs on: fs/xfs/libxfs/xfs_fs.h). */
 struct dcp_xfs_geom_v1 {
 	uint32_t blocksize, rtextsize, agblocks, agcount, logblocks, sectsize, inodesize,
@@ -121,10 +125,7 @@ static int fsid_kernel(int fd, struct dcp_fsid *out, uint64_t *blkdev)
 	case EXT4_MAGIC: {
 		/* Linux 6.0 to 6.8: ext4 answers its own request (the ext2 and
 		 * ext3 drivers of old kernels do not: then the device). */
-		struct {
-			struct dcp_ext4_fsuuid h;
-			uint8_t uuid[16];
-		} e = { { 16, 0 }, { 0 } };
+		struct dcp_ext4_fsuuid16 e = { { 16, 0 }, { 0 } };
 
 		if (ioctl(fd, DCP_EXT4_IOC_GETFSUUID, &e) == 0) {
 			if (e.h.fsu_len != 16)
