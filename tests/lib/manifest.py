@@ -6,6 +6,15 @@ Independent of the code under test: it reads files with pread, asks the
 kernel with cachestat(2) (syscall 451, called here through ctypes) and
 reads dcache-probe's JSON Lines with Python's own parser.
 
+Before Linux 6.5 (no cachestat: ENOSYS) residency is asked of mincore(2)
+over a read-only shared mapping (which faults nothing in), and the
+evicted count is unknown (None): a check that needs it is not made, said
+once on standard error by a line "SKIP test part: needs cachestat (Linux
+6.5): WHAT", with lines "unsure: ..." naming what could not be told
+apart (pages evicted or never read); the rest of the check is made.
+"evicted" prints "unknown" then.  DCP_NO_CACHESTAT=1 takes that path on
+any kernel.
+
   manifest.py make ROOT PLAN [COUNT [SEED]]
       COUNT (2000) files in directories of 100 below ROOT, of five kinds:
       untouched (never looked up), stat (looked up, no data read), whole
@@ -101,6 +110,7 @@ reads dcache-probe's JSON Lines with Python's own parser.
 """
 import collections
 import ctypes
+import errno
 import json
 import os
 import random
@@ -122,16 +132,80 @@ class Cachestat(ctypes.Structure):
                 ("nr_cache", "nr_dirty", "nr_writeback", "nr_evicted", "nr_recently_evicted")]
 
 
-def cachestat(fd, off, ln):
-    """(resident, evicted) pages of [off, off+ln) (ln 0: to the end)."""
-    cs = Cachestat()
-    libc.syscall.restype = ctypes.c_long
-    r = libc.syscall(ctypes.c_long(451), ctypes.c_int(fd), ctypes.byref(Range(off, ln)),
-                     ctypes.byref(cs), ctypes.c_uint(0))
-    if r != 0:
+# Unknown until the first call; False: ENOSYS (before Linux 6.5), or
+# DCP_NO_CACHESTAT=1 (the fallback tried on a kernel that has it).
+HAVE_CACHESTAT = False if os.environ.get("DCP_NO_CACHESTAT") == "1" else None
+SKIPPED = set()
+
+
+def skip(what):
+    """Say, once, on standard error, that a part of a check cannot be made
+    here (the kernel matrix collects the lines starting with "SKIP")."""
+    if what not in SKIPPED:
+        SKIPPED.add(what)
+        print("SKIP test part: needs cachestat (Linux 6.5): " + what, file=sys.stderr, flush=True)
+
+
+def _size(fd):
+    st = os.fstat(fd)
+    return os.lseek(fd, 0, os.SEEK_END) if (st.st_mode & 0o170000) == 0o060000 else st.st_size
+
+
+def mincore_map(fd, first, count):
+    """(address, [0/1 per page]) of a read-only shared mapping of FD's pages
+    [first, first + count) (count > 0, within the file) and what
+    mincore(2) says of each: mapping a file and asking faults nothing in.
+    The caller unmaps (libc.munmap(address, count * PS)) or keeps it."""
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    addr = libc.mmap(None, count * PS, 1, 1, fd, first * PS)  # PROT_READ, MAP_SHARED
+    if addr in (None, ctypes.c_void_p(-1).value):
         e = ctypes.get_errno()
-        raise OSError(e, "cachestat: " + os.strerror(e))
-    return cs.nr_cache, cs.nr_evicted
+        raise OSError(e, "mmap: " + os.strerror(e))
+    vec = (ctypes.c_ubyte * count)()
+    if libc.mincore(ctypes.c_void_p(addr), count * PS, vec) != 0:
+        e = ctypes.get_errno()
+        libc.munmap(ctypes.c_void_p(addr), ctypes.c_size_t(count * PS))
+        raise OSError(e, "mincore: " + os.strerror(e))
+    return addr, [v & 1 for v in vec]
+
+
+def mincore_resident(fd, off, ln):
+    """Pages of [off, off+ln) (ln 0: to the end) resident per mincore(2),
+    only those of the file (a mapping holds no page past its end; a file
+    of size 0 none).  mincore does not see folios not marked up to date
+    (a block device's metadata: see pin): a kernel without cachestat."""
+    last = -(-_size(fd) // PS)
+    first = off // PS
+    end = last if ln == 0 else min(last, -(-(off + ln) // PS))
+    if end <= first:
+        return 0
+    addr, vec = mincore_map(fd, first, end - first)
+    libc.munmap(ctypes.c_void_p(addr), ctypes.c_size_t((end - first) * PS))
+    return sum(vec)
+
+
+def cachestat(fd, off, ln):
+    """(resident, evicted) pages of [off, off+ln) (ln 0: to the end).
+    Without cachestat(2) (ENOSYS: Linux before 6.5) resident per mincore(2)
+    and evicted None: only cachestat counts pages recently evicted, and a
+    check needing them says it is skipped (skip()), never takes 0."""
+    global HAVE_CACHESTAT
+    if HAVE_CACHESTAT is not False:
+        cs = Cachestat()
+        libc.syscall.restype = ctypes.c_long
+        r = libc.syscall(ctypes.c_long(451), ctypes.c_int(fd), ctypes.byref(Range(off, ln)),
+                         ctypes.byref(cs), ctypes.c_uint(0))
+        if r == 0:
+            HAVE_CACHESTAT = True
+            return cs.nr_cache, cs.nr_evicted
+        e = ctypes.get_errno()
+        if e != errno.ENOSYS or HAVE_CACHESTAT:
+            raise OSError(e, "cachestat: " + os.strerror(e))
+        HAVE_CACHESTAT = False
+    return mincore_resident(fd, off, ln), None
 
 
 def pages_of(off, ln, size):
@@ -279,13 +353,34 @@ def expect(root, plan, manifest):
         read = set(pg for pg in read if pg < last)
         # A page the snapshot lacks must have been reclaimed since it was
         # read (cachestat counts its shadow entry as evicted now).
-        fd = os.open(p, os.O_RDONLY)
-        lost = [pg for pg in sorted(read - got) if cachestat(fd, pg * PS, PS)[1] != 1]
-        os.close(fd)
+        lost = not_evicted(p, read - got, "expect")
         if e["ranges"] != coalesce(got, last) or got - read or lost:
             print("%s: snapshot %s, the workload read %s (not evicted: %s)" % (p, e["ranges"], want, lost))
             bad += 1
     return bad
+
+
+def not_evicted(p, pages, what):
+    """Of PAGES of file P (read by the workload, not in the snapshot), those
+    not evicted since (cachestat: no shadow entry).  Without cachestat none
+    can be told from one evicted: skipped, said, none returned."""
+    if not pages:
+        return []
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        out = []
+        for pg in sorted(pages):
+            ev = cachestat(fd, pg * PS, PS)[1]
+            if ev is None:
+                skip("%s: pages read and not in the snapshot, evicted or missed: not told apart" % what)
+                print("unsure: %s: %d pages read and not in the snapshot (evicted or missed: not told apart)"
+                      % (p, len(pages)), file=sys.stderr)
+                return []
+            if ev != 1:
+                out.append(pg)
+        return out
+    finally:
+        os.close(fd)
 
 
 def want_ranges(root, o):
@@ -334,9 +429,7 @@ def expect_recording(root, plan, manifest, other=None, also=()):
             continue
         got = set(pg for off, ln in e["ranges"] for pg in range(off // PS, (off + ln) // PS))
         read = set(pg for pg in read if pg < last)
-        fd = os.open(p, os.O_RDONLY)
-        lost = [pg for pg in sorted(read - got) if cachestat(fd, pg * PS, PS)[1] != 1]
-        os.close(fd)
+        lost = not_evicted(p, read - got, "expect-recording")
         if e["ranges"] != coalesce(got, last) or got - read or lost:
             print("%s: recorded %s, the workload read %s (not evicted: %s)"
                   % (p, e["ranges"], coalesce(read, last), lost))
@@ -383,27 +476,49 @@ def size_of(e):
 
 
 def check(manifest, miss=False):
+    """Without cachestat (evicted None) only resident pages are held
+    against the ranges: a page resident outside them (or of a miss) is a
+    difference; a recorded page not resident may have been evicted or
+    never read, not told apart: said on standard error with a SKIP line,
+    as is that pages read and evicted since are not seen at all."""
     files = pages = evicted = 0
+    unsure = 0
     for e in file_entries(manifest):
         size = size_of(e)
         fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
         try:
-            want = 0
+            want = inside = 0
             for off, ln in e["ranges"]:
                 a, b = pages_of(off, ln, size)
                 if b <= a:
                     continue
                 res, ev = cachestat(fd, a * PS, (b - a) * PS)
-                if res + ev != b - a:
+                inside += res
+                if ev is None:
+                    if res != b - a:
+                        print("unsure: %s: range [%d,%d]: %d of %d pages resident (evicted unknown)"
+                              % (e["path"], off, ln, res, b - a), file=sys.stderr)
+                        unsure += 1
+                elif res + ev != b - a:
                     print("%s: range [%d,%d]: %d of %d pages resident (%d evicted)"
                           % (e["path"], off, ln, res, b - a, ev))
                 want += b - a
             res, ev = cachestat(fd, 0, 0)
-            if res + ev != want:
+            if ev is None:
+                if res > inside:
+                    print("%s: %d pages resident, %d of them outside the %d recorded"
+                          % (e["path"], res, res - inside, want))
+                if res < want:
+                    print("unsure: %s: %d pages resident (evicted unknown), %d recorded" % (e["path"], res, want),
+                          file=sys.stderr)
+                    unsure += 1
+                evicted = None
+            elif res + ev != want:
                 print("%s: %d pages resident (%d evicted), %d recorded" % (e["path"], res, ev, want))
             files += 1
             pages += want
-            evicted += ev
+            if evicted is not None:
+                evicted += ev
         finally:
             os.close(fd)
     if miss:
@@ -413,9 +528,16 @@ def check(manifest, miss=False):
                 fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
                 res, ev = cachestat(fd, 0, 0)
                 os.close(fd)
-                if res + ev:
-                    print("%s: a miss of the snapshot, %d pages resident" % (e["path"], res + ev))
-    print("files %d pages %d bytes %d evicted %d" % (files, pages, pages * PS, evicted))
+                if res + (ev or 0):
+                    print("%s: a miss of the snapshot, %d pages resident" % (e["path"], res + (ev or 0)))
+                evicted = None if ev is None else evicted
+    if evicted is None:
+        skip("check: pages read and evicted since are not seen (resident pages checked)")
+        if unsure:
+            skip("check: %d recorded ranges or files not wholly resident, evicted or never read:"
+                 " not told apart (lines above)" % unsure)
+    print("files %d pages %d bytes %d evicted %s" % (files, pages, pages * PS,
+                                                     "unknown" if evicted is None else evicted))
 
 
 def fincore(manifest):
@@ -436,11 +558,22 @@ def fincore(manifest):
             n, path = line.split(" ", 1)
             got[path] = int(n)
     for p in names:
-        if got.get(p, -1) + ev[p] != want[p]:
+        if ev[p] is None:  # no cachestat: resident beyond the recorded is a difference
+            if got.get(p, -1) > want[p] or got.get(p, -1) < 0:
+                print("%s: fincore %s pages (evicted unknown), recorded %d" % (p, got.get(p), want[p]))
+            elif got[p] < want[p]:
+                print("unsure: %s: fincore %s pages (evicted unknown), recorded %d" % (p, got.get(p), want[p]),
+                      file=sys.stderr)
+                skip("fincore: files with fewer pages resident than recorded, evicted or never read:"
+                     " not told apart (lines above)")
+        elif got.get(p, -1) + ev[p] != want[p]:
             print("%s: fincore %s pages (%d evicted), recorded %d" % (p, got.get(p), ev[p], want[p]))
 
 
 def evicted(manifest, bdev=None):
+    """Prints the count, or "unknown" without cachestat where it cannot be
+    had: a range wholly resident has none evicted (mincore tells), any
+    other range, and the block device's cache, an unknown number."""
     n = 0
     for e in file_entries(manifest):
         size = size_of(e)
@@ -448,13 +581,18 @@ def evicted(manifest, bdev=None):
         for off, ln in e["ranges"]:
             a, b = pages_of(off, ln, size)
             if b > a:
-                n += cachestat(fd, a * PS, (b - a) * PS)[1]
+                res, ev = cachestat(fd, a * PS, (b - a) * PS)
+                if ev is None and res != b - a:
+                    n = None
+                elif n is not None:
+                    n += ev or 0
         os.close(fd)
     if bdev:
         fd = os.open(bdev, os.O_RDONLY)
-        n += cachestat(fd, 0, 0)[1]
+        ev = cachestat(fd, 0, 0)[1]
+        n = None if ev is None or n is None else n + ev
         os.close(fd)
-    print(n)
+    print("unknown" if n is None else n)
 
 
 def verify(manifest, vjson, oprobe_out):
@@ -506,7 +644,7 @@ def verify(manifest, vjson, oprobe_out):
                     r, x = cachestat(fd, a * PS, (b - a) * PS)
                     total += b - a
                     res += r
-                    ev += x
+                    ev = None if x is None or ev is None else ev + x
                     # The bytes of the file the range spans, and those
                     # resident: the last page only up to the file's end.
                     span += min(b * PS, size) - a * PS
@@ -523,13 +661,23 @@ def verify(manifest, vjson, oprobe_out):
         # resident in its figure and evicted (a shadow entry) in ours.
         # Resident bytes never exceed the size: whole pages but the last,
         # which counts up to the end of the file.
+        # Without cachestat (ev None) more resident in its figure than in
+        # ours may be pages evicted since or a wrong figure: not told apart.
+        if ev is None and total >= pg.get("resident", -1) > res:
+            skip("verify: files measured with more pages resident than now, evicted since"
+                 " or a wrong figure: not told apart (lines above)")
+            print("unsure: %s: data %s pages %s; %d of %d resident now (evicted unknown)"
+                  % (p, o.get("data"), pg, res, total), file=sys.stderr)
+            res_hi = pg.get("resident")
+        else:
+            res_hi = res + (total - res if ev is None else ev)
         if o.get("data") != "measured" or pg.get("total") != total \
-                or not res <= pg.get("resident", -1) <= res + ev \
+                or not res <= pg.get("resident", -1) <= res_hi \
                 or pg.get("size") != span or not 0 <= rb <= span \
                 or not pg.get("resident", -1) * PS - (PS - 1 if tail else 0) <= rb \
                 <= pg.get("resident", -1) * PS \
                 or (not ev and pg.get("resident") == res and rb != rbytes):
-            print("%s: data %s pages %s; cachestat: %d of %d resident (%d evicted), %d of %d bytes"
+            print("%s: data %s pages %s; cachestat: %d of %d resident (%s evicted), %d of %d bytes"
                   % (p, o.get("data"), pg, res, total, ev, rbytes, span))
         # A file recorded without identity (nothing resident) is not
         # opened by dcache-probe: each name counts (it has no pages).
@@ -537,7 +685,7 @@ def verify(manifest, vjson, oprobe_out):
             seen_ino.add((fst.st_dev, fst.st_ino))
             pages += total
             resident += res
-            evicted += ev
+            evicted = None if ev is None or evicted is None else evicted + ev
             files += 1
     n = sum(count.values())
     if len(summary) != 1:
@@ -558,11 +706,17 @@ def verify(manifest, vjson, oprobe_out):
                        for o in ventries.values() if o.get("data") == "measured")
         per_file_bytes = sum((o.get("pages") or {}).get("resident_bytes", 0)
                              for o in ventries.values() if o.get("data") == "measured")
+        if evicted is None and pages >= per_file > resident:
+            skip("verify: summary with more pages resident than now, evicted since or a wrong"
+                 " figure: not told apart")
+            res_hi = per_file
+        else:
+            res_hi = resident + (pages - resident if evicted is None else evicted)
         if d.get("pages") != pages or d.get("files") != files or d.get("unknown") != unknown \
-                or d.get("resident") != per_file or not resident <= per_file <= resident + evicted \
+                or d.get("resident") != per_file or not resident <= per_file <= res_hi \
                 or d.get("resident_bytes") != per_file_bytes \
                 or not 0 <= d.get("resident_bytes", -1) <= d.get("size", -1):
-            print("summary data %s; expected files %d unknown %d pages %d resident %d (cachestat, %d evicted)"
+            print("summary data %s; expected files %d unknown %d pages %d resident %d (cachestat, %s evicted)"
                   % (d, files, unknown, pages, resident, evicted))
     print("expect paths=%d cached=%d negative=%d miss=%d pages=%d resident=%d"
           % (n, count["cached"], count["negative"], count["miss"], pages, resident))
@@ -580,6 +734,8 @@ def pin(manifest, bdev=None):
         cachestat(2) tells (mincore(2) does not see a block device's
         metadata pages: their folios are not marked up to date)."""
         res = cachestat(fd, first * PS, count * PS)[0]
+        if not HAVE_CACHESTAT:
+            return False  # mincore over the mapping instead (lock_resident)
         if res == count:
             out.extend(range(first, first + count))
         elif res and count > 1:
@@ -592,15 +748,28 @@ def pin(manifest, bdev=None):
         if count <= 0:
             return 0
         pages = []
-        resident(fd, first, count, pages)
-        if not pages:
-            return 0
-        addr = libc.mmap(None, count * PS, PROT_READ, MAP_SHARED, fd, first * PS)
-        if addr in (None, ctypes.c_void_p(-1).value):
-            raise OSError(ctypes.get_errno(), "mmap")
-        present = bytearray(count)
-        for p in pages:
-            present[p - first] = 1
+        if resident(fd, first, count, pages) is False:
+            # No cachestat (before Linux 6.5): what mincore(2) sees of a
+            # read-only shared mapping (asking faults nothing in), only the
+            # pages of the file; a block device's metadata folios not up
+            # to date are not seen, so not pinned: a check that relies on
+            # the pin also needs the evicted count, skipped without it.
+            count = min(count, -(-_size(fd) // PS) - first)
+            if count <= 0:
+                return 0
+            addr, present = mincore_map(fd, first, count)
+            if not any(present):
+                libc.munmap(ctypes.c_void_p(addr), ctypes.c_size_t(count * PS))
+                return 0
+        else:
+            if not pages:
+                return 0
+            addr = libc.mmap(None, count * PS, PROT_READ, MAP_SHARED, fd, first * PS)
+            if addr in (None, ctypes.c_void_p(-1).value):
+                raise OSError(ctypes.get_errno(), "mmap")
+            present = bytearray(count)
+            for p in pages:
+                present[p - first] = 1
         n, i = 0, 0
         while i < count:
             if not present[i]:
