@@ -529,6 +529,11 @@ cell_dir() {
 # and judge it.
 cell() {
 	local row=$1 col=$2 root=$3 m=$4 pre=$5
+	# LeakSanitizer's check at exit waits for good on an io-wq worker left
+	# blocked in a stopped FUSE daemon (measured: 9 s and SIGKILL with leak
+	# checks, 1.03 s without); the leaks of uring-open are checked in
+	# cmd/uring-open's other runs.
+	case $row in uring-*) local -x ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" ;; esac
 	if [ -n "${NA[$row.$col]:-}" ]; then
 		RESULT[$row.$col]=N/A
 		return
@@ -672,10 +677,17 @@ descriptors() {
 test_descriptor_floor() { descriptors floor 0; }
 test_descriptor_floor_plus_one() { descriptors floor+1 1; }
 
-# ulimit -v: 12 MiB, where a walk's threads cannot start.
+# ulimit -v: 12 MiB, where a walk's threads cannot start.  A sanitizer
+# build reserves terabytes of address space before main(): no ulimit -v
+# lets it start, so the column is the plain build's (as in cmd/limits).
 test_address_space_limit() {
 	local row
 	EXPECT=same
+	if grep -Eq '^DCP_SANITIZE:[A-Z]+=(ON|address|thread)$' "$DCP_BUILD/CMakeCache.txt" 2>/dev/null; then
+		for row in "${ROWS[@]}"; do
+			NA[$row.vmem]="a sanitizer build cannot start under any ulimit -v (the plain build runs this column)"
+		done
+	fi
 	for row in "${ROWS[@]}"; do
 		cell "$row" vmem "$T" "$WORK/T.manifest" "ulimit -v 12000"
 	done
