@@ -795,7 +795,7 @@ static bool gone_elsewhere(struct dcp_record *r, struct dir *d, const char *path
 	struct stat st;
 	struct statx sx2;
 	ssize_t n;
-	bool gone = false, unsafe;
+	bool gone = false, unsafe = false;
 	int fd, fd2;
 
 	if (dir_moved(r, d))
@@ -925,7 +925,7 @@ static int add_listed(struct dcp_record *r, struct items *it, struct dir *d, con
 						   RESOLVE_NO_XDEV };
 		int nfd;
 		struct statx sx;
-		bool unsafe;
+		bool unsafe = false;
 		int n;
 
 		if (de->d_name[0] == '.' &&
