@@ -784,20 +784,26 @@ def pin(manifest, bdev=None):
             i = j
         return n  # the mapping stays until the process ends
 
-    n, fds = 0, []
+    # Each descriptor is closed once its ranges are mapped: a mapping holds
+    # its file (a manifest's files outnumber a descriptor limit of 1024).
+    n = 0
     for e in file_entries(manifest):
         if not e["ranges"]:
             continue  # nothing to hold (and no descriptor spent: a manifest may have millions)
         size = size_of(e)
         fd = os.open(e["path"], os.O_RDONLY | os.O_NOFOLLOW)
-        fds.append(fd)
-        for off, ln in e["ranges"]:
-            a, b = pages_of(off, ln, size)
-            n += lock_resident(fd, a, b - a)
+        try:
+            for off, ln in e["ranges"]:
+                a, b = pages_of(off, ln, size)
+                n += lock_resident(fd, a, b - a)
+        finally:
+            os.close(fd)
     if bdev:
         fd = os.open(bdev, os.O_RDONLY)
-        fds.append(fd)
-        n += lock_resident(fd, 0, -(-os.lseek(fd, 0, os.SEEK_END) // PS))
+        try:
+            n += lock_resident(fd, 0, -(-os.lseek(fd, 0, os.SEEK_END) // PS))
+        finally:
+            os.close(fd)
     print("pinned %d" % n, flush=True)
     sys.stdin.read()
 
