@@ -19,14 +19,15 @@ BUILD=${DCP_BUILD:-$SRC/build}
 
 test_output_and_status_come_back_apart() {
 	local out err rc
-	out=$("$RUN" -b "$BUILD" 6.1 -- bash -c \
+	# (From the project's top: the guest starts where the caller stands.)
+	out=$(cd "$SRC" && "$RUN" -b "$BUILD" 6.1 -- bash -c \
 		'uname -r; findmnt -no FSTYPE /; pwd; command -v dcache-probe; echo to-stderr >&2; exit 7' \
 		2>"$SHUNIT_TMPDIR/err") && rc=0 || rc=$?
 	err=$(cat "$SHUNIT_TMPDIR/err")
 	assertEquals "the command's status" 7 "$rc"
 	assertEquals "Debian 12's kernel" 6.1 "$(sed -n 1p <<<"$out" | cut -d. -f1,2)"
 	assertEquals "the root is ext4" ext4 "$(sed -n 2p <<<"$out")"
-	assertEquals "run from the project" "$SRC" "$(sed -n 3p <<<"$out")"
+	assertEquals "run where the caller stands" "$SRC" "$(sed -n 3p <<<"$out")"
 	assertEquals "the build's commands first on PATH" "$BUILD/bin/dcache-probe" "$(sed -n 4p <<<"$out")"
 	assertEquals "stderr apart" to-stderr "$err"
 }
