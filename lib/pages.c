@@ -134,6 +134,7 @@ static int mincore_count(int fd, uint64_t start, uint64_t end, uint64_t *residen
 			if (mincore(m, len, v) < 0)
 				ret = -errno;
 			munmap(m, len);
+			dcp_ring_unmapped();
 		}
 		for (size_t i = 0; !ret && i < npages; i++) {
 			*resident += v[i] & 1;

@@ -15,6 +15,9 @@
  * dcp_ring_fresh() acquires it): a ring reused is ordered after the one it
  * replaces, and a real race between two accesses to one ring is still
  * reported.  In other builds they are io_uring_queue_exit() and nothing.
+ * The same holds for any mapping the library unmaps itself (mincore's
+ * window over a file, lib/pages.c): a ring mapped later at its address is
+ * new memory too (dcp_ring_unmapped()).
  */
 #ifndef DCP_PRIVATE_RING_H
 #define DCP_PRIVATE_RING_H
@@ -43,6 +46,15 @@ static inline void dcp_ring_fresh(struct io_uring *ring)
 	(void)ring;
 #ifdef DCP_RING_TSAN
 	AnnotateHappensAfter(__FILE__, __LINE__, &dcp_ring_token);
+#endif
+}
+
+/* After munmap() of a mapping of the library's own: a ring mapped at its
+ * address later is ordered after it. */
+static inline void dcp_ring_unmapped(void)
+{
+#ifdef DCP_RING_TSAN
+	AnnotateHappensBefore(__FILE__, __LINE__, &dcp_ring_token);
 #endif
 }
 
