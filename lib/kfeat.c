@@ -30,6 +30,7 @@
 #include "dcp_kfeat.h"
 #include "dcp_probe.h"
 #include "dcp_uring.h"
+#include "private/dcp_ring.h"
 
 /* What old headers lack; the kernel's ABI fixes the values. */
 #ifndef __NR_cachestat
@@ -210,19 +211,6 @@ static bool refused(int err)
 	return err == EPERM || err == EACCES;
 }
 
-/* kernel.io_uring_disabled: 0, 1 or 2; -1 when it cannot be read. */
-static int io_uring_disabled(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "re");
-	int v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
 
 /* A ring that could not be made: what that says of io_uring. */
 static int ring_failed(struct dcp_kfeat_result *out, int err)
@@ -230,7 +218,7 @@ static int ring_failed(struct dcp_kfeat_result *out, int err)
 	if (err == -ENOSYS)
 		return set(out, DCP_KFEAT_ABSENT, err, NULL);
 	if (refused(err))
-		switch (io_uring_disabled()) {
+		switch (dcp_uring_disabled_sysctl()) {
 		case 2:
 			return set(out, DCP_KFEAT_BLOCKED, err, "sysctl kernel.io_uring_disabled = 2");
 		case 1:

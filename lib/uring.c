@@ -468,8 +468,8 @@ bool dcp_uring_errno_unsupported(int err)
 	       err == EOPNOTSUPP;
 }
 
-/* kernel.io_uring_disabled: 0, 1 or 2; -1 when it cannot be read. */
-static int io_uring_disabled(void)
+/* kernel.io_uring_disabled: 0, 1 or 2; -1 when it cannot be read (private/dcp_ring.h). */
+int dcp_uring_disabled_sysctl(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "re");
 	int v = -1;
@@ -489,7 +489,7 @@ const char *dcp_uring_unsupported_reason(int err)
 		return "io_uring is not available: this kernel has no io_uring system calls, or a seccomp filter hides them";
 	case EPERM:
 	case EACCES:
-		switch (io_uring_disabled()) {
+		switch (dcp_uring_disabled_sysctl()) {
 		case 2:
 			return "io_uring is disabled on this system (sysctl kernel.io_uring_disabled = 2)";
 		case 1:

@@ -40,6 +40,10 @@ void AnnotateHappensAfter(const char *file, int line, const volatile void *addr)
 extern char dcp_ring_token __attribute__((visibility("hidden")));
 #endif
 
+/* kernel.io_uring_disabled: 0, 1 or 2; -1 when it cannot be read (lib/uring.c;
+ * not exported). */
+int dcp_uring_disabled_sysctl(void) __attribute__((visibility("hidden")));
+
 /* After a successful io_uring_queue_init*() of RING. */
 static inline void dcp_ring_fresh(struct io_uring *ring)
 {
