@@ -141,6 +141,13 @@ void dcp_why_counts_text(struct dcp_buf *b, const unsigned long long n[DCP_NWHY]
 void dcp_why_counts_json(struct dcp_buf *b, const unsigned long long n[DCP_NWHY]);
 
 /*
+ * dcp_why_column - append the reasons as a table column: "REASON:N,REASON:N"
+ * (reasons with a count only, in enum order; "-" when nothing missed) and
+ * a tab.
+ */
+void dcp_why_column(struct dcp_buf *b, const unsigned long long n[DCP_NWHY]);
+
+/*
  * dcp_why_table_row - add the reasons to the table row that starts at FROM
  * in B: JSON members before its "}\n", or in text a column
  * "REASON:N,REASON:N" ("-" when nothing missed) before its last column

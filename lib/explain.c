@@ -641,11 +641,23 @@ void dcp_why_counts_json(struct dcp_buf *b, const unsigned long long n[DCP_NWHY]
 	dcp_buf_putc(b, '}');
 }
 
+void dcp_why_column(struct dcp_buf *b, const unsigned long long n[DCP_NWHY])
+{
+	bool any = false;
+
+	for (int i = 0; i < DCP_NWHY; i++) {
+		if (!n[i])
+			continue;
+		dcp_buf_printf(b, "%s%s:%llu", any ? "," : "", why_names[i], n[i]);
+		any = true;
+	}
+	dcp_buf_puts(b, any ? "\t" : "-\t");
+}
+
 void dcp_why_table_row(struct dcp_buf *b, size_t from, bool json,
 		       const unsigned long long n[DCP_NWHY])
 {
 	struct dcp_buf m = DCP_BUF_INIT;
-	bool any = false;
 	size_t tab;
 
 	if (b->oom || b->len <= from + 1 || b->data[b->len - 1] != '\n')
@@ -662,13 +674,7 @@ void dcp_why_table_row(struct dcp_buf *b, size_t from, bool json,
 		;
 	if (tab == from)
 		return;
-	for (int i = 0; i < DCP_NWHY; i++) {
-		if (!n[i])
-			continue;
-		dcp_buf_printf(&m, "%s%s:%llu", any ? "," : "", why_names[i], n[i]);
-		any = true;
-	}
-	dcp_buf_puts(&m, any ? "\t" : "-\t");
+	dcp_why_column(&m, n);
 	/* Make room, then move the path along. */
 	dcp_buf_add(b, m.data ? m.data : "", m.len);
 	if (!b->oom && !m.oom) {

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "dcp_explain.h"
 #include "dcp_pages.h"
 #include "dcp_probe_report.h"
 #include "dcp_report.h"
@@ -41,6 +42,16 @@ uint64_t dcp_tbl_page_bytes(uint64_t n);
  */
 void dcp_tbl_heading(struct dcp_buf *b, enum dcp_pr_table t, bool why, bool pages,
 		     enum dcp_units units);
+
+/*
+ * dcp_tbl_why_row - give the table row that starts at FROM of B, written
+ * in FMT and ending in PATH (LEN bytes, as dcp_tbl_pages_row()), the
+ * MISSES column of WHY (dcp_why_column()) before that path; in JSON the
+ * "reasons" member (dcp_why_table_row()).  The same column in text and -0
+ * rows.
+ */
+void dcp_tbl_why_row(struct dcp_buf *b, size_t from, enum dcp_pr_format fmt,
+		     const char *path, size_t len, const unsigned long long why[DCP_NWHY]);
 
 /*
  * dcp_tbl_pages_row - give the table row that starts at FROM of B, written

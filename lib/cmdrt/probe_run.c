@@ -1003,6 +1003,8 @@ static void dir_rows(void)
 
 		dcp_pr_dir_split(&run.dirbuf, run.fmt, r->path, r->pathlen, r->depth, &r->c,
 				 dcp_dir_row_never(r));
+		if (o->explain)
+			dcp_tbl_why_row(&run.dirbuf, row, run.fmt, r->path, r->pathlen, r->c.why);
 		if (env.pages)
 			dcp_tbl_pages_row(&run.dirbuf, row, run.fmt, r->path, r->pathlen, &r->pc,
 					  o->units);
@@ -1698,7 +1700,10 @@ static void per_mount(struct dcp_buf *out, struct dcp_pr_prom *prom)
 			dcp_pr_mount(out, run.fmt, rows[k].found ? &rows[k].mt : NULL,
 				     rows[k].found ? rows[k].mt.dev : 0, &rows[k].c);
 			if (o->explain)
-				dcp_why_table_row(out, row, run.fmt == DCP_PR_JSON, rows[k].c.why);
+				dcp_tbl_why_row(out, row, run.fmt,
+						rows[k].found ? rows[k].mt.target : "?",
+						rows[k].found ? strlen(rows[k].mt.target) : 1,
+						rows[k].c.why);
 			if (env.pages)
 				dcp_tbl_pages_row(out, row, run.fmt,
 						  rows[k].found ? rows[k].mt.target : "?",
@@ -1984,7 +1989,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 		flush_buf(&out);
 	}
 	if (env.per_dir >= 0 && dcp_opts_headings(o))
-		dcp_tbl_heading(&run.dirbuf, DCP_PR_TABLE_TREE, false, env.pages, o->units);
+		dcp_tbl_heading(&run.dirbuf, DCP_PR_TABLE_TREE, o->explain, env.pages, o->units);
 	dir_rows();
 	flush_buf(&run.dirbuf);
 	if (run.nw)
@@ -2039,7 +2044,8 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 			dcp_pr_root_split(&out, run.fmt, rr->path, strlen(rr->path), &RC(rr)->c,
 					  RC(rr)->never);
 			if (o->explain)
-				dcp_why_table_row(&out, row, o->json, RC(rr)->c.why);
+				dcp_tbl_why_row(&out, row, run.fmt, rr->path, strlen(rr->path),
+						RC(rr)->c.why);
 			if (env.pages)
 				dcp_tbl_pages_row(&out, row, run.fmt, rr->path, strlen(rr->path),
 						  &RC(rr)->pc, o->units);
@@ -2049,7 +2055,7 @@ int dcp_probe_run(const struct dcp_opts *opts, const struct dcp_probe_run_config
 
 			dcp_pr_root_split(&out, run.fmt, NULL, 0, &tot, never);
 			if (o->explain)
-				dcp_why_table_row(&out, row, o->json, tot.why);
+				dcp_tbl_why_row(&out, row, run.fmt, "total", 5, tot.why);
 			if (env.pages)
 				dcp_tbl_pages_row(&out, row, run.fmt, "total", 5, &ptot, o->units);
 		}

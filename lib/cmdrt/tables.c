@@ -49,27 +49,37 @@ static double pct1(const struct dcp_pages_counts *c)
 	return p;
 }
 
+/*
+ * Put the columns COLS into the text row that starts at FROM of B, before
+ * its path: the row ends in PATH as dcp_pr_path() writes it (escaped or
+ * raw, '\n' or '\0'), so the columns go before it whatever bytes the path
+ * holds.  A row that does not end so is left alone.
+ */
+static void before_path(struct dcp_buf *b, size_t from, enum dcp_pr_format fmt,
+			const char *path, size_t len, const struct dcp_buf *cols)
+{
+	struct dcp_buf p = DCP_BUF_INIT;
+
+	dcp_pr_path(&p, fmt, path, len);
+	if (!b->oom && !p.oom && !cols->oom && b->len >= from + p.len &&
+	    memcmp(b->data + b->len - p.len, p.data, p.len) == 0) {
+		b->len -= p.len;
+		dcp_buf_add(b, cols->data ? cols->data : "", cols->len);
+		dcp_buf_add(b, p.data, p.len);
+	}
+	dcp_buf_free(&p);
+}
+
 void dcp_tbl_pages_row(struct dcp_buf *b, size_t from, enum dcp_pr_format fmt,
 		       const char *path, size_t len, const struct dcp_pages_counts *c,
 		       enum dcp_units units)
 {
-	struct dcp_buf p = DCP_BUF_INIT, m = DCP_BUF_INIT;
-	size_t at;
+	struct dcp_buf m = DCP_BUF_INIT;
 
 	if (fmt == DCP_PR_JSON) {
 		dcp_pages_table_row(b, from, true, c);
 		return;
 	}
-	/* The row ends in its path as dcp_pr_path() writes it (escaped or
-	 * raw, '\n' or '\0'): the columns go before it, whatever bytes the
-	 * path holds. */
-	dcp_pr_path(&p, fmt, path, len);
-	if (b->oom || p.oom || b->len < from + p.len ||
-	    memcmp(b->data + b->len - p.len, p.data, p.len) != 0) {
-		dcp_buf_free(&p);
-		return;
-	}
-	at = b->len - p.len;
 	/* The share of the pages measured; files not measured (their lookup
 	 * missed...) are "+N?" after the figures, as directories not visited
 	 * are in the paths' columns: their pages are in no figure. */
@@ -83,11 +93,20 @@ void dcp_tbl_pages_row(struct dcp_buf *b, size_t from, enum dcp_pr_format fmt,
 	if (c->unknown)
 		dcp_buf_printf(&m, "+%llu?", (unsigned long long)c->unknown);
 	dcp_buf_putc(&m, '\t');
-	if (!m.oom) {
-		b->len = at;
-		dcp_buf_add(b, m.data, m.len);
-		dcp_buf_add(b, p.data, p.len);
-	}
+	before_path(b, from, fmt, path, len, &m);
 	dcp_buf_free(&m);
-	dcp_buf_free(&p);
+}
+
+void dcp_tbl_why_row(struct dcp_buf *b, size_t from, enum dcp_pr_format fmt,
+		     const char *path, size_t len, const unsigned long long why[DCP_NWHY])
+{
+	struct dcp_buf m = DCP_BUF_INIT;
+
+	if (fmt == DCP_PR_JSON) {
+		dcp_why_table_row(b, from, true, why);
+		return;
+	}
+	dcp_why_column(&m, why);
+	before_path(b, from, fmt, path, len, &m);
+	dcp_buf_free(&m);
 }

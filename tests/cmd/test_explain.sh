@@ -372,6 +372,34 @@ test_per_mount() {
 	assertContains "a mount without misses" "$OUT" "	-	/"
 }
 
+# --per-dir has the MISSES column too (JSON "reasons"): each row's reasons
+# add up to its misses, and text says the same.  Under -0 the
+# column is there as in text, before a path that holds a tab.  (Before: no
+# column in --per-dir, and none in any -0 row.)
+test_per_dir_and_nul_rows() {
+	local json text tabdir
+	run dcache-probe --per-dir=1 --explain --json "$MNT/a"
+	json=$OUT
+	assertEquals "cold: rows for a and a/b, each row's reasons add up to its misses" "2 True" \
+		"$(json_get '"%d %s" % (len(objs) - 1, all(sum(o["reasons"].values()) == o["miss"] > 0 for o in objs[:-1]))' <<<"$json")"
+	fixture_cold_busy "$MNT"
+	run dcache-probe --per-dir=1 --explain "$MNT/a"
+	text=$(json_get '"\n".join("%s\t%s" % (",".join("%s:%d" % (k, v) for k, v in o["reasons"].items() if v) or "-", o["path"])
+		for o in objs[:-1])' <<<"$json")
+	assertEquals "text: MISSES before the path, as the JSON's reasons" "$text" "$(cut -f3- <<<"$OUT")"
+	tabdir="$TMPFS/t	ab"
+	mkdir -p "$tabdir/in"
+	"$DCP_BIN/dcache-probe" -r -s -c --explain -0 "$tabdir" /proc/sys/kernel 2>/dev/null >"$FIXTURE_ROOT/nul.out"
+	assertEquals "-0: 4 columns, MISSES third, the path whole" \
+		"-|$tabdir pseudo:|/proc/sys/kernel pseudo:|total" \
+		"$(python3 -c '
+import sys
+rows = open(sys.argv[1], "rb").read().split(b"\0")[:-1]
+print(" ".join("%s|%s" % (f[2].decode().rstrip("0123456789"), f[3].decode()) for f in (r.split(b"\t", 3) for r in rows)))
+' "$FIXTURE_ROOT/nul.out")"
+	rm -rf "$tabdir"
+}
+
 # --explain changes nothing: the prober sees the same, the disk is not read.
 test_explain_does_not_perturb() {
 	local dev list before after reads
