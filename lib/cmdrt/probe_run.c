@@ -345,9 +345,12 @@ static const char *no_uuid_reason(uint64_t dev, const char *fstype, const char *
 	switch (ret) {
 	case -EACCES:
 	case -EPERM:
-		*words = "no filesystem UUID on this kernel (FS_IOC_GETFSUUID needs Linux 6.9) "
-			 "and its block device may not be read by this user (not root), nor does "
-			 "/dev/disk/by-uuid name it";
+		*words = geteuid() ? "no filesystem UUID on this kernel (FS_IOC_GETFSUUID needs "
+				     "Linux 6.9) and its block device may not be read by this user "
+				     "(not root), nor does /dev/disk/by-uuid name it"
+				   : "no filesystem UUID on this kernel (FS_IOC_GETFSUUID needs "
+				     "Linux 6.9) and its block device may not be read here (a "
+				     "container's device rules?), nor does /dev/disk/by-uuid name it";
 		return "device_denied";
 	case -ENODATA:
 		*words = "neither the kernel nor its block device gives one";
