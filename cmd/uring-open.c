@@ -52,10 +52,11 @@ static const char doc[] =
 "  find /usr/lib -type f -print0 |\n"
 "    uring-open --bench --files0-from=- --depth 64\n"
 "\v"
-"The verdict is exact: the ring uses IORING_SETUP_DEFER_TASKRUN, so a\n"
-"worker's completion only reaches the ring when this process waits for it;\n"
-"a completion already there when submit returns was made inline.  See\n"
-"uring-open(1) for more.";
+"The verdict is exact on Linux 6.2 and later: the ring uses\n"
+"IORING_SETUP_DEFER_TASKRUN, so a worker's completion only reaches the ring\n"
+"when this process waits for it; a completion already there when submit\n"
+"returns was made inline.  Elsewhere (6.1 and older) JSON says\n"
+"\"exact\":false.  See uring-open(1) for more.";
 
 static const char args_doc[] = "PATH...\n--bench [PATH...] [--from=FILE|--files0-from=FILE]";
 

@@ -15,9 +15,12 @@
  * submit call is made without IORING_ENTER_GETEVENTS, so a completion that
  * is in the CQ when submit returns (read from the shared ring, no system
  * call) can only have been posted inline; one that is not went to io-wq.
- * On an older kernel the ring falls back to no flags; the verdict then
- * relies on timing (a fast worker could post before submit returns) and
- * dcp_uring_exact() says so.
+ * That holds from Linux 6.2: 6.1 accepts the flags but lets an io-wq
+ * worker post its completion itself.  Which kernel this is, is asked once
+ * per process (a NOP forced to io-wq on a ring of a thread of its own).  On
+ * 6.1, or an older kernel where the ring falls back to no flags, the
+ * verdict relies on timing (a fast worker could post before submit
+ * returns) and dcp_uring_exact() says so.
  */
 #ifndef DCP_URING_H
 #define DCP_URING_H
@@ -86,7 +89,7 @@ void dcp_uring_free(struct dcp_uring *r);
  */
 void dcp_uring_set_timeout(struct dcp_uring *r, uint64_t ns);
 
-/* dcp_uring_exact - true when the ring has DEFER_TASKRUN (exact verdicts). */
+/* dcp_uring_exact - true when the ring's verdicts are exact (DEFER_TASKRUN, io-wq's completions included: 6.2+). */
 bool dcp_uring_exact(const struct dcp_uring *r);
 
 /* dcp_uring_ring_fd - the ring's own descriptor (for reports). */

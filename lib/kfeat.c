@@ -106,7 +106,7 @@ static const struct {
 		"uring-open exits 3; a walk probes one openat2(2) at a time (the same states, "
 		"slower)" },
 	[DCP_KFEAT_URING_DEFER_TASKRUN] = { "uring-defer-taskrun",
-		"io_uring IORING_SETUP_DEFER_TASKRUN", "6.1",
+		"io_uring IORING_SETUP_DEFER_TASKRUN, io-wq's completions included", "6.2",
 		"uring-open's inline and punted verdicts are not exact (\"exact\": false)" },
 	[DCP_KFEAT_URING_SPARSE_FILES] = { "uring-sparse-files",
 		"io_uring sparse registered files", "5.19",
@@ -280,8 +280,19 @@ static int ask_uring(enum dcp_kfeat f, struct dcp_kfeat_result *out)
 			return ring_failed(out, ret);
 		ret = dcp_uring_exact(r);
 		dcp_uring_free(r);
-		return ret ? set(out, DCP_KFEAT_PRESENT, 0, NULL) :
-			     set(out, DCP_KFEAT_ABSENT, EINVAL, NULL);
+		if (ret)
+			return set(out, DCP_KFEAT_PRESENT, 0, NULL);
+		/* The flag accepted (6.1) or refused (EINVAL, before 6.1)? */
+		ret = io_uring_queue_init_params(2, &ring, &(struct io_uring_params){
+			.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN });
+		if (ret == 0) {
+			dcp_ring_fresh(&ring);
+			dcp_ring_exit(&ring);
+		}
+		return ret == 0 ? set(out, DCP_KFEAT_ABSENT, 0,
+				     "the flag is accepted, but an io-wq worker posts its "
+				     "completion itself (Linux 6.1)") :
+				 set(out, DCP_KFEAT_ABSENT, ret < 0 ? ret : EINVAL, NULL);
 	default: /* DCP_KFEAT_URING_SPARSE_FILES */
 		ret = io_uring_queue_init(2, &ring, 0);
 		if (ret < 0)

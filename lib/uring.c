@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,81 @@ struct dcp_uring {
 
 /* The user_data of a cancel request (never a request's index). */
 #define CANCEL_DATA UINT64_MAX
+/* The user_data of the NOP that asks how io-wq completes (in traces too). */
+#define PROBE_DATA (UINT64_MAX - 1)
+
+/*
+ * Does an io-wq worker leave its completion to the submitting task on a
+ * DEFER_TASKRUN ring (Linux 6.2 and later), or post it itself (6.1, where
+ * the flag exists but only the task work of inline requests is deferred)?
+ * Only the first makes the verdict exact, so it is asked, once per process:
+ * a NOP forced to io-wq on a ring with IORING_SETUP_TASKRUN_FLAG, and no
+ * call that asks for completions.  A kernel that defers sets
+ * IORING_SQ_TASKRUN in the shared ring when the worker is done; one that
+ * does not posts the completion there.  Whichever shows first answers
+ * (microseconds); neither within a second answers no.  The question runs
+ * on a thread of its own: io-wq workers belong to a thread, so the ones it
+ * starts end with it, and the first punted open of the caller still pays
+ * for its own worker, as it would without the question.
+ */
+enum { DEFER_UNASKED = 0, DEFER_YES, DEFER_NO };
+static _Atomic int iowq_deferred = DEFER_UNASKED;
+
+static void *ask_iowq_deferred(void *arg)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER |
+					      IORING_SETUP_DEFER_TASKRUN |
+					      IORING_SETUP_TASKRUN_FLAG };
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	int *answer = arg;
+
+	*answer = DEFER_NO;
+	if (io_uring_queue_init_params(2, &ring, &p) < 0)
+		return NULL;
+	dcp_ring_fresh(&ring);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_nop(sqe);
+	sqe->flags |= IOSQE_ASYNC;
+	io_uring_sqe_set_data64(sqe, PROBE_DATA);
+	if (io_uring_submit(&ring) == 1) {
+		/* 1 s in steps from 10 us, doubling to 10 ms. */
+		for (long waited = 0, step = 10000; waited < 1000000000L; waited += step) {
+			struct timespec ts = { 0, step };
+
+			if (io_uring_cq_ready(&ring))
+				break; /* posted by the worker itself */
+			if (IO_URING_READ_ONCE(*ring.sq.kflags) & IORING_SQ_TASKRUN) {
+				*answer = DEFER_YES;
+				break;
+			}
+			nanosleep(&ts, NULL);
+			if (step < 10000000L)
+				step *= 2;
+		}
+		/* Its completion (the task work runs here), at most a second. */
+		struct __kernel_timespec kt = { 1, 0 };
+
+		if (io_uring_wait_cqe_timeout(&ring, &cqe, &kt) == 0)
+			io_uring_cqe_seen(&ring, cqe);
+	}
+	dcp_ring_exit(&ring);
+	return NULL;
+}
+
+static bool iowq_completion_deferred(void)
+{
+	int v = atomic_load(&iowq_deferred), answer = DEFER_NO;
+	pthread_t t;
+
+	if (v != DEFER_UNASKED)
+		return v == DEFER_YES;
+	if (pthread_create(&t, NULL, ask_iowq_deferred, &answer) == 0)
+		pthread_join(t, NULL);
+	atomic_store(&iowq_deferred, answer);
+	return answer == DEFER_YES;
+}
 
 int dcp_uring_new(unsigned entries, unsigned flags, struct dcp_uring **out)
 {
@@ -51,7 +128,7 @@ int dcp_uring_new(unsigned entries, unsigned flags, struct dcp_uring **out)
 		memset(&p, 0, sizeof(p));
 		p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
 		ret = io_uring_queue_init_params(entries, &r->ring, &p);
-		r->exact = ret == 0;
+		r->exact = ret == 0 && iowq_completion_deferred();
 	}
 	/* Before 6.1 the kernel refuses unknown setup flags with EINVAL. */
 	if (ret == -EINVAL) {

@@ -93,10 +93,18 @@ test_mount_point_inside() {
 	assertEquals "miss $MNT/sub/mnt/d/file  (first miss: $MNT/sub/mnt/d: mount-point)" "$OUT"
 	check_prefix "$MNT/sub/mnt/d"
 	run uring-open --explain "$MNT/sub/mnt/d/file"
-	assertEquals 1 "$RC"
 	assertContains "$OUT" "  (first miss: $MNT/sub/mnt/d: mount-point)"
 	# uring-open explained before it opened: the open itself was punted.
-	assertContains "$OUT" "punted "
+	# (Said exactly where io-wq's completions are deferred: on 6.1 a
+	# worker faster than the submit call is called inline, "exact":false.)
+	if [ "$(uring_exact)" = true ]; then
+		assertEquals 1 "$RC"
+		assertContains "$OUT" "punted "
+	else
+		echo "SKIP test part: needs io-wq's completions deferred (Linux 6.2): uring-open's verdict after --explain" >&2
+		run uring-open --explain --json "$MNT/sub/mnt/d/file"
+		assertEquals "the JSON says the verdict is not exact" False "$(json_get 'objs[-1]["exact"]' <<<"$OUT")"
+	fi
 	umount "$MNT/sub/mnt"
 }
 

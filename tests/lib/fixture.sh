@@ -347,6 +347,14 @@ run() {
 }
 
 # as_nobody CMD... - run a command as an unprivileged user (uid/gid 65534).
+# uring_exact - "true" when the independent prober finds io-wq's completions
+# deferred on this kernel (uring-open's verdict exact: Linux 6.2+), else
+# "false", as uring-open's JSON says it.
+uring_exact() {
+	python3 "$DCP_TESTS/lib/kfeat_probe.py" |
+		awk '$1 == "uring-defer-taskrun" { print ($2 == "present") ? "true" : "false" }'
+}
+
 as_nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all -- "$@"
 }
