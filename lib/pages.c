@@ -110,9 +110,9 @@ static void range_add(struct dcp_pages_ranges *rg, uint64_t off, uint64_t ps)
 	rg->v[rg->n++][1] = ps;
 }
 
-/* mincore over [START, END) of FD: resident pages counted, and kept in RG too. */
-static int mincore_count(int fd, uint64_t start, uint64_t end, uint64_t *resident,
-			 struct dcp_pages_ranges *rg)
+/* mincore_count()'s windows, each mapped, asked and unmapped in turn. */
+static int mincore_windows(int fd, uint64_t start, uint64_t end, uint64_t *resident,
+			   struct dcp_pages_ranges *rg)
 {
 	long ps = page_size();
 	unsigned char vec[MINCORE_WINDOW / 4096];
@@ -147,6 +147,25 @@ static int mincore_count(int fd, uint64_t start, uint64_t end, uint64_t *residen
 			return ret;
 	}
 	return 0;
+}
+
+/* mincore over [START, END) of FD: resident pages counted, and kept in RG too. */
+static int mincore_count(int fd, uint64_t start, uint64_t end, uint64_t *resident,
+			 struct dcp_pages_ranges *rg)
+{
+	/*
+	 * A mapping updates the file's access time (mmap's file_accessed())
+	 * unless the open file says O_NOATIME: set for the count and put back,
+	 * where the kernel allows it (the file's owner, or CAP_FOWNER; for
+	 * anyone else relatime's rule still applies, dcprobe(7)).
+	 */
+	int fl = fcntl(fd, F_GETFL);
+	bool noatime = fl >= 0 && !(fl & O_NOATIME) && fcntl(fd, F_SETFL, fl | O_NOATIME) == 0;
+	int ret = mincore_windows(fd, start, end, resident, rg);
+
+	if (noatime)
+		(void)fcntl(fd, F_SETFL, fl);
+	return ret;
 }
 
 int dcp_pages_support(void)
@@ -201,9 +220,10 @@ const char *dcp_pages_method_name(enum dcp_pages_method m)
 
 /*
  * Since Linux 5.2 mincore() tells about a file's page cache only to a
- * caller who owns it or may write it (otherwise just the pages mapped in
- * its own page tables: none, here).  cachestat() refuses such callers with
- * EPERM on recent kernels; mincore() would answer 0 silently, so refuse.
+ * caller who owns it or may write it: anyone else is told that every page
+ * is resident, evicted or not (fincore(1) run as nobody shows a root file
+ * just evicted as wholly resident).  cachestat() refuses such callers with
+ * EPERM on recent kernels; mincore() would lie silently, so refuse.
  */
 static bool may_see_residency(int fd, const struct stat *st)
 {
