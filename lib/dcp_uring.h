@@ -132,9 +132,16 @@ struct dcp_uring_batch {
 			      * when RLIMIT_NOFILE caps the fixed-file table
 			      * (HOW->direct) or the descriptors the opens
 			      * in flight hold (dcp_fd_free(), less 5) */
-	uint64_t timed_out;  /* requests in flight when no completion came for
-			      * the ring's timeout, cancelled (not in OPENS) */
 };
+
+/*
+ * dcp_uring_timed_out - the requests of R's last dcp_uring_open_all() that
+ * were in flight when no completion came for the ring's timeout, and were
+ * cancelled (not in its OPENS); 0 when it ended otherwise.  (A getter, not
+ * a member of struct dcp_uring_batch: that struct is the caller's, and its
+ * size is the ABI's.)
+ */
+uint64_t dcp_uring_timed_out(const struct dcp_uring *r);
 
 /*
  * dcp_uring_open_all - open the N PATHS through R with up to DEPTH
@@ -148,7 +155,7 @@ struct dcp_uring_batch {
  * request of PATHS[i] has user_data I; when VERDICTS is not NULL,
  * VERDICTS[i] receives its enum dcp_uring_verdict.
  * Returns 0 with *OUT filled, or -errno when the ring failed; -ETIME (*OUT
- * filled, OUT->timed_out > 0) when no completion came for the ring's
+ * filled, dcp_uring_timed_out() > 0) when no completion came for the ring's
  * timeout (dcp_uring_set_timeout()): the requests in flight were
  * cancelled and the paths not yet submitted were not opened.
  */

@@ -33,6 +33,7 @@ struct dcp_uring {
 	unsigned entries;
 	bool exact;
 	uint64_t timeout_ns; /* a wait for a completion at most this long; 0: for good */
+	uint64_t timed_out;  /* the last dcp_uring_open_all()'s requests cancelled after it */
 };
 
 /* The user_data of a cancel request (never a request's index). */
@@ -156,6 +157,11 @@ void dcp_uring_free(struct dcp_uring *r)
 void dcp_uring_set_timeout(struct dcp_uring *r, uint64_t ns)
 {
 	r->timeout_ns = ns;
+}
+
+uint64_t dcp_uring_timed_out(const struct dcp_uring *r)
+{
+	return r->timed_out;
 }
 
 bool dcp_uring_exact(const struct dcp_uring *r)
@@ -386,7 +392,7 @@ static unsigned reap(struct batch *b, enum dcp_uring_verdict v)
 			b->free_slots[b->nfree++] = b->slot_of[i];
 		if (cqe->res == -ECANCELED) {
 			/* Cancelled after the ring's timeout: not an open. */
-			out->timed_out++;
+			b->r->timed_out++;
 			out->opens--;
 			continue;
 		}
@@ -421,6 +427,7 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
+	r->timed_out = 0;
 	if (depth < 1 || depth > r->entries)
 		return -EINVAL;
 	/* One open_how per SQE of a submit: each must live until it is consumed. */
@@ -495,7 +502,7 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 			 * in flight, keep what the cancels bring, stop. */
 			cancel(r, 0, true);
 			inflight -= reap(&b, DCP_URING_PUNTED);
-			out->timed_out += inflight;
+			r->timed_out += inflight;
 			break;
 		}
 		if (ret < 0)
@@ -506,7 +513,7 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 	out->cpu_ns = cpu_now_ns() - c0;
 	/* (Not after a timeout: unregistering waits for the requests that
 	 * hold a slot, and one may be blocked for good.) */
-	if (how->direct && !out->timed_out)
+	if (how->direct && !r->timed_out)
 		io_uring_unregister_files(&r->ring);
 out:
 	free(b.free_slots);
