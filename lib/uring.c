@@ -50,8 +50,8 @@ struct dcp_uring {
  * call that asks for completions.  A kernel that defers sets
  * IORING_SQ_TASKRUN in the shared ring when the worker is done; one that
  * does not posts the completion there.  Whichever shows first answers
- * (microseconds); neither within a second answers no.  The question runs
- * on a thread of its own: io-wq workers belong to a thread, so the ones it
+ * (microseconds); neither within 5 s answers no.  The question runs on a
+ * thread of its own: io-wq workers belong to a thread, so the ones it
  * starts end with it, and the first punted open of the caller still pays
  * for its own worker, as it would without the question.
  */
@@ -77,9 +77,9 @@ static void *ask_iowq_deferred(void *arg)
 	sqe->flags |= IOSQE_ASYNC;
 	io_uring_sqe_set_data64(sqe, PROBE_DATA);
 	if (io_uring_submit(&ring) == 1) {
-		/* 1 s in steps from 10 us, doubling to 10 ms. */
-		for (long waited = 0, step = 10000; waited < 1000000000L; waited += step) {
-			struct timespec ts = { 0, step };
+		/* 5 s in steps from 10 us, doubling to 10 ms. */
+		for (uint64_t waited = 0, step = 10000; waited < 5000000000ULL; waited += step) {
+			struct timespec ts = { 0, (long)step };
 
 			if (io_uring_cq_ready(&ring))
 				break; /* posted by the worker itself */
@@ -88,7 +88,7 @@ static void *ask_iowq_deferred(void *arg)
 				break;
 			}
 			nanosleep(&ts, NULL);
-			if (step < 10000000L)
+			if (step < 10000000ULL)
 				step *= 2;
 		}
 		/* Its completion (the task work runs here), at most a second. */
