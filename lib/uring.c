@@ -317,9 +317,13 @@ int dcp_uring_open(struct dcp_uring *r, const char *path,
 	ret = submit(r, 1);
 	if (ret < 0)
 		return ret;
-	/* A plain read of the shared CQ tail: no system call, no task work. */
+	/*
+	 * A plain read of the shared CQ tail: no system call, no task work.
+	 * (A forced punt is punted whatever the tail says: where a worker
+	 * posts its completion itself, 6.1, a fast one can beat the check.)
+	 */
 	if (io_uring_cq_ready(&r->ring)) {
-		res->verdict = DCP_URING_INLINE;
+		res->verdict = dcp_uring_forced_async(how) ? DCP_URING_PUNTED : DCP_URING_INLINE;
 	} else {
 		ret = wait_one(r);
 		if (ret == -ETIME) {
@@ -491,7 +495,8 @@ int dcp_uring_open_all(struct dcp_uring *r, const char *const *paths,
 		 * CQ was empty before it); io-wq completions wait, as task work,
 		 * for the next call that asks for events.
 		 */
-		inflight -= reap(&b, DCP_URING_INLINE);
+		inflight -= reap(&b, dcp_uring_forced_async(how) ? DCP_URING_PUNTED
+								 : DCP_URING_INLINE);
 		if (queued && next < n && inflight < depth)
 			continue;
 		if (!inflight)

@@ -201,6 +201,7 @@ test_trace_agrees_with_verdict() {
 	warm=$(seq 1 80 | shuf -n 40)
 	for i in $warm; do stat "$MNT/many/f$i" >/dev/null; done
 	# Every file twice: the second open of a punted file is inline.
+	needs_exact "the verdict against the kernel's trace" uring-open --json "$MNT/nanorc" || return 0
 	run uring-open --trace --json "$MNT"/many/f{1..80} "$MNT"/many/f{1..80} "$MNT/many/absent"
 	assertEquals 2 "$RC"
 	assertEquals "zero disagreements" 0 "$(json_get 'objs[-1]["disagreements"]' <<<"$OUT")"
@@ -223,19 +224,34 @@ test_trace_agrees_with_verdict() {
 	assertContains "$OUT" "kernel: inline (io_uring_submit_req 1, io_uring_queue_async_work 0, io_uring_complete 1, result 4)"
 }
 
+# needs_exact PART - true where the verdict is exact (io-wq's completions
+# deferred, Linux 6.2, as the independent prober finds it); elsewhere says
+# PART is skipped, and checks that the JSON of CMD... says "exact":false.
+needs_exact() {
+	[ "$EXACT" = True ] && return 0
+	echo "SKIP test part: needs io-wq's completions deferred (Linux 6.2): $1" >&2
+	shift
+	run "$@"
+	assertEquals "$1 ... says its verdict is not exact" False "$(json_get 'objs[-1]["exact"]' <<<"$OUT")"
+	return 1
+}
+
 # The same comparison with a tracer of the test's own, so that uring-open's
 # trace reader is not judging itself: the seq of each JSON object is the
 # request's user_data in the trace.
 test_own_tracer_agrees() {
 	[ -n "$HAVE_TRACE" ] || startSkipping
-	local inst="$TRACEFS/instances/dcprobe-test-$$" ev t
+	local inst="$TRACEFS/instances/dcprobe-test-$$" ev t submit=io_uring_submit_req
+	needs_exact "the verdict against the test's own tracer" uring-open --json "$MNT/nanorc" || return 0
+	# (6.1 to 6.3 call it io_uring_submit_sqe.)
+	[ -d "$TRACEFS/events/io_uring/$submit" ] || submit=io_uring_submit_sqe
 	OWN_INSTANCE=$inst
 	mkdir "$inst" || fail "cannot make a tracefs instance"
 	# Only this shell and what it forks (uring-open and its io-wq workers),
 	# filtered before any event is enabled: other processes' rings stay out.
 	echo $$ >"$inst/set_event_pid"
 	echo 1 >"$inst/options/event-fork"
-	for ev in io_uring_submit_req io_uring_queue_async_work; do
+	for ev in $submit io_uring_queue_async_work; do
 		echo 1 >"$inst/events/io_uring/$ev/enable"
 	done
 	for i in $(seq 1 80 | shuf -n 20); do stat "$MNT/many/f$i" >/dev/null; done
@@ -251,11 +267,11 @@ for line in open(sys.argv[1]):
     if m and m.group(2) != "fffffffffffffffe":
         print(m.group(1), int(m.group(2), 16))
 ' "$inst/trace" >"$t.ev"
-	for ev in io_uring_submit_req io_uring_queue_async_work; do
+	for ev in $submit io_uring_queue_async_work; do
 		echo 0 >"$inst/events/io_uring/$ev/enable"
 	done
 	rmdir "$inst" && OWN_INSTANCE=
-	assertEquals "every request was traced" 100 "$(grep -c '^io_uring_submit_req' "$t.ev")"
+	assertEquals "every request was traced" 100 "$(grep -c "^$submit" "$t.ev")"
 	assertEquals "zero disagreements" "[]" "$(python3 -c '
 import json, sys
 objs = [json.loads(l) for l in open(sys.argv[1])]
@@ -272,7 +288,8 @@ test_bench() {
 	list=$(mktemp)
 	printf '%s\n' "$MNT"/many/f{1..80} >"$list"
 	for i in $(seq 1 80 | shuf -n 30); do stat "$MNT/many/f$i" >/dev/null; done
-	if [ -n "$HAVE_TRACE" ]; then
+	if [ -n "$HAVE_TRACE" ] &&
+		needs_exact "bench verdicts against the kernel's trace" uring-open --bench --from="$list" --json; then
 		run uring-open --bench --from="$list" --depth 16 --trace --json
 		assertEquals 1 "$RC"
 		assertEquals "bench summary" "$(json_types <<<"$OUT" | xargs)"
@@ -329,6 +346,11 @@ test_no_defer() {
 # the sysctl the command reads from a file of the test's, bind-mounted
 # over it in a mount namespace of its own (disabled_as).
 test_io_uring_disabled() {
+	if [ ! -e /proc/sys/kernel/io_uring_disabled ]; then
+		echo "SKIP test: needs kernel.io_uring_disabled (Linux 6.6)" >&2
+		startSkipping
+		return
+	fi
 	run disabled_as 2 "$FI" io_uring_setup=EPERM -- uring-open /
 	assertEquals 3 "$RC"
 	assertEquals "" "$OUT"
