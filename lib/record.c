@@ -40,6 +40,7 @@
 #include "dcp_record.h"
 #include "dcp_util.h"
 #include "dcp_walk.h"
+#include "private/dcp_churn.h"
 
 #define READ_BUF (256 * 1024)
 /*
@@ -112,6 +113,7 @@ struct dcp_record {
 	struct dcp_mounts *own_mounts;	/* read by dcp_record_new() when O->mounts is NULL */
 	uint64_t unresolved;	/* events, entries that could not be resolved */
 	int unresolved_err;	/* the first reason */
+	uint64_t paused_ns;	/* the last pause for a miss that was one (check_cached()) */
 	unsigned char *arena;
 	size_t alen, acap;
 	struct dir *dirs;
@@ -840,6 +842,19 @@ static int check_cached(struct dcp_record *r, struct dir *d, const char *path,
 	bool unsafe = false;
 	int mnt, fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 
+	/* A name used a moment ago that misses: the mount table changing
+	 * (private/dcp_churn.h) is asked again at once, then after pauses,
+	 * which names really evicted pay at most once per CHURN_EVERY_NS. */
+	if (fd < 0 && errno == EAGAIN)
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0 && errno == EAGAIN && dcp_now_ns() - r->paused_ns >= CHURN_EVERY_NS) {
+		for (unsigned i = 0; fd < 0 && errno == EAGAIN && i < CHURN_GAPS; i++) {
+			churn_pause_ns(churn_gap_ns(i));
+			fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+		}
+		if (fd < 0 && errno == EAGAIN)
+			r->paused_ns = dcp_now_ns();
+	}
 	*replaced = false;
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)

@@ -500,10 +500,15 @@ test_concurrent_mounts_give_only_spurious_misses() {
 # left once the mount table has been still for 2 ms (lib/batch.c,
 # dcp_probe_again): a walk of a cached tree while namespaces come and go
 # reports every entry cached, and so does the tests' prober (tests/oprobe,
-# which asks a miss again in rounds 2, 4 and 8 ms apart).  Control:
-# single probes (oprobe --once) over the same paths meanwhile do miss.
+# which asks a miss again in rounds 2, 4 and 8 ms apart).  Paths given
+# one by one (--from, as a recording's entries are written) are asked
+# again after pauses of 50 and 200 us, and the open that measures a cached
+# file's pages (--pages) too (lib/private/dcp_churn.h).  Control: single
+# probes (oprobe --once) over the same paths meanwhile do miss.
 # (Before, with the second probe made at once: 15 and 24 misses of 200,001
-# with -s, 1 and 2 with -p, 1 and 3 with dcache-probe.)
+# with -s, 1 and 2 with -p, 1 and 3 with dcache-probe.  Before the pauses,
+# --pages --from: about 100 misses and 230 cached files "pages=unknown" of
+# 100,001; a CI run's recording wrote one of 60 files without its data.)
 test_namespaces_made_and_torn_down_give_no_miss() {
 	local n=200000 stop=$RELY_TMP/ns.stop made=$RELY_TMP/ns.made w once
 	TMPFS=$(mktemp -d "$RELY_TMP/tmpfs.XXXXXX")
@@ -511,7 +516,7 @@ test_namespaces_made_and_torn_down_give_no_miss() {
 	mkdir "$TMPFS/d"
 	$MKTREE many "$TMPFS/d" $n >/dev/null
 	find "$TMPFS/d" >"$RELY_TMP/ns.paths"
-	for w in -s -p dcache-probe oprobe once; do
+	for w in -s -p dcache-probe from oprobe once; do
 		rm -f "$stop"
 		(
 			i=0
@@ -521,6 +526,7 @@ test_namespaces_made_and_torn_down_give_no_miss() {
 		case $w in
 		-s | -p) runf "$WALKPRINT" $w "$TMPFS/d" ;;
 		dcache-probe) runf dcache-probe -r "$TMPFS/d" ;;
+		from) runf dcache-probe --pages --from="$RELY_TMP/ns.paths" ;;
 		oprobe) runf "$DCP_BUILD/tests/oprobe" - <"$RELY_TMP/ns.paths" ;;
 		once) runf "$DCP_BUILD/tests/oprobe" --once - <"$RELY_TMP/ns.paths" ;;
 		esac
@@ -533,6 +539,8 @@ test_namespaces_made_and_torn_down_give_no_miss() {
 		else
 			assertEquals "$w: every entry cached ($ERR$(grep -v '^cached[	 ]' "$OUTF" | head -3))" \
 				0 "$(grep -vc '^cached[	 ]' "$OUTF")"
+			[ $w = from ] && assertEquals "from: every file's pages measured ($(grep -m3 'pages=unknown' "$OUTF"))" \
+				0 "$(grep -c 'pages=unknown' "$OUTF")"
 		fi
 	done
 	umount "$TMPFS"
