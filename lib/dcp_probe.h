@@ -53,7 +53,8 @@ enum {
 	 * the thread has just seen a miss the next probe did not repeat (a
 	 * mount namespace made or torn down changes the mount table for up
 	 * to milliseconds), once more after the table has been still for
-	 * two milliseconds.
+	 * two milliseconds; then after pauses of 50 and 200 microseconds,
+	 * which a real miss waits at most once per 20 milliseconds.
 	 */
 	DCP_ONCE = 1 << 3,
 };
@@ -145,7 +146,8 @@ int dcp_probe_at(int dirfd, const char *path, unsigned flags);
  * missed, for a caller that made that first probe itself (through
  * io_uring, dcp_batch_probe()): ask again at once and, if this thread has
  * just seen the machine's mount table change, once more after it has been
- * still for two milliseconds (see dcp_probe_at() in dcp_probe(3)).  The
+ * still for two milliseconds; then after pauses of 50 and 200 microseconds
+ * (see dcp_probe_at() in dcp_probe(3)).  The
  * same flags and return value as dcp_probe_at().
  */
 int dcp_probe_again(int dirfd, const char *path, unsigned flags);
