@@ -973,25 +973,6 @@ static int manifest_may_open(const struct dcp_pages_run *r, int pfd, const struc
  * when it cannot be reopened (no /proc: unknown, never opened by name), or
  * -errno.
  */
-/*
- * A cached open of a name whose probe said cached a moment ago: a miss now
- * is the mount table changing (private/dcp_churn.h), asked again at once,
- * then after pauses that outlast a namespace's burst of changes.
- */
-static int openat2_cached(int dirfd, const char *name, unsigned long long flags,
-			  unsigned long long resolve)
-{
-	int fd = dcp_openat2(dirfd, name, flags, 0, resolve);
-
-	if (fd == -EAGAIN)
-		fd = dcp_openat2(dirfd, name, flags, 0, resolve);
-	for (unsigned i = 0; fd == -EAGAIN && i < CHURN_GAPS; i++) {
-		churn_pause_ns(churn_gap_ns(i));
-		fd = dcp_openat2(dirfd, name, flags, 0, resolve);
-	}
-	return fd;
-}
-
 static int open_checked_how(struct dcp_pages_run *r, int dirfd, const char *name,
 			    unsigned flags, bool cached, unsigned long long more,
 			    const struct dcp_pages_identity *id, enum dcp_pages_stale *why,
@@ -1005,9 +986,10 @@ static int open_checked_how(struct dcp_pages_run *r, int dirfd, const char *name
 
 	if ((flags & DCP_PAGES_ISREG) && (flags & DCP_PAGES_DIR_PRIVATE) && !more && !id) {
 		/* Nobody else renames here: the name getdents64 typed is the file. */
-		fd = cached ? openat2_cached(dirfd, name,
-					     O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow,
-					     resolve) :
+		/* Its probe said cached: a miss is the mount table changing. */
+		fd = cached ? churn_openat2(dirfd, name,
+					    O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow,
+					    resolve, NULL) :
 			      dcp_openat2(dirfd, name,
 					  O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | nofollow, 0,
 					  resolve);
@@ -1023,7 +1005,7 @@ static int open_checked_how(struct dcp_pages_run *r, int dirfd, const char *name
 		pfd = dcp_walk_lookup(dirfd, name, true, judge_mount, r, NULL);
 	} else {
 		/* A mount or umount anywhere fails a cached walk too: asked again. */
-		pfd = cached ? openat2_cached(dirfd, name, O_PATH | O_CLOEXEC | nofollow, resolve) :
+		pfd = cached ? churn_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, resolve, NULL) :
 			       dcp_openat2(dirfd, name, O_PATH | O_CLOEXEC | nofollow, 0, resolve);
 	}
 	if (pfd < 0)

@@ -292,8 +292,8 @@ static int confirm_miss(int dirfd, const char *path, int ret)
  *  - then after a pause of CHURN_GAP_NS and one of four times that
  *    (private/dcp_churn.h).  A real miss pays these at most once per
  *    CHURN_EVERY_NS: a cold tree's misses, one after another, wait under
- *    2% of the time (--from of 10,000 cold names: 0.4% and 4% slower, medians
- *    of 7); a thread whose last pauses found a real miss less
+ *    2% of the time (--from of 10,000 cold names: 0.4% and 4% slower,
+ *    medians of 7); a thread whose last pauses found a real miss less
  *    than that ago answers at once.
  * A real miss costs no I/O any time.
  */

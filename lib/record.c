@@ -836,31 +836,21 @@ static bool gone_elsewhere(struct dcp_record *r, struct dir *d, const char *path
 static int check_cached(struct dcp_record *r, struct dir *d, const char *path,
 			const unsigned char *fid, size_t fidlen, unsigned char *kind, bool *replaced)
 {
-	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_CACHED };
 	struct handle now = { .fh.handle_bytes = MAX_HANDLE_SZ };
 	struct statx sx;
 	bool unsafe = false;
-	int mnt, fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	/* A name used a moment ago: a miss may be the mount table changing
+	 * (private/dcp_churn.h); names really evicted pay the pauses at most
+	 * once per CHURN_EVERY_NS. */
+	int mnt, fd = churn_openat2(AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC, RESOLVE_CACHED,
+				    &r->paused_ns);
 
-	/* A name used a moment ago that misses: the mount table changing
-	 * (private/dcp_churn.h) is asked again at once, then after pauses,
-	 * which names really evicted pay at most once per CHURN_EVERY_NS. */
-	if (fd < 0 && errno == EAGAIN)
-		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd < 0 && errno == EAGAIN && dcp_now_ns() - r->paused_ns >= CHURN_EVERY_NS) {
-		for (unsigned i = 0; fd < 0 && errno == EAGAIN && i < CHURN_GAPS; i++) {
-			churn_pause_ns(churn_gap_ns(i));
-			fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-		}
-		if (fd < 0 && errno == EAGAIN)
-			r->paused_ns = dcp_now_ns();
-	}
 	*replaced = false;
 	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
+		if (fd == -ENOENT || fd == -ENOTDIR)
 			return -ENOENT;
-		if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) {
-			unresolved(r, errno); /* kept, as not known to be cached */
+		if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM) {
+			unresolved(r, -fd); /* kept, as not known to be cached */
 			return -EAGAIN;
 		}
 		return gone_elsewhere(r, d, path, fid, fidlen) ? -ENOENT : -EAGAIN;

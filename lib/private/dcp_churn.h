@@ -18,6 +18,9 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "dcp_probe.h"
+#include "dcp_util.h"
+
 /*
  * Two pauses, CHURN_GAP_NS then four times that; a real miss pays them at
  * most once per CHURN_EVERY_NS (with the timer's slack, under 2% of the time).
@@ -36,6 +39,31 @@ static inline void churn_pause_ns(uint64_t ns)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+/*
+ * openat2() of a name that should be cached (its probe said so, or it was
+ * used a moment ago): a miss is asked again at once, then after the two
+ * pauses.  PAUSED, when not NULL, is when the caller's last pauses found a
+ * real miss: they are skipped less than CHURN_EVERY_NS after it, and it is
+ * set when they find one.  Returns the descriptor or -errno.
+ */
+static inline int churn_openat2(int dirfd, const char *path, unsigned long long flags,
+				unsigned long long resolve, uint64_t *paused)
+{
+	int fd = dcp_openat2(dirfd, path, flags, 0, resolve);
+
+	if (fd == -EAGAIN)
+		fd = dcp_openat2(dirfd, path, flags, 0, resolve);
+	if (fd != -EAGAIN || (paused && dcp_now_ns() - *paused < CHURN_EVERY_NS))
+		return fd;
+	for (unsigned i = 0; fd == -EAGAIN && i < CHURN_GAPS; i++) {
+		churn_pause_ns(churn_gap_ns(i));
+		fd = dcp_openat2(dirfd, path, flags, 0, resolve);
+	}
+	if (fd == -EAGAIN && paused)
+		*paused = dcp_now_ns();
+	return fd;
 }
 
 #endif
